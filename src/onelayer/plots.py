@@ -1,0 +1,155 @@
+"""The book's shared figure style and a few figure helpers.
+
+Every chapter draws through these helpers so that the figures look alike and
+so that a chapter stays a handful of calls. Figures are returned, never shown
+here; in a notebook the last expression displays them (as PNG, see
+:func:`use_book_style`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from contextlib import contextmanager
+
+import matplotlib
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+__all__ = [
+    "BOOK_STYLE",
+    "PALETTE",
+    "use_book_style",
+    "book_style",
+    "new_figure",
+    "plot_curves",
+    "heatmap",
+    "mark_steps",
+]
+
+#: Colours used across the book (colour-blind safe, after Okabe and Ito).
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
+
+#: Matplotlib rc parameters of the book.
+BOOK_STYLE = {
+    "figure.figsize": (6.4, 3.6),
+    "figure.dpi": 100,
+    "savefig.dpi": 110,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.prop_cycle": matplotlib.cycler(color=PALETTE),
+    "font.size": 10,
+    "legend.frameon": False,
+    "image.cmap": "viridis",
+}
+
+
+def use_book_style() -> None:
+    """Apply the book style globally and ask IPython for PNG figures.
+
+    PNG output matters for testing: nbval skips PNG images, while an SVG would be
+    compared as text and would differ between machines.
+    """
+    plt.rcParams.update(BOOK_STYLE)
+    try:  # only inside IPython
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        if shell is not None:
+            from matplotlib_inline.backend_inline import set_matplotlib_formats
+
+            set_matplotlib_formats("png")
+    except ImportError:  # pragma: no cover - IPython is a dependency of the book
+        pass
+
+
+@contextmanager
+def book_style():
+    """Context manager form of :func:`use_book_style` (for scripts and tests)."""
+    with plt.rc_context(BOOK_STYLE):
+        yield
+
+
+def new_figure(ncols: int = 1, nrows: int = 1, *, width: float | None = None, height: float | None = None, **kwargs):
+    """A figure with ``nrows x ncols`` axes sized for the book's text column.
+
+    Returns ``(fig, axes)``; ``axes`` is a single Axes when there is one panel,
+    otherwise a flat array.
+    """
+    if not (isinstance(ncols, int) and isinstance(nrows, int)) or ncols < 1 or nrows < 1:
+        raise ValueError(f"ncols and nrows must be positive integers, got ncols={ncols!r}, nrows={nrows!r}")
+    w = width if width is not None else min(3.4 * ncols, 10.0)
+    h = height if height is not None else 3.0 * nrows
+    fig, axes = plt.subplots(nrows, ncols, figsize=(w, h), squeeze=False, **kwargs)
+    fig.set_layout_engine("constrained")
+    flat = axes.ravel()
+    return fig, (flat[0] if flat.size == 1 else flat)
+
+
+def plot_curves(
+    ax,
+    x,
+    curves: Mapping[str, Sequence[float]],
+    *,
+    xlabel: str = "",
+    ylabel: str = "",
+    logx: bool = False,
+    logy: bool = False,
+    title: str | None = None,
+    styles: Mapping[str, Mapping] | None = None,
+):
+    """Draw several named curves against a shared ``x`` on ``ax`` and label them."""
+    x = np.asarray(x)
+    for name, y in curves.items():
+        y = np.asarray(y)
+        if y.shape[0] != x.shape[0]:
+            raise ValueError(f"curve {name!r} has {y.shape[0]} points but x has {x.shape[0]}")
+        ax.plot(x, y, label=name, **dict((styles or {}).get(name, {})))
+    if logx:
+        ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
+    if len(curves) > 1:
+        ax.legend()
+    return ax
+
+
+def heatmap(ax, matrix, *, title: str | None = None, annotate: bool | None = None, fmt: str = "{:.2f}",
+            xlabel: str = "", ylabel: str = "", ticklabels: Sequence | None = None, cmap: str = "viridis", colorbar: bool = True):
+    """Show ``matrix`` as an image with optional value annotations (for small matrices)."""
+    m = np.asarray(matrix, dtype=float)
+    if m.ndim != 2:
+        raise ValueError(f"matrix must be 2-D, got shape {m.shape}")
+    im = ax.imshow(m, cmap=cmap, aspect="equal")
+    ax.grid(False)
+    if annotate is None:
+        annotate = max(m.shape) <= 8
+    if annotate:
+        mid = (np.nanmax(m) + np.nanmin(m)) / 2
+        for (i, j), v in np.ndenumerate(m):
+            ax.text(j, i, fmt.format(v), ha="center", va="center", fontsize=7, color="white" if v < mid else "black")
+    if ticklabels is not None:
+        ax.set_xticks(range(m.shape[1]), ticklabels[: m.shape[1]])
+        ax.set_yticks(range(m.shape[0]), ticklabels[: m.shape[0]])
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
+    if colorbar:
+        ax.figure.colorbar(im, ax=ax, shrink=0.8)
+    return im
+
+
+def mark_steps(ax, steps: Mapping[str, float], *, color: str = "0.4") -> None:
+    """Draw labelled vertical lines (phase boundaries, turning points) on ``ax``."""
+    for label, x in steps.items():
+        if x is None or not np.isfinite(x):
+            continue
+        ax.axvline(x, color=color, linestyle="--", linewidth=1)
+        ax.annotate(label, (x, 1.0), xycoords=("data", "axes fraction"), rotation=90, va="top", ha="right", fontsize=8, color=color)

@@ -1,0 +1,66 @@
+"""Determinism: one call that fixes seeds, thread count and the default dtype.
+
+Every chapter starts with :func:`setup`. nbval compares the text a chapter
+printed when it was committed with a fresh run, so the numbers must not depend
+on the thread schedule or on an unseeded generator.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+
+import numpy as np
+import torch
+
+from .validation import check_choice, check_int
+
+__all__ = ["setup", "generator", "numpy_rng", "DTYPES"]
+
+#: The floating-point types a chapter may ask for, by name.
+DTYPES = {"float64": torch.float64, "float32": torch.float32}
+
+
+def setup(seed: int = 0, *, threads: int = 1, dtype: str = "float64") -> torch.dtype:
+    """Seed Python, NumPy and torch, pin the torch thread count, set the default dtype.
+
+    Parameters
+    ----------
+    seed:
+        Seed for ``random``, ``numpy`` and ``torch`` (a non-negative integer).
+    threads:
+        Number of intra-op threads torch may use (1 by default, so that
+        reductions are summed in the same order on every machine).
+    dtype:
+        ``"float64"`` (default; every theory check runs in double precision)
+        or ``"float32"``.
+
+    Returns
+    -------
+    torch.dtype
+        The default floating-point dtype now in force.
+    """
+    seed = check_int("seed", seed, low=0, high=2**32 - 1)
+    threads = check_int("threads", threads, low=1, high=256)
+    check_choice("dtype", dtype, DTYPES)
+    os.environ.setdefault("OMP_NUM_THREADS", str(threads))
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    torch.set_num_threads(threads)
+    torch.set_default_dtype(DTYPES[dtype])
+    return DTYPES[dtype]
+
+
+def generator(seed: int) -> torch.Generator:
+    """A fresh, seeded CPU ``torch.Generator`` (use one per experiment, not the global one)."""
+    seed = check_int("seed", seed, low=0, high=2**63 - 1)
+    gen = torch.Generator()
+    gen.manual_seed(seed)
+    return gen
+
+
+def numpy_rng(seed: int) -> np.random.Generator:
+    """A fresh, seeded NumPy ``Generator``."""
+    seed = check_int("seed", seed, low=0, high=2**63 - 1)
+    return np.random.default_rng(seed)

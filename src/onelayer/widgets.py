@@ -1,0 +1,93 @@
+"""Interactive controls for the chapters (ipywidgets), with their callbacks here.
+
+The callbacks are plain functions that return a matplotlib figure, so they are
+unit-tested without a browser and the chapters can show a static figure of the
+default state for readers of the HTML book (widgets need a live kernel).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from . import attention
+from .plots import new_figure
+from .validation import check_float
+
+__all__ = ["selector_figure", "slider_app", "selector_widget"]
+
+
+def selector_figure(z, lam: float):
+    """Bar chart of ``softmax(lam * z)`` beside its ``lam -> infinity`` limit.
+
+    The title reports the L1 distance to the limit and the bound
+    ``2 (n - k) exp(-lam * gap) / k`` from :mod:`onelayer.attention`.
+    """
+    lam = check_float("lam", lam, low=0.0)
+    z = np.asarray(z, dtype=np.float64)
+    weights = attention.softmax(z, lam)
+    limit = attention.selection_limit(z)
+    fig, ax = new_figure(1, width=6.0, height=3.0)
+    idx = np.arange(z.size)
+    ax.bar(idx - 0.2, weights, width=0.4, label=f"softmax({lam:g} z)")
+    ax.bar(idx + 0.2, limit, width=0.4, label="limit", alpha=0.6)
+    ax.set_xticks(idx, [f"{v:g}" for v in z])
+    ax.set_xlabel("logit z_j")
+    ax.set_ylabel("attention weight")
+    ax.set_ylim(0, 1.05)
+    err = attention.selection_error(z, lam)
+    bound = attention.selection_bound(z, lam)
+    ax.set_title(f"L1 distance to limit {err:.3g} (bound {bound:.3g})", fontsize=9)
+    ax.legend(loc="upper left")
+    return fig
+
+
+def slider_app(callback: Callable[..., object], controls: Mapping[str, object]):
+    """A small app: the ``controls`` (ipywidgets) above an output area.
+
+    Every change of a control calls ``callback(**values)``; the figure it returns
+    is drawn in the output area. Results are cached per setting, so moving a
+    control back to an earlier value redraws at once.
+    """
+    import ipywidgets as widgets
+
+    if not callable(callback):
+        raise TypeError("callback must be callable")
+    if not controls:
+        raise ValueError("controls must name at least one widget")
+    out = widgets.Output()
+    cache: dict[tuple, object] = {}
+
+    def redraw(_change=None):
+        values = {name: w.value for name, w in controls.items()}
+        key = tuple(sorted(values.items()))
+        if key not in cache:
+            fig = callback(**values)
+            cache[key] = fig
+            plt.close(fig)
+        with out:
+            out.clear_output(wait=True)
+            from IPython.display import display
+
+            display(cache[key])
+
+    for w in controls.values():
+        w.observe(redraw, names="value")
+    redraw()
+    box = widgets.VBox([*controls.values(), out])
+    box.redraw = redraw  # exposed for tests
+    box.cache = cache
+    return box
+
+
+def selector_widget(z, *, lam: float = 1.0, lam_max: float = 20.0):
+    """A slider for the scale ``lam`` that redraws :func:`selector_figure`."""
+    import ipywidgets as widgets
+
+    lam_max = check_float("lam_max", lam_max, low=0.0, low_open=True)
+    lam = check_float("lam", lam, low=0.0, high=lam_max)
+    z = np.asarray(z, dtype=np.float64)
+    slider = widgets.FloatSlider(value=lam, min=0.0, max=lam_max, step=0.25, description="lambda")
+    return slider_app(lambda lam: selector_figure(z, lam), {"lam": slider})

@@ -1,0 +1,101 @@
+"""The book's structure: every chapter in the table of contents, executed, with outputs, no errors."""
+
+from __future__ import annotations
+
+import json
+import pkgutil
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+BOOK = ROOT / "book"
+
+
+def toc_files() -> list[str]:
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    found = [toc["root"]]
+
+    def walk(node):
+        if isinstance(node, dict):
+            if "file" in node:
+                found.append(node["file"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(toc.get("parts", toc.get("chapters", [])))
+    return found
+
+
+def resolve(entry: str) -> Path:
+    for suffix in (".ipynb", ".md"):
+        path = ROOT / (entry + suffix)
+        if path.exists():
+            return path
+    raise FileNotFoundError(entry)
+
+
+def notebooks() -> list[Path]:
+    found = []
+    for entry in toc_files():
+        path = ROOT / (entry + ".ipynb")
+        if path.exists():  # missing entries are reported by test_every_toc_entry_exists
+            found.append(path)
+    return found
+
+
+def test_every_toc_entry_exists():
+    missing = []
+    for entry in toc_files():
+        try:
+            resolve(entry)
+        except FileNotFoundError:
+            missing.append(entry)
+    assert not missing, f"listed in _toc.yml but missing: {missing}"
+
+
+def test_every_page_in_book_is_in_the_toc():
+    listed = {str((ROOT / (e + suffix)).relative_to(ROOT)) for e in toc_files() for suffix in (".md", ".ipynb")}
+    pages = {
+        str(p.relative_to(ROOT))
+        for p in BOOK.rglob("*")
+        if p.suffix in {".md", ".ipynb"} and ".ipynb_checkpoints" not in p.parts and "_build" not in p.parts
+    }
+    assert pages - listed == set(), f"pages in book/ not listed in _toc.yml: {sorted(pages - listed)}"
+
+
+@pytest.mark.parametrize("path", notebooks(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_notebook_executed_in_order_without_errors(path: Path):
+    nb = json.loads(path.read_text())
+    assert nb["metadata"]["kernelspec"]["name"] == "python3"
+    code = [c for c in nb["cells"] if c["cell_type"] == "code" and "".join(c["source"]).strip()]
+    assert code, "a chapter without code"
+    counts = [c.get("execution_count") for c in code]
+    assert counts == list(range(1, len(code) + 1)), f"not executed top to bottom in one kernel: {counts}"
+    for cell in code:
+        for out in cell.get("outputs", []):
+            assert out["output_type"] != "error", f"stored error output in cell {cell['execution_count']}"
+            text = "".join(out.get("text", "")) + "".join(out.get("data", {}).get("text/plain", ""))
+            assert "Traceback" not in text
+    assert any(c.get("outputs") for c in code), "no stored outputs"
+
+
+@pytest.mark.parametrize("path", notebooks(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_notebook_has_no_svg_figures(path: Path):
+    # nbval compares SVG as text; the book stores figures as PNG only.
+    assert "image/svg+xml" not in path.read_text()
+
+
+def test_api_page_lists_every_module():
+    import onelayer
+
+    modules = {"onelayer"} | {
+        m.name for m in pkgutil.walk_packages(onelayer.__path__, prefix="onelayer.") if not m.name.endswith("__main__")
+    }
+    listed = set(re.findall(r"automodule:: (onelayer[\w.]*)", (BOOK / "api.md").read_text()))
+    assert modules - listed == set(), f"modules missing from book/api.md: {sorted(modules - listed)}"

@@ -1,0 +1,57 @@
+"""Execute notebooks in place, top to bottom in one fresh kernel, and store the outputs.
+
+Usage: python tools/execute.py book/part/chapter.ipynb [...]
+
+This is how the committed outputs are produced; nbval later re-runs each
+notebook and compares every text output with what is stored here.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("MKL_NUM_THREADS", "1")
+os.environ.setdefault("PYTHONHASHSEED", "0")
+
+
+def execute(path: Path) -> float:
+    nb = nbformat.read(path, as_version=4)
+    start = time.perf_counter()
+    client = NotebookClient(
+        nb,
+        timeout=600,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+        store_widget_state=True,
+        record_timing=False,
+    )
+    client.execute()
+    elapsed = time.perf_counter() - start
+    for cell in nb.cells:
+        cell.get("metadata", {}).pop("execution", None)
+    nbformat.write(nb, path)
+    return elapsed
+
+
+def main(argv: list[str]) -> int:
+    if not argv:
+        print(__doc__)
+        return 2
+    for name in argv:
+        path = Path(name)
+        if path.suffix != ".ipynb" or not path.exists():
+            print(f"not a notebook: {name}", file=sys.stderr)
+            return 2
+        print(f"{path}: {execute(path):.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
