@@ -1,0 +1,151 @@
+"""Figures of the backward-reasoning chapters: trees, prompts, chains of thought, attention maps.
+
+Every function returns a matplotlib figure (or draws on a given axes) so the
+chapters stay a few calls and the widget callbacks are unit-tested.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..plots import PALETTE, new_figure
+from ..validation import check_int
+from .backward_layout import backward_tokens, token_text
+from .data import Tree, random_tree, sample_goal
+
+__all__ = ["tree_positions", "draw_tree", "chain_text", "chain_figure", "sample_chain_figure", "attention_steps_figure"]
+
+
+def tree_positions(tree: Tree) -> np.ndarray:
+    """``(n, 2)`` drawing coordinates: leaves spaced evenly left to right, parents centred above children, ``y = -depth``."""
+    if not isinstance(tree, Tree):
+        raise TypeError(f"tree must be a Tree, got {type(tree).__name__}")
+    pos = np.zeros((tree.n, 2))
+    counter = [0]
+
+    def place(v):
+        kids = tree.children(v)
+        if kids.size == 0:
+            pos[v, 0] = counter[0]
+            counter[0] += 1
+        else:
+            for c in kids:
+                place(int(c))
+            pos[v, 0] = pos[kids, 0].mean()
+        pos[v, 1] = -tree.depth_of(v)
+
+    place(tree.root)
+    return pos
+
+
+def draw_tree(ax, tree: Tree, goal: int | None = None, *, title: str | None = None) -> None:
+    """Draw ``tree`` on ``ax`` with node labels; the goal-to-root path (if ``goal`` is given) is highlighted."""
+    pos = tree_positions(tree)
+    on_path = set(tree.path_to_root(goal).tolist()) if goal is not None else set()
+    for p, c in tree.edges():
+        hot = p in on_path and c in on_path
+        ax.plot(pos[[p, c], 0], pos[[p, c], 1], color=PALETTE[1] if hot else "0.6", lw=2.2 if hot else 1.0, zorder=1)
+    for v in range(tree.n):
+        colour = PALETTE[1] if v in on_path else PALETTE[0]
+        if v == goal:
+            colour = PALETTE[3]
+        ax.scatter(*pos[v], s=330, color=colour, zorder=2, edgecolor="white")
+        ax.text(*pos[v], str(tree.label_of(v)), ha="center", va="center", color="white", fontsize=8, zorder=3, weight="bold")
+    ax.set_xlim(pos[:, 0].min() - 0.7, pos[:, 0].max() + 0.7)
+    ax.set_ylim(pos[:, 1].min() - 0.6, 0.6)
+    ax.set_axis_off()
+    if title:
+        ax.set_title(title, fontsize=9)
+
+
+def chain_text(tree: Tree, goal: int, rng=None, *, shuffle: bool = True, eos: bool = False) -> tuple[str, str]:
+    """The prompt and the chain of thought as text lines (``-`` marks the empty block)."""
+    prompt, targets = backward_tokens(tree, goal, rng, shuffle=shuffle, eos=eos)
+    return " ".join(token_text(t, tree.S) for t in prompt), " ".join(token_text(t, tree.S) for t in targets)
+
+
+def _wrap(tokens: str, width: int = 8) -> str:
+    parts = tokens.split()
+    return "\n".join(" ".join(parts[i : i + width]) for i in range(0, len(parts), width))
+
+
+def chain_figure(tree: Tree, goal: int, rng=None, *, shuffle: bool = True, title: str | None = None):
+    """The tree (path highlighted) beside its R-B prompt and chain of thought."""
+    prompt, chain = chain_text(tree, goal, rng, shuffle=shuffle)
+    fig, (ax_tree, ax_text) = new_figure(2, width=9.0, height=3.4)
+    draw_tree(ax_tree, tree, goal, title=title or f"goal {tree.label_of(goal)}, root {tree.label_of(tree.root)}")
+    ax_text.set_axis_off()
+    text = f"prompt (edges [parent;child], root, goal):\n{_wrap(prompt)}\n\nchain of thought (targets):\n{_wrap(chain)}"
+    ax_text.text(0.0, 1.0, text, va="top", ha="left", family="monospace", fontsize=8, transform=ax_text.transAxes)
+    return fig
+
+
+def sample_chain_figure(seed: int = 0, max_depth: int = 3, S: int = 20):
+    """Widget callback: sample a random tree (0-3 children) and a non-root goal, draw it with its chain."""
+    seed = check_int("seed", seed, low=0)
+    max_depth = check_int("max_depth", max_depth, low=1, high=8)
+    S = check_int("S", S, low=2, high=99)
+    rng = np.random.default_rng(seed)
+    tree = random_tree(S, rng, max_depth=max_depth, min_depth=1)
+    goal = sample_goal(tree, rng, leaves_only=False)
+    return chain_figure(tree, goal, rng, title=f"seed {seed}: {tree.n} nodes, depth {tree.depth}")
+
+
+def attention_steps_figure(weights, token_labels, *, step_labels=None, title: str | None = None):
+    """Heatmap of attention weights ``(K, L)`` of one tree: one row per chain-of-thought step, one column per token."""
+    w = np.asarray(weights, dtype=float)
+    if w.ndim != 2:
+        raise ValueError(f"weights must have shape (K, L), got {w.shape}")
+    labels = list(token_labels)
+    if len(labels) != w.shape[1]:
+        raise ValueError(f"token_labels must have {w.shape[1]} entries, got {len(labels)}")
+    fig, ax = new_figure(1, width=min(1.5 + 0.28 * w.shape[1], 10.0), height=1.2 + 0.35 * w.shape[0])
+    im = ax.imshow(w, cmap="viridis", vmin=0, vmax=1, aspect="auto")
+    ax.grid(False)
+    ax.set_xticks(range(w.shape[1]), labels, rotation=90, fontsize=7, family="monospace")
+    ax.set_yticks(range(w.shape[0]), step_labels if step_labels is not None else [f"step {k + 1}" for k in range(w.shape[0])], fontsize=8)
+    ax.set_xlabel("key token")
+    fig.colorbar(im, ax=ax, shrink=0.8, label="attention")
+    if title:
+        ax.set_title(title, fontsize=9)
+    return fig
+
+
+def decoded_attention_figure(B, A, batch, index: int = 0, *, title: str | None = None):
+    """Greedy-decode ``batch`` with ``B`` and draw the attention of tree ``index`` at every step.
+
+    Columns are the tokens the last step can see (prompt and emitted chain);
+    row ``k`` is the attention of step ``k + 1``.
+    """
+    from .backward_model import greedy_decode
+
+    index = check_int("index", index, low=0, high=batch.size - 1)
+    res = greedy_decode(B, A, batch[index])
+    K = int(batch.target_mask[index].sum())
+    last = int(batch.query[index, K - 1]) + 1
+    first = batch.first[index, :last].clone()
+    second = batch.second[index, :last].clone()
+    P = int(batch.prompt_len[index])
+    first[P:] = res.first[0, : K - 1]  # the model's own chain, as it was read
+    second[P:] = res.second[0, : K - 1]
+    labels = [token_text((a, b), batch.S) for a, b in zip(first.tolist(), second.tolist())]
+    ok = res.step_correct[0, :K].tolist()
+    steps = [f"step {k + 1} {'ok' if good else 'WRONG'}" for k, good in enumerate(ok)]
+    return attention_steps_figure(res.weights[0, :K, :last].numpy(), labels, step_labels=steps, title=title)
+
+
+def construction_attention_figure(lam: float = 3.0, seed: int = 0, max_depth: int = 5):
+    """Widget callback: a random tree (labels in ``range(31)``, one-hot embeddings) decoded by ``lam * I``."""
+    import torch
+
+    from ..validation import check_float
+    from .backward_layout import random_tree_batch
+    from .embeddings import one_hot_embeddings
+
+    lam = check_float("lam", lam, low=0.0)
+    seed = check_int("seed", seed, low=0)
+    max_depth = check_int("max_depth", max_depth, low=1, high=8)
+    rng = np.random.default_rng(seed)
+    batch, _ = random_tree_batch(31, 1, rng, max_depth=max_depth, min_depth=max_depth)
+    A = one_hot_embeddings(31)
+    return decoded_attention_figure(lam * torch.eye(31, dtype=A.dtype), A, batch, 0, title=f"lambda = {lam:g}")

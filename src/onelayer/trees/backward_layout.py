@@ -1,0 +1,349 @@
+"""The backward token layout R-B (reconstruction), for one tree or a batch of trees.
+
+A token is a column ``x = [x^(1); x^(2)]`` of two node blocks. It is stored as
+a pair of symbols ``(first, second)``; the symbol ``S`` stands for the empty
+block ``0`` (see :func:`onelayer.trees.embeddings.with_empty`), so the vector
+of a token is ``[a_first; a_second]`` with ``a_S = 0``.
+
+=====================  ======================  ====================================
+token                  symbols                 role
+=====================  ======================  ====================================
+edge ``c -> p``         ``(p, c)``              one per non-root node, shuffled
+root token             ``(r, r)``              a self-loop; optional (``root_token``)
+goal token             ``(g, empty)``          last prompt token, first query
+chain-of-thought ``k``  ``(v_k, v_{k-1})``      copy of the path edge ``v_{k-1} -> v_k``
+EOS target (optional)  ``(r, r)``              "stay at the root" (``eos``)
+=====================  ======================  ====================================
+
+Here ``g = v_0, v_1 = p(v_0), ..., v_D = r`` is the goal-to-root path. The
+targets are the ``D`` chain-of-thought tokens (plus the EOS token); with
+teacher forcing the model reads the prompt followed by all targets but the
+last, and predicts target ``k`` from the token at position ``P - 1 + k``.
+
+Every choice in this table (block order, self-loop root token, goal token with
+an empty second block, pairs rather than single nodes, no positional
+information) is a reconstruction: the paper's layout was not visible to us.
+
+Batches are padded on the right; :class:`BackwardBatch` carries the masks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ..validation import check_bool, check_int
+from .data import PaddedBatch, Tree, check_rng
+from .embeddings import with_empty
+
+__all__ = [
+    "BackwardBatch",
+    "backward_tokens",
+    "backward_batch",
+    "perfect_tree_batch",
+    "random_tree_batch",
+    "token_vectors",
+    "path_from_targets",
+    "token_text",
+]
+
+
+@dataclass(frozen=True)
+class BackwardBatch(PaddedBatch):
+    """Teacher-forced R-B sequences of a batch of trees (symbol form, right-padded).
+
+    Attributes
+    ----------
+    S:
+        Vocabulary size; symbol ``S`` is the empty block.
+    first, second:
+        ``LongTensor (batch, L)``: the two blocks of every token of the
+        teacher-forced sequence (prompt followed by all targets but the last).
+    valid:
+        ``BoolTensor (batch, L)``: real tokens (``False`` on padding).
+    query:
+        ``LongTensor (batch, K)``: position of the token that predicts target ``k``.
+    target_first, target_second:
+        ``LongTensor (batch, K)``: the targets.
+    target_mask:
+        ``BoolTensor (batch, K)``: real targets (``False`` on padding).
+    prompt_len:
+        ``LongTensor (batch,)``: number of prompt tokens ``P``.
+    root, goal:
+        ``LongTensor (batch,)``: the symbols of the root and the goal.
+    n_nodes:
+        ``LongTensor (batch,)``: number of tree nodes.
+    """
+
+    S: int
+    first: torch.Tensor
+    second: torch.Tensor
+    valid: torch.Tensor
+    query: torch.Tensor
+    target_first: torch.Tensor
+    target_second: torch.Tensor
+    target_mask: torch.Tensor
+    prompt_len: torch.Tensor
+    root: torch.Tensor
+    goal: torch.Tensor
+    n_nodes: torch.Tensor
+
+
+def _layout_flags(root_token, eos, shuffle):
+    check_bool("root_token", root_token)
+    check_bool("eos", eos)
+    check_bool("shuffle", shuffle)
+    if eos and not root_token:
+        raise ValueError("eos=True needs root_token=True: the EOS target (r, r) copies the root token")
+
+
+def backward_tokens(
+    tree: Tree,
+    goal: int,
+    rng: np.random.Generator | None = None,
+    *,
+    root_token: bool = True,
+    eos: bool = False,
+    shuffle: bool = True,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The R-B prompt and targets of one tree, as symbol pairs.
+
+    Parameters
+    ----------
+    tree, goal:
+        The tree and the goal node *index* (not the root).
+    rng:
+        Shuffles the edge tokens (required when ``shuffle=True``).
+    root_token:
+        Include the root self-loop token ``(r, r)`` after the edges (default ``True``).
+    eos:
+        Append the target ``(r, r)`` after the path (default ``False``; needs ``root_token``).
+    shuffle:
+        Shuffle the edge tokens (default ``True``); otherwise children increase.
+
+    Returns
+    -------
+    prompt, targets:
+        Integer arrays of shapes ``(P, 2)`` and ``(K, 2)``; column 0 is the
+        first block, column 1 the second, ``S`` is the empty block.
+    """
+    if not isinstance(tree, Tree):
+        raise TypeError(f"tree must be a Tree, got {type(tree).__name__}")
+    goal = check_int("goal", goal, low=0, high=tree.n - 1)
+    if goal == tree.root:
+        raise ValueError("goal must not be the root (the path would be empty)")
+    _layout_flags(root_token, eos, shuffle)
+    lab = tree.labels
+    edges = tree.edges()
+    if shuffle:
+        check_rng("rng", rng)
+        edges = edges[rng.permutation(len(edges))]
+    prompt = [np.stack([lab[edges[:, 0]], lab[edges[:, 1]]], axis=1)]
+    r = lab[tree.root]
+    if root_token:
+        prompt.append(np.array([[r, r]]))
+    prompt.append(np.array([[lab[goal], tree.S]]))
+    path = tree.path_to_root(goal)
+    targets = np.stack([lab[path[1:]], lab[path[:-1]]], axis=1)
+    if eos:
+        targets = np.concatenate([targets, [[r, r]]])
+    return np.concatenate(prompt).astype(np.int64), targets.astype(np.int64)
+
+
+def _assemble(S: int, prompts: Sequence[np.ndarray], targets: Sequence[np.ndarray], roots, goals, sizes) -> BackwardBatch:
+    P = np.array([len(p) for p in prompts])
+    K = np.array([len(t) for t in targets])
+    L = int((P + K - 1).max())
+    Kmax = int(K.max())
+    nb = len(prompts)
+    first = np.full((nb, L), S, dtype=np.int64)
+    second = np.full((nb, L), S, dtype=np.int64)
+    valid = np.zeros((nb, L), dtype=bool)
+    query = np.zeros((nb, Kmax), dtype=np.int64)
+    tfirst = np.full((nb, Kmax), S, dtype=np.int64)
+    tsecond = np.full((nb, Kmax), S, dtype=np.int64)
+    tmask = np.zeros((nb, Kmax), dtype=bool)
+    for b, (p, t) in enumerate(zip(prompts, targets)):
+        seq = np.concatenate([p, t[:-1]])
+        first[b, : len(seq)] = seq[:, 0]
+        second[b, : len(seq)] = seq[:, 1]
+        valid[b, : len(seq)] = True
+        query[b, : len(t)] = len(p) - 1 + np.arange(len(t))
+        tfirst[b, : len(t)] = t[:, 0]
+        tsecond[b, : len(t)] = t[:, 1]
+        tmask[b, : len(t)] = True
+    as_t = torch.as_tensor
+    return BackwardBatch(
+        S=S, first=as_t(first), second=as_t(second), valid=as_t(valid), query=as_t(query),
+        target_first=as_t(tfirst), target_second=as_t(tsecond), target_mask=as_t(tmask),
+        prompt_len=as_t(P), root=as_t(np.asarray(roots, dtype=np.int64)),
+        goal=as_t(np.asarray(goals, dtype=np.int64)), n_nodes=as_t(np.asarray(sizes, dtype=np.int64)),
+    )
+
+
+def backward_batch(
+    trees: Sequence[Tree],
+    goals: Sequence[int],
+    rng: np.random.Generator | None = None,
+    *,
+    root_token: bool = True,
+    eos: bool = False,
+    shuffle: bool = True,
+) -> BackwardBatch:
+    """Stack the R-B sequences of several trees (any shapes) into one padded :class:`BackwardBatch`.
+
+    All trees must share the vocabulary size ``S``. Options as in :func:`backward_tokens`.
+    """
+    trees = list(trees)
+    goals = list(goals)
+    if not trees:
+        raise ValueError("trees must contain at least one tree")
+    if len(goals) != len(trees):
+        raise ValueError(f"goals must have one entry per tree: {len(trees)} trees, {len(goals)} goals")
+    S = trees[0].S
+    if any(t.S != S for t in trees):
+        raise ValueError("all trees must share the same vocabulary size S")
+    pairs = [backward_tokens(t, g, rng, root_token=root_token, eos=eos, shuffle=shuffle) for t, g in zip(trees, goals)]
+    return _assemble(
+        S, [p for p, _ in pairs], [t for _, t in pairs],
+        [t.label_of(t.root) for t in trees], [t.label_of(g) for t, g in zip(trees, goals)], [t.n for t in trees],
+    )
+
+
+def perfect_tree_batch(
+    m: int,
+    S: int,
+    batch_size: int,
+    rng: np.random.Generator,
+    *,
+    root_token: bool = True,
+    eos: bool = False,
+    shuffle: bool = True,
+) -> BackwardBatch:
+    """A batch from the training distribution, built without a Python loop over trees.
+
+    Perfect binary trees of depth ``m`` (breadth-first node indices as in
+    :func:`onelayer.trees.data.perfect_binary_tree`), uniformly random
+    injective labels into ``range(S)``, a uniform leaf as goal. Every sequence
+    has the same length, so there is no padding.
+    """
+    m = check_int("m", m, low=1, high=12)
+    n = 2 ** (m + 1) - 1
+    S = check_int("S", S, low=n)
+    batch_size = check_int("batch_size", batch_size, low=1)
+    check_rng("rng", rng)
+    _layout_flags(root_token, eos, shuffle)
+    labels = np.argsort(rng.random((batch_size, S)), axis=1)[:, :n]
+    child = np.arange(1, n)
+    parent = (child - 1) // 2
+    order = np.argsort(rng.random((batch_size, n - 1)), axis=1) if shuffle else np.broadcast_to(np.arange(n - 1), (batch_size, n - 1))
+    rows = np.arange(batch_size)[:, None]
+    e_first = labels[rows, parent[order]]
+    e_second = labels[rows, child[order]]
+    goal = rng.integers(n - 2**m, n, size=batch_size)
+    path = [goal]
+    for _ in range(m):
+        path.append((path[-1] - 1) // 2)
+    path = np.stack(path, axis=1)  # (batch, m + 1), ends at the root (node 0)
+    plab = labels[rows, path]
+    root = labels[:, 0]
+    t_first = [plab[:, 1:]]
+    t_second = [plab[:, :-1]]
+    if eos:
+        t_first.append(root[:, None])
+        t_second.append(root[:, None])
+    t_first = np.concatenate(t_first, axis=1)
+    t_second = np.concatenate(t_second, axis=1)
+    p_first = [e_first]
+    p_second = [e_second]
+    if root_token:
+        p_first.append(root[:, None])
+        p_second.append(root[:, None])
+    p_first.append(plab[:, :1])
+    p_second.append(np.full((batch_size, 1), S))
+    first = np.concatenate(p_first + [t_first[:, :-1]], axis=1)
+    second = np.concatenate(p_second + [t_second[:, :-1]], axis=1)
+    P = sum(x.shape[1] for x in p_first)
+    K = t_first.shape[1]
+    as_t = torch.as_tensor
+    return BackwardBatch(
+        S=S, first=as_t(first), second=as_t(second), valid=torch.ones(first.shape, dtype=torch.bool),
+        query=as_t(np.broadcast_to(P - 1 + np.arange(K), (batch_size, K)).copy()),
+        target_first=as_t(t_first), target_second=as_t(t_second), target_mask=torch.ones((batch_size, K), dtype=torch.bool),
+        prompt_len=torch.full((batch_size,), P, dtype=torch.int64), root=as_t(root.copy()),
+        goal=as_t(plab[:, 0].copy()), n_nodes=torch.full((batch_size,), n, dtype=torch.int64),
+    )
+
+
+def random_tree_batch(
+    S: int,
+    count: int,
+    rng: np.random.Generator,
+    *,
+    max_depth: int,
+    max_children: int = 3,
+    min_depth: int = 0,
+    leaves_only: bool = False,
+    root_token: bool = True,
+    eos: bool = False,
+) -> tuple[BackwardBatch, list[Tree]]:
+    """``count`` random test trees (:func:`onelayer.trees.data.random_tree`) with goals, as a padded batch.
+
+    The maximal depth of each tree is drawn uniformly from
+    ``min_depth..max_depth`` (at least 1) so that shapes and depths vary; the
+    goal is uniform over the non-root nodes (``leaves_only=False``, our
+    reading of the test distribution) or over the leaves. Returns the batch
+    and the list of trees.
+    """
+    from .data import random_tree, sample_goal
+
+    S = check_int("S", S, low=2)
+    count = check_int("count", count, low=1)
+    check_rng("rng", rng)
+    max_depth = check_int("max_depth", max_depth, low=1)
+    min_depth = check_int("min_depth", min_depth, low=0, high=max_depth)
+    trees, goals = [], []
+    for _ in range(count):
+        depth_cap = int(rng.integers(max(min_depth, 1), max_depth + 1))
+        tree = random_tree(S, rng, max_depth=depth_cap, max_children=max_children, min_depth=min_depth)
+        trees.append(tree)
+        goals.append(sample_goal(tree, rng, leaves_only=leaves_only))
+    return backward_batch(trees, goals, rng, root_token=root_token, eos=eos), trees
+
+
+def token_vectors(batch: BackwardBatch, A: torch.Tensor) -> torch.Tensor:
+    """Materialise the teacher-forced tokens as vectors ``[a_first; a_second]``: shape ``(batch, L, 2d)``.
+
+    Padding tokens are zero vectors. ``A`` has shape ``(d, S)``.
+    """
+    if not isinstance(batch, BackwardBatch):
+        raise TypeError(f"batch must be a BackwardBatch, got {type(batch).__name__}")
+    if not isinstance(A, torch.Tensor) or A.dim() != 2 or A.shape[1] != batch.S:
+        raise ValueError(f"A must be a tensor of shape (d, S={batch.S})")
+    E = with_empty(A)
+    return torch.cat([E.T[batch.first], E.T[batch.second]], dim=-1)
+
+
+def path_from_targets(targets: np.ndarray, *, eos: bool = False) -> np.ndarray:
+    """Recover the goal-to-root path (labels) from target symbol pairs ``(K, 2)``.
+
+    The path is the second block of the first target followed by the first
+    block of every target (the EOS target, if any, is dropped).
+    """
+    t = np.asarray(targets)
+    if t.ndim != 2 or t.shape[1] != 2 or t.shape[0] == 0:
+        raise ValueError(f"targets must have shape (K, 2) with K >= 1, got {t.shape}")
+    check_bool("eos", eos)
+    if eos:
+        t = t[:-1]
+    return np.concatenate([t[:1, 1], t[:, 0]])
+
+
+def token_text(pair, S: int) -> str:
+    """A token as text, e.g. ``[3;7]`` or ``[7;-]`` (``-`` is the empty block)."""
+    a, b = (int(v) for v in pair)
+    show = lambda s: "-" if s == S else str(s)  # noqa: E731
+    return f"[{show(a)};{show(b)}]"

@@ -1,0 +1,320 @@
+"""The one-layer, single-head backward model (reconstruction R-B, spec section 4.2).
+
+For a sequence ``x_1..x_N`` of tokens ``x = [x^(1); x^(2)]`` the model predicts
+
+    s_i = x_i^(2)T B x_N^(1),    y_hat_N = sum_{i <= N} softmax(s)_i x_i,
+
+i.e. the key-query matrix is ``W^KQ = [[0, 0], [B, 0]]`` with the trainable
+block ``B`` (``d x d``) and the value map ``W^V = I_{2d}`` is fixed (the
+attended token is copied). No ``1/sqrt(d)``, no positional encoding, no
+residual, no MLP; the softmax is causal (it runs over the tokens up to and
+including the query). All of this is reconstructed from the published
+description.
+
+Implementation: tokens are symbol pairs (:mod:`.backward_layout`), so the
+scores are ``H_ext[second_i, first_N]`` with ``H_ext = E^T B E`` and
+``E = [A, 0]``, and a prediction is ``E`` applied to the attention mass per
+symbol. This equals the formula above on materialised tokens (tested), and
+all query positions of all trees are computed in one pass.
+
+Loss (squared, regressed onto the next token): ``c * ||y_hat - y||^2`` with
+``c = 1/2`` (``half=True``, default) or ``1``, averaged over all (tree,
+position) pairs (``reduction="mean"``, default) or summed over positions and
+averaged over trees (``reduction="sum"``). The paper's normalisation is not
+known; the default is the spec's suggestion (mean with 1/2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ..training import History, train
+from ..validation import check_bool, check_choice, check_int
+from .backward_layout import BackwardBatch, perfect_tree_batch
+from .data import check_rng
+from .embeddings import check_embeddings, with_empty
+
+__all__ = [
+    "REDUCTIONS",
+    "LossOptions",
+    "scores",
+    "attention",
+    "predict_mass",
+    "predict",
+    "loss",
+    "teacher_forced_accuracy",
+    "correct_key_weight",
+    "greedy_decode",
+    "DecodeResult",
+    "zero_init",
+    "train_backward",
+]
+
+#: Accepted values of ``reduction``.
+REDUCTIONS = ("mean", "sum")
+
+
+@dataclass(frozen=True)
+class LossOptions:
+    """Loss normalisation (reconstructed choice; the paper's is unknown).
+
+    ``reduction="mean"`` averages over all (tree, position) pairs,
+    ``"sum"`` sums over positions and averages over trees; ``half`` puts the
+    factor 1/2 in front of the squared error. Default: mean with 1/2.
+    """
+
+    reduction: str = "mean"
+    half: bool = True
+
+    def __post_init__(self):
+        check_choice("reduction", self.reduction, REDUCTIONS)
+        check_bool("half", self.half)
+
+
+def _check(B, A, batch):
+    if not isinstance(batch, BackwardBatch):
+        raise TypeError(f"batch must be a BackwardBatch, got {type(batch).__name__}")
+    if not isinstance(A, torch.Tensor) or A.dim() != 2:
+        raise TypeError("A must be a 2-D torch.Tensor of shape (d, S)")
+    if A.shape[1] != batch.S:
+        raise ValueError(f"A has {A.shape[1]} columns but the batch uses S={batch.S} symbols")
+    if not isinstance(B, torch.Tensor) or B.shape != (A.shape[0], A.shape[0]):
+        raise ValueError(f"B must be a tensor of shape (d, d) = ({A.shape[0]}, {A.shape[0]})")
+
+
+def _query_mask(batch: BackwardBatch, query: torch.Tensor) -> torch.Tensor:
+    pos = torch.arange(batch.length)
+    return (pos[None, None, :] <= query[:, :, None]) & batch.valid[:, None, :]
+
+
+def scores(B: torch.Tensor, A: torch.Tensor, batch: BackwardBatch, *, first: torch.Tensor | None = None) -> torch.Tensor:
+    """Attention logits ``s[b, k, i] = x_i^(2)T B x_q^(1)`` at every query: shape ``(batch, K, L)``.
+
+    Keys after the query or on padding get ``-inf``. ``first`` optionally
+    replaces the first-block symbols (used by greedy decoding).
+    """
+    _check(B, A, batch)
+    E = with_empty(A).to(B.dtype)
+    H = E.T @ B @ E  # (S+1, S+1): H[c, v] = a_c^T B a_v
+    fst = batch.first if first is None else first
+    q_sym = torch.gather(fst, 1, batch.query)  # (batch, K)
+    s = H[batch.second[:, None, :], q_sym[:, :, None]]
+    return s.masked_fill(~_query_mask(batch, batch.query), float("-inf"))
+
+
+def attention(B: torch.Tensor, A: torch.Tensor, batch: BackwardBatch) -> torch.Tensor:
+    """Teacher-forced attention weights ``softmax(s)``: shape ``(batch, K, L)``; padded targets get zeros."""
+    w = torch.softmax(scores(B, A, batch), dim=-1)
+    return w * batch.target_mask[:, :, None]
+
+
+def predict_mass(weights: torch.Tensor, batch: BackwardBatch, *, first=None, second=None):
+    """Attention mass per symbol in each block: two tensors of shape ``(batch, K, S + 1)``."""
+    fst = batch.first if first is None else first
+    snd = batch.second if second is None else second
+    shape = (*weights.shape[:2], batch.S + 1)
+    m1 = torch.zeros(shape, dtype=weights.dtype).scatter_add_(2, fst[:, None, :].expand_as(weights), weights)
+    m2 = torch.zeros(shape, dtype=weights.dtype).scatter_add_(2, snd[:, None, :].expand_as(weights), weights)
+    return m1, m2
+
+
+def predict(B: torch.Tensor, A: torch.Tensor, batch: BackwardBatch) -> torch.Tensor:
+    """Teacher-forced predictions ``y_hat = sum_i w_i x_i``: shape ``(batch, K, 2d)``."""
+    w = attention(B, A, batch)
+    m1, m2 = predict_mass(w, batch)
+    E = with_empty(A).to(B.dtype)
+    return torch.cat([m1 @ E.T, m2 @ E.T], dim=-1)
+
+
+def _sq_error(m1, m2, batch: BackwardBatch, A: torch.Tensor) -> torch.Tensor:
+    """``||y_hat - y||^2`` per (tree, position) from the masses, via the Gram matrix of ``[A, 0]``."""
+    E = with_empty(A).to(m1.dtype)
+    G = E.T @ E
+    S1 = batch.S + 1
+    r1 = m1 - torch.nn.functional.one_hot(batch.target_first, S1).to(m1.dtype)
+    r2 = m2 - torch.nn.functional.one_hot(batch.target_second, S1).to(m1.dtype)
+    return ((r1 @ G) * r1).sum(-1) + ((r2 @ G) * r2).sum(-1)
+
+
+def _reduce(err: torch.Tensor, batch: BackwardBatch, options: LossOptions) -> torch.Tensor:
+    err = err * batch.target_mask
+    c = 0.5 if options.half else 1.0
+    if options.reduction == "mean":
+        return c * err.sum() / batch.target_mask.sum()
+    return c * err.sum() / batch.size
+
+
+def loss(B: torch.Tensor, A: torch.Tensor, batch: BackwardBatch, options: LossOptions = LossOptions()) -> torch.Tensor:
+    """Teacher-forced squared loss of the batch (differentiable in ``B``); normalisation from ``options``."""
+    if not isinstance(options, LossOptions):
+        raise TypeError("options must be a LossOptions")
+    w = attention(B, A, batch)
+    m1, m2 = predict_mass(w, batch)
+    return _reduce(_sq_error(m1, m2, batch, A), batch, options)
+
+
+def _round(m: torch.Tensor, A: torch.Tensor) -> torch.Tensor:
+    """Nearest node symbol to ``E m`` in each position: ``argmin_s ||E m - a_s||^2`` over ``s < S``."""
+    E = with_empty(A).to(m.dtype)
+    G = E.T @ E
+    cost = torch.diagonal(G)[:-1] - 2 * (m @ G)[..., :-1]
+    return cost.argmin(-1)
+
+
+def teacher_forced_accuracy(B: torch.Tensor, A: torch.Tensor, batch: BackwardBatch) -> float:
+    """Fraction of targets whose rounded teacher-forced prediction equals the target token (both blocks)."""
+    m1, m2 = predict_mass(attention(B, A, batch), batch)
+    ok = (_round(m1, A) == batch.target_first) & (_round(m2, A) == batch.target_second)
+    return float(ok[batch.target_mask].double().mean())
+
+
+def correct_key_weight(B: torch.Tensor, A: torch.Tensor, batch: BackwardBatch) -> torch.Tensor:
+    """Teacher-forced attention weight on the correct key (the token whose child is the current node): ``(batch, K)``.
+
+    The correct key of target ``k`` is the token whose symbol pair equals the
+    target (an edge, or the root token for the EOS target).
+    """
+    w = attention(B, A, batch)
+    hit = (batch.first[:, None, :] == batch.target_first[:, :, None]) & (batch.second[:, None, :] == batch.target_second[:, :, None])
+    return (w * hit).sum(-1)
+
+
+@dataclass
+class DecodeResult:
+    """Greedy autoregressive decoding of a batch.
+
+    Attributes
+    ----------
+    first, second:
+        ``(batch, K)`` predicted symbols.
+    weights:
+        ``(batch, K, L)`` attention weights at every step.
+    step_correct:
+        ``(batch, K)`` whether step ``k`` equals the target (``False`` on padding).
+    path_correct:
+        ``(batch,)`` whether every step of the tree is correct.
+    """
+
+    first: torch.Tensor
+    second: torch.Tensor
+    weights: torch.Tensor
+    step_correct: torch.Tensor
+    path_correct: torch.Tensor
+    target_mask: torch.Tensor
+
+    @property
+    def step_accuracy(self) -> float:
+        """Fraction of correct steps over all real steps."""
+        return float(self.step_correct[self.target_mask].double().mean())
+
+    @property
+    def path_accuracy(self) -> float:
+        """Fraction of trees whose whole path is correct."""
+        return float(self.path_correct.double().mean())
+
+    def accuracy_by_step(self) -> np.ndarray:
+        """Accuracy at step ``k`` over the trees that have a step ``k``: shape ``(K,)``."""
+        num = (self.step_correct & self.target_mask).sum(0).double()
+        return (num / self.target_mask.sum(0).clamp(min=1)).numpy()
+
+
+@torch.no_grad()
+def greedy_decode(B: torch.Tensor, A: torch.Tensor, batch: BackwardBatch) -> DecodeResult:
+    """Run the model autoregressively from each goal token, for as many steps as the tree has targets.
+
+    At step ``k`` the model reads the prompt and its own previous outputs
+    (each rounded to the nearest symbol per block), predicts, and its rounded
+    prediction becomes the next token. The number of steps per tree is the
+    length of its path (plus EOS): a reconstructed stopping rule. All trees
+    are decoded together.
+    """
+    _check(B, A, batch)
+    first = batch.first.clone()
+    second = batch.second.clone()
+    E = with_empty(A).to(B.dtype)
+    H = E.T @ B @ E
+    pos = torch.arange(batch.length)
+    rows = torch.arange(batch.size)
+    out1 = torch.full(batch.query.shape, batch.S, dtype=torch.int64)
+    out2 = out1.clone()
+    weights = torch.zeros(batch.size, batch.steps, batch.length, dtype=B.dtype)
+    for k in range(batch.steps):
+        q = batch.query[:, k]
+        s = H[second, first[rows, q][:, None]]  # (batch, L)
+        s = s.masked_fill(~((pos[None, :] <= q[:, None]) & batch.valid), float("-inf"))
+        w = torch.softmax(s, -1)
+        weights[:, k] = w * batch.target_mask[:, k, None]
+        m1 = torch.zeros(batch.size, batch.S + 1, dtype=w.dtype).scatter_add_(1, first, w)
+        m2 = torch.zeros(batch.size, batch.S + 1, dtype=w.dtype).scatter_add_(1, second, w)
+        p1, p2 = _round(m1, A), _round(m2, A)
+        out1[:, k], out2[:, k] = p1, p2
+        if k + 1 < batch.steps:
+            more = batch.target_mask[:, k + 1]
+            first[rows[more], q[more] + 1] = p1[more]
+            second[rows[more], q[more] + 1] = p2[more]
+    out1 = out1.masked_fill(~batch.target_mask, batch.S)
+    out2 = out2.masked_fill(~batch.target_mask, batch.S)
+    step_ok = (out1 == batch.target_first) & (out2 == batch.target_second) & batch.target_mask
+    path_ok = (step_ok | ~batch.target_mask).all(1)
+    return DecodeResult(out1, out2, weights, step_ok, path_ok, batch.target_mask)
+
+
+def zero_init(A: torch.Tensor) -> dict[str, torch.Tensor]:
+    """The papers' initialisation: ``{"B": 0}`` of shape ``(d, d)``."""
+    A = check_embeddings(A)
+    return {"B": torch.zeros(A.shape[0], A.shape[0], dtype=A.dtype)}
+
+
+def train_backward(
+    A: torch.Tensor,
+    *,
+    m: int,
+    steps: int,
+    lr,
+    batch_size: int = 256,
+    seed: int = 0,
+    fixed_batch: BackwardBatch | None = None,
+    options: LossOptions = LossOptions(),
+    init: Mapping[str, torch.Tensor] | None = None,
+    record: Mapping[str, Callable[[dict[str, torch.Tensor]], object]] | None = None,
+    root_token: bool = True,
+    eos: bool = False,
+    progress: bool = False,
+    **train_kwargs,
+) -> History:
+    """Train ``B`` from zero by (stochastic) gradient descent on the training distribution.
+
+    By default every step draws a fresh batch of ``batch_size`` perfect
+    binary trees of depth ``m`` with uniform leaf goals (mini-batch SGD, the
+    paper's protocol with batch 256). With ``fixed_batch`` the same batch is
+    used at every step (full-batch GD on a finite sample). The loss at a
+    recorded step is the loss of the batch that produced the next update.
+    Extra keyword arguments go to :func:`onelayer.training.train`
+    (``record_every``, ``record_at``, ``snapshot_at``, ...).
+    """
+    A = check_embeddings(A)
+    m = check_int("m", m, low=1, high=12)
+    batch_size = check_int("batch_size", batch_size, low=1)
+    seed = check_int("seed", seed, low=0)
+    if not isinstance(options, LossOptions):
+        raise TypeError("options must be a LossOptions")
+    if fixed_batch is not None and not isinstance(fixed_batch, BackwardBatch):
+        raise TypeError("fixed_batch must be a BackwardBatch or None")
+    S = A.shape[1]
+    rng = np.random.default_rng(seed)
+    check_rng("rng", rng)
+
+    if fixed_batch is not None:
+        def loss_fn(params):
+            return loss(params["B"], A, fixed_batch, options)
+    else:
+        def loss_fn(params):
+            batch = perfect_tree_batch(m, S, batch_size, rng, root_token=root_token, eos=eos)
+            return loss(params["B"], A, batch, options)
+
+    params = dict(init) if init is not None else zero_init(A)
+    return train(params, loss_fn, steps=steps, lr=lr, record=record, progress=progress, desc="backward", **train_kwargs)

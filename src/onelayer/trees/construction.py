@@ -1,0 +1,86 @@
+"""Theorem 1 (reconstruction): a backward reasoner by construction.
+
+Take linearly independent embeddings ``A`` and the Lemma 1 matrix ``B``
+(``A^T B A = I_S``, :func:`onelayer.trees.embeddings.lemma1_matrix`) and set
+``B_lam = lam * B``. At a query whose current node is ``v`` the score of a
+token is ``lam`` if its second block (the child) is ``v`` and ``0`` otherwise
+(other children, or the empty block of the goal token). In any tree the node
+``v`` is the child of exactly one edge, and no earlier chain-of-thought token
+has ``v`` as its child, so with ``N`` visible tokens the weight on the correct
+edge is exactly
+
+    w(lam, N) = e^lam / (e^lam + N - 1)  ->  1   (lam -> infinity),
+
+the prediction tends to the correct edge, and by induction over the steps the
+greedy decoder outputs the whole goal-to-root path, for every tree shape.
+The per-step squared error is ``O(((N - 1) e^{-lam})^2)``, so the loss falls
+like ``e^{-2 lam}``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from ..validation import check_float
+from .backward_layout import BackwardBatch
+from .backward_model import LossOptions, correct_key_weight, greedy_decode, loss
+from .embeddings import lemma1_matrix
+
+__all__ = ["constructed_B", "exact_correct_weight", "visible_tokens", "lambda_sweep", "log_slope"]
+
+
+def constructed_B(A: torch.Tensor, lam: float) -> torch.Tensor:
+    """``lam * B`` with ``B`` from Lemma 1 (``lam > 0``)."""
+    lam = check_float("lam", lam, low=0.0, low_open=True)
+    return lam * lemma1_matrix(A)
+
+
+def visible_tokens(batch: BackwardBatch) -> torch.Tensor:
+    """Number of tokens each query attends to (itself included): ``(batch, K)``."""
+    return batch.query + 1
+
+
+def exact_correct_weight(lam, n_visible):
+    """``e^lam / (e^lam + N - 1)``: the attention on the correct edge under ``B_lam`` (arrays broadcast)."""
+    lam = np.asarray(lam, dtype=np.float64)
+    n_visible = np.asarray(n_visible, dtype=np.float64)
+    if np.any(n_visible < 1):
+        raise ValueError("n_visible must be >= 1")
+    return 1.0 / (1.0 + (n_visible - 1.0) * np.exp(-lam))
+
+
+def lambda_sweep(A: torch.Tensor, batch: BackwardBatch, lams, options: LossOptions = LossOptions()) -> dict[str, np.ndarray]:
+    """Loss, greedy accuracies and attention on the correct edge of ``B_lam`` for each ``lam``.
+
+    Returns arrays keyed ``lam``, ``loss``, ``step_accuracy``,
+    ``path_accuracy``, ``min_correct_weight`` (smallest teacher-forced
+    attention on the correct edge) and ``max_weight_error`` (largest
+    deviation from :func:`exact_correct_weight`).
+    """
+    lams = np.asarray([check_float("lam", float(v), low=0.0, low_open=True) for v in np.atleast_1d(lams)])
+    out = {k: [] for k in ("loss", "step_accuracy", "path_accuracy", "min_correct_weight", "max_weight_error")}
+    mask = batch.target_mask
+    nvis = visible_tokens(batch).numpy()
+    for lam in lams:
+        B = constructed_B(A, lam)
+        res = greedy_decode(B, A, batch)
+        w = correct_key_weight(B, A, batch)
+        exact = torch.as_tensor(exact_correct_weight(lam, nvis))
+        out["loss"].append(float(loss(B, A, batch, options)))
+        out["step_accuracy"].append(res.step_accuracy)
+        out["path_accuracy"].append(res.path_accuracy)
+        out["min_correct_weight"].append(float(w[mask].min()))
+        out["max_weight_error"].append(float((w - exact)[mask].abs().max()))
+    return {"lam": lams, **{k: np.asarray(v) for k, v in out.items()}}
+
+
+def log_slope(x, y) -> float:
+    """Least-squares slope of ``log(y)`` against ``x`` (``y > 0``)."""
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if x.shape != y.shape or x.size < 2:
+        raise ValueError("x and y must have the same shape with at least 2 points")
+    if np.any(y <= 0):
+        raise ValueError("y must be positive to take logarithms")
+    return float(np.polyfit(x, np.log(y), 1)[0])

@@ -1,0 +1,363 @@
+"""Rooted trees with distinct symbol labels: the data of the trees paper.
+
+A :class:`Tree` stores its shape as a parent array (``parent[i]`` is the node
+index of ``i``'s parent, ``-1`` for the root) and its labels as distinct
+symbols in ``range(S)`` (0-based; the paper writes ``[S] = {1, ..., S}``).
+Node *indices* describe the shape; node *labels* are what a model sees.
+
+* Training distribution: :func:`perfect_binary_tree` (depth ``m``, root at
+  depth 0, ``2^(m+1) - 1`` nodes, labels a uniformly random injective map into
+  ``range(S)``) with a uniform leaf as goal.
+* Test distribution: :func:`random_tree` (0 to ``max_children`` children per
+  node, uniform; growth stops at ``max_depth``), goal from :func:`sample_goal`.
+
+The depth convention (root at depth 0, so ``m = 4`` gives 31 nodes and
+matches ``S = 31``) is a reconstructed choice of the book.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..validation import check_bool, check_int
+
+__all__ = [
+    "Tree",
+    "perfect_binary_tree",
+    "random_tree",
+    "sample_goal",
+    "example_tree",
+    "check_rng",
+    "PaddedBatch",
+]
+
+
+def check_rng(name: str, rng) -> np.random.Generator:
+    """Return ``rng`` if it is a ``numpy.random.Generator``, else raise ``TypeError``."""
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(
+            f"{name} must be a numpy.random.Generator (e.g. onelayer.seeding.numpy_rng(0)), "
+            f"got {type(rng).__name__}"
+        )
+    return rng
+
+
+class PaddedBatch:
+    """Mixin for the frozen dataclasses that hold a right-padded batch of token sequences.
+
+    The subclass must have tensor fields ``first`` (``(batch, L)``) and
+    ``query`` (``(batch, K)``); every tensor field is indexed along its first
+    axis by :meth:`__getitem__`, other fields are copied.
+    """
+
+    @property
+    def size(self) -> int:
+        """Number of trees."""
+        return int(self.first.shape[0])
+
+    @property
+    def length(self) -> int:
+        """Padded sequence length ``L``."""
+        return int(self.first.shape[1])
+
+    @property
+    def steps(self) -> int:
+        """Padded number of targets ``K``."""
+        return int(self.query.shape[1])
+
+    def __getitem__(self, idx):
+        """The sub-batch of the trees selected by ``idx`` (an int, slice or index tensor)."""
+        import torch
+
+        if isinstance(idx, int):
+            idx = slice(idx, idx + 1)
+        fields = {}
+        for name in self.__dataclass_fields__:
+            value = getattr(self, name)
+            fields[name] = value[idx] if isinstance(value, torch.Tensor) else value
+        return type(self)(**fields)
+
+
+def _int_array(name: str, values) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D integer array, got shape {arr.shape}")
+    if arr.size and not np.issubdtype(arr.dtype, np.integer):
+        raise TypeError(f"{name} must hold integers, got dtype {arr.dtype}")
+    out = arr.astype(np.int64, copy=True)
+    out.setflags(write=False)
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class Tree:
+    """A rooted tree whose nodes carry distinct symbols.
+
+    Parameters
+    ----------
+    parent:
+        Integer array of shape ``(n,)``; ``parent[i]`` is the index of node
+        ``i``'s parent and ``-1`` marks the (unique) root.
+    labels:
+        Integer array of shape ``(n,)`` of distinct symbols in ``range(S)``.
+    S:
+        Vocabulary size (``S >= n``).
+
+    The arrays are copied and made read-only. Two trees are equal when their
+    parent arrays, labels and ``S`` agree.
+    """
+
+    parent: np.ndarray
+    labels: np.ndarray
+    S: int
+
+    def __post_init__(self):
+        S = check_int("S", self.S, low=1)
+        parent = _int_array("parent", self.parent)
+        labels = _int_array("labels", self.labels)
+        n = parent.size
+        if n == 0:
+            raise ValueError("parent must describe at least one node (n >= 1)")
+        if labels.size != n:
+            raise ValueError(f"labels must have one entry per node: parent has {n}, labels has {labels.size}")
+        if n > S:
+            raise ValueError(f"a tree with distinct labels from range(S) has at most S nodes; got n={n} > S={S}")
+        roots = np.flatnonzero(parent == -1)
+        if roots.size != 1:
+            raise ValueError(f"parent must contain exactly one -1 (the root), found {roots.size}")
+        if np.any((parent < -1) | (parent >= n)):
+            raise ValueError(f"parent entries must be -1 or node indices in [0, {n - 1}]")
+        if np.any(parent == np.arange(n)):
+            raise ValueError("a node cannot be its own parent")
+        if np.any((labels < 0) | (labels >= S)):
+            raise ValueError(f"labels must lie in [0, {S - 1}] (range(S)), got min {labels.min()}, max {labels.max()}")
+        if np.unique(labels).size != n:
+            raise ValueError("labels must be distinct")
+        depth = np.full(n, -1, dtype=np.int64)
+        depth[roots[0]] = 0
+        for _ in range(n):  # each sweep fixes at least one more level
+            todo = depth < 0
+            if not todo.any():
+                break
+            ready = todo & (depth[np.where(parent >= 0, parent, 0)] >= 0)
+            depth[ready] = depth[parent[ready]] + 1
+        if np.any(depth < 0):
+            raise ValueError("parent must describe a tree: some nodes do not reach the root (cycle)")
+        depth.setflags(write=False)
+        object.__setattr__(self, "S", S)
+        object.__setattr__(self, "parent", parent)
+        object.__setattr__(self, "labels", labels)
+        object.__setattr__(self, "_depth", depth)
+
+    # -- basic properties -------------------------------------------------
+    @property
+    def n(self) -> int:
+        """Number of nodes."""
+        return int(self.parent.size)
+
+    @property
+    def root(self) -> int:
+        """Index of the root node."""
+        return int(np.flatnonzero(self.parent == -1)[0])
+
+    @property
+    def depths(self) -> np.ndarray:
+        """Depth of every node (root at depth 0), read-only array of shape ``(n,)``."""
+        return self._depth
+
+    @property
+    def depth(self) -> int:
+        """Maximal node depth (0 for a single node)."""
+        return int(self._depth.max())
+
+    def _node(self, i) -> int:
+        return check_int("i", i, low=0, high=self.n - 1)
+
+    def depth_of(self, i: int) -> int:
+        """Depth of node ``i`` (its distance to the root)."""
+        return int(self._depth[self._node(i)])
+
+    def children(self, i: int) -> np.ndarray:
+        """Indices of the children of node ``i`` (increasing)."""
+        return np.flatnonzero(self.parent == self._node(i))
+
+    def leaves(self) -> np.ndarray:
+        """Indices of the nodes without children (the root only if ``n == 1``)."""
+        has_child = np.zeros(self.n, dtype=bool)
+        has_child[self.parent[self.parent >= 0]] = True
+        return np.flatnonzero(~has_child)
+
+    def path_to_root(self, i: int) -> np.ndarray:
+        """Node indices ``[i, parent(i), ..., root]`` (length ``depth_of(i) + 1``)."""
+        node = self._node(i)
+        path = [node]
+        while self.parent[node] != -1:
+            node = int(self.parent[node])
+            path.append(node)
+        return np.asarray(path, dtype=np.int64)
+
+    def edges(self) -> np.ndarray:
+        """Array of shape ``(n - 1, 2)`` of ``(parent, child)`` node indices, children increasing."""
+        child = np.flatnonzero(self.parent >= 0)
+        return np.stack([self.parent[child], child], axis=1) if child.size else np.zeros((0, 2), dtype=np.int64)
+
+    def label_of(self, i: int) -> int:
+        """Symbol of node ``i``."""
+        return int(self.labels[self._node(i)])
+
+    def node_of(self, symbol: int) -> int:
+        """Index of the node labelled ``symbol`` (``ValueError`` if no node has it)."""
+        symbol = check_int("symbol", symbol, low=0, high=self.S - 1)
+        hit = np.flatnonzero(self.labels == symbol)
+        if hit.size == 0:
+            raise ValueError(f"no node of this tree is labelled {symbol}")
+        return int(hit[0])
+
+    # -- equality ------------------------------------------------------------
+    def _key(self):
+        return (self.S, self.parent.tobytes(), self.labels.tobytes())
+
+    def __eq__(self, other):
+        if not isinstance(other, Tree):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def __repr__(self):
+        return f"Tree(n={self.n}, depth={self.depth}, S={self.S}, root label={self.label_of(self.root)})"
+
+
+def _random_labels(n: int, S: int, rng: np.random.Generator) -> np.ndarray:
+    return rng.choice(S, size=n, replace=False).astype(np.int64)
+
+
+def perfect_binary_tree(m: int, S: int, rng: np.random.Generator) -> Tree:
+    """A perfect binary tree of depth ``m`` with random distinct labels.
+
+    Nodes are indexed in breadth-first order (node ``i`` has children
+    ``2i + 1`` and ``2i + 2``), so the root is node 0 and the leaves are the
+    last ``2^m`` nodes. Labels are a uniformly random injective map from the
+    ``2^(m+1) - 1`` nodes into ``range(S)``.
+
+    Parameters
+    ----------
+    m:
+        Depth, ``m >= 0`` (root at depth 0).
+    S:
+        Vocabulary size, at least ``2^(m+1) - 1``.
+    rng:
+        ``numpy.random.Generator`` for the labels.
+    """
+    m = check_int("m", m, low=0, high=20)
+    n = 2 ** (m + 1) - 1
+    S = check_int("S", S, low=n)
+    check_rng("rng", rng)
+    parent = np.concatenate([[-1], (np.arange(1, n) - 1) // 2])
+    return Tree(parent=parent, labels=_random_labels(n, S, rng), S=S)
+
+
+def random_tree(
+    S: int,
+    rng: np.random.Generator,
+    *,
+    max_depth: int,
+    max_children: int = 3,
+    min_nodes: int = 2,
+    min_depth: int = 0,
+    max_nodes: int | None = None,
+    max_attempts: int = 10_000,
+) -> Tree:
+    """A random tree: each node below ``max_depth`` gets a uniform number of children in ``0..max_children``.
+
+    The tree is grown breadth-first from the root; a draw is rejected (and
+    redrawn) unless it has between ``min_nodes`` and ``max_nodes`` nodes and
+    depth at least ``min_depth``, so the result follows the growth law
+    conditioned on those constraints. Labels are distinct, uniformly random,
+    from ``range(S)``.
+
+    Parameters
+    ----------
+    S:
+        Vocabulary size (``>= 1``).
+    rng:
+        ``numpy.random.Generator``.
+    max_depth:
+        Nodes at this depth get no children (``>= 0``).
+    max_children:
+        Largest number of children per node (``>= 1``); the paper's test set uses 3.
+    min_nodes:
+        Smallest accepted size (``2`` by default, so a non-root goal exists).
+    min_depth:
+        Smallest accepted depth (``0 <= min_depth <= max_depth``).
+    max_nodes:
+        Largest accepted size; defaults to ``S`` (labels must be distinct).
+    max_attempts:
+        Number of draws before giving up with a ``ValueError``.
+    """
+    S = check_int("S", S, low=1)
+    check_rng("rng", rng)
+    max_depth = check_int("max_depth", max_depth, low=0, high=10_000)
+    max_children = check_int("max_children", max_children, low=1, high=1_000)
+    max_nodes = S if max_nodes is None else check_int("max_nodes", max_nodes, low=1, high=S)
+    min_nodes = check_int("min_nodes", min_nodes, low=1, high=max_nodes)
+    min_depth = check_int("min_depth", min_depth, low=0, high=max_depth)
+    max_attempts = check_int("max_attempts", max_attempts, low=1)
+    if min_depth + 1 > max_nodes:
+        raise ValueError(f"min_depth={min_depth} needs at least {min_depth + 1} nodes but max_nodes={max_nodes}")
+    for _ in range(max_attempts):
+        parent = [-1]
+        depth = [0]
+        frontier = [0]
+        too_big = False
+        while frontier and not too_big:
+            nxt = []
+            for node in frontier:
+                if depth[node] >= max_depth:
+                    continue
+                for _k in range(int(rng.integers(0, max_children + 1))):
+                    parent.append(node)
+                    depth.append(depth[node] + 1)
+                    nxt.append(len(parent) - 1)
+                if len(parent) > max_nodes:
+                    too_big = True
+                    break
+            frontier = nxt
+        n = len(parent)
+        if too_big or n < min_nodes or max(depth) < min_depth:
+            continue
+        return Tree(parent=np.asarray(parent), labels=_random_labels(n, S, rng), S=S)
+    raise ValueError(
+        f"no tree with {min_nodes} <= n <= {max_nodes} and depth >= {min_depth} in {max_attempts} draws "
+        f"(max_depth={max_depth}, max_children={max_children}); relax the constraints"
+    )
+
+
+def sample_goal(tree: Tree, rng: np.random.Generator, *, leaves_only: bool = True) -> int:
+    """A uniformly random goal node (index), never the root.
+
+    ``leaves_only=True`` (the training distribution) draws among the leaves;
+    ``False`` draws among all non-root nodes.
+    """
+    if not isinstance(tree, Tree):
+        raise TypeError(f"tree must be a Tree, got {type(tree).__name__}")
+    check_rng("rng", rng)
+    check_bool("leaves_only", leaves_only)
+    if tree.n < 2:
+        raise ValueError("tree must have at least 2 nodes to have a non-root goal")
+    pool = tree.leaves() if leaves_only else np.arange(tree.n)
+    pool = pool[pool != tree.root]
+    return int(rng.choice(pool))
+
+
+def example_tree() -> Tree:
+    """The book's worked example: a depth-2 perfect binary tree with labels in ``range(9)``.
+
+    Root 5; its children 3 and 8; 3 has children 1 and 7; 8 has children 2
+    and 6 (labels, breadth-first). With goal 7 (node 4) the goal-to-root path
+    is 7, 3, 5.
+    """
+    return Tree(parent=np.array([-1, 0, 0, 1, 1, 2, 2]), labels=np.array([5, 3, 8, 1, 7, 2, 6]), S=9)

@@ -1,0 +1,116 @@
+"""Node embeddings ``A = [a_0, ..., a_{S-1}]`` and the Lemma 1 matrix ``B``.
+
+Column ``s`` of ``A`` (shape ``(d, S)``) is the embedding ``a_s`` of symbol
+``s``. The trees paper uses three kinds:
+
+* one-hot (``A = I_S``, ``d = S``): the experiments;
+* orthonormal (``A^T A = I_S``, ``d >= S``): the gradient-descent theorems;
+* linearly independent (``d >= S``, full column rank): the constructions.
+
+Lemma 1 (reconstruction): for linearly independent columns there is a ``B``
+with ``a_u^T B a_v = 1{u = v}``, i.e. ``A^T B A = I_S``. We use
+``B = A (A^T A)^{-2} A^T`` (equivalently ``B = (A^+)^T A^+``); the paper's
+own formula was not available to us.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ..validation import check_int
+
+__all__ = [
+    "one_hot_embeddings",
+    "orthonormal_embeddings",
+    "independent_embeddings",
+    "lemma1_matrix",
+    "with_empty",
+    "check_embeddings",
+]
+
+_FLOATS = (torch.float64, torch.float32)
+
+
+def _dtype(dtype) -> torch.dtype:
+    if dtype not in _FLOATS:
+        raise TypeError(f"dtype must be torch.float64 or torch.float32, got {dtype!r}")
+    return dtype
+
+
+def _gen(gen) -> torch.Generator:
+    if not isinstance(gen, torch.Generator):
+        raise TypeError(f"gen must be a torch.Generator (e.g. onelayer.seeding.generator(0)), got {type(gen).__name__}")
+    return gen
+
+
+def check_embeddings(A, *, name: str = "A") -> torch.Tensor:
+    """Validate an embedding matrix: a 2-D floating tensor ``(d, S)`` with full column rank (so ``d >= S``)."""
+    if not isinstance(A, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor of shape (d, S), got {type(A).__name__}")
+    if A.dim() != 2 or A.shape[0] == 0 or A.shape[1] == 0:
+        raise ValueError(f"{name} must be a non-empty 2-D tensor of shape (d, S), got shape {tuple(A.shape)}")
+    if A.dtype not in _FLOATS:
+        raise TypeError(f"{name} must be float64 or float32, got {A.dtype}")
+    d, S = A.shape
+    if d < S:
+        raise ValueError(f"{name} must have d >= S for linearly independent columns, got d={d} < S={S}")
+    if not torch.isfinite(A).all():
+        raise ValueError(f"{name} must contain only finite numbers")
+    rank = int(torch.linalg.matrix_rank(A.to(torch.float64)))
+    if rank < S:
+        raise ValueError(f"{name} must have linearly independent columns (rank S={S}), got rank {rank}")
+    return A
+
+
+def one_hot_embeddings(S: int, dtype=torch.float64) -> torch.Tensor:
+    """``A = I_S`` (``d = S``): symbol ``s`` is the basis vector ``e_s``."""
+    S = check_int("S", S, low=1)
+    return torch.eye(S, dtype=_dtype(dtype))
+
+
+def orthonormal_embeddings(S: int, d: int, gen: torch.Generator, dtype=torch.float64) -> torch.Tensor:
+    """Random orthonormal columns (``A^T A = I_S``), ``d >= S``, from a QR factorisation of a Gaussian matrix."""
+    S = check_int("S", S, low=1)
+    d = check_int("d", d, low=S)
+    _gen(gen)
+    G = torch.randn(d, S, generator=gen, dtype=torch.float64)
+    Q, R = torch.linalg.qr(G)
+    Q = Q * torch.sign(torch.diagonal(R))  # unique factorisation: a Haar-distributed frame
+    return Q.to(_dtype(dtype))
+
+
+def independent_embeddings(S: int, d: int, gen: torch.Generator, dtype=torch.float64) -> torch.Tensor:
+    """Gaussian columns with entries ``N(0, 1/d)``: linearly independent (almost surely) and not orthogonal.
+
+    The norms are close to 1 and the pairwise inner products of order
+    ``1/sqrt(d)``. Raises ``ValueError`` in the (probability-zero) event of a
+    rank-deficient draw.
+    """
+    S = check_int("S", S, low=1)
+    d = check_int("d", d, low=S)
+    _gen(gen)
+    A = torch.randn(d, S, generator=gen, dtype=torch.float64) / d**0.5
+    return check_embeddings(A.to(_dtype(dtype)))
+
+
+def lemma1_matrix(A: torch.Tensor) -> torch.Tensor:
+    """Lemma 1 (reconstruction): ``B = A (A^T A)^{-2} A^T``, so that ``A^T B A = I_S``.
+
+    ``B`` is symmetric, of shape ``(d, d)``, and for one-hot ``A`` it is the identity.
+    """
+    A = check_embeddings(A)
+    G = A.T @ A
+    M = torch.linalg.solve(G, torch.linalg.solve(G, A.T))  # (A^T A)^{-2} A^T
+    B = A @ M
+    return (B + B.T) / 2
+
+
+def with_empty(A: torch.Tensor) -> torch.Tensor:
+    """``A`` with a zero column appended: shape ``(d, S + 1)``; symbol ``S`` stands for the empty block ``0``.
+
+    The token layouts use it for blocks that hold no node (the goal token's
+    second block, padding).
+    """
+    if not isinstance(A, torch.Tensor) or A.dim() != 2:
+        raise TypeError("A must be a 2-D torch.Tensor of shape (d, S)")
+    return torch.cat([A, torch.zeros(A.shape[0], 1, dtype=A.dtype)], dim=1)

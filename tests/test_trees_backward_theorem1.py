@@ -1,0 +1,59 @@
+"""Theorem 1 (reconstruction): lam * B solves the backward task on every tree as lam grows."""
+
+import numpy as np
+import pytest
+import torch
+
+from onelayer.seeding import generator, numpy_rng
+from onelayer.trees import backward_layout as layout
+from onelayer.trees import construction, embeddings
+
+
+@pytest.fixture(scope="module")
+def setting():
+    A = embeddings.independent_embeddings(31, 40, generator(1))
+    perfect = layout.perfect_tree_batch(4, 31, 64, numpy_rng(2))
+    rand, _ = layout.random_tree_batch(31, 256, numpy_rng(3), max_depth=7)
+    return A, perfect, rand
+
+
+def test_attention_matches_closed_form(setting):
+    A, perfect, rand = setting
+    for batch in (perfect, rand):
+        sweep = construction.lambda_sweep(A, batch, [1.0, 4.0, 9.0])
+        assert sweep["max_weight_error"].max() < 1e-10
+
+
+def test_loss_decays_like_exp_minus_two_lambda(setting):
+    A, perfect, _ = setting
+    lams = np.array([5.0, 7.5, 10.0, 12.5])
+    sweep = construction.lambda_sweep(A, perfect, lams)
+    assert np.all(np.diff(sweep["loss"]) < 0)
+    assert abs(construction.log_slope(lams, sweep["loss"]) + 2.0) < 0.05
+
+
+def test_exact_paths_for_large_lambda_on_all_shapes(setting):
+    A, perfect, rand = setting
+    for batch in (perfect, rand):
+        sweep = construction.lambda_sweep(A, batch, [10.0])
+        assert sweep["path_accuracy"][0] == 1.0 and sweep["step_accuracy"][0] == 1.0
+    # small lambda is not enough on perfect trees: the theorem is a limit statement
+    assert construction.lambda_sweep(A, perfect, [0.5])["path_accuracy"][0] < 0.5
+
+
+def test_deep_trees():
+    A = embeddings.independent_embeddings(127, 130, generator(3))
+    deep, trees = layout.random_tree_batch(127, 40, numpy_rng(4), max_depth=12, min_depth=9)
+    assert max(t.depth for t in trees) >= 10
+    assert construction.lambda_sweep(A, deep, [10.0])["path_accuracy"][0] == 1.0
+
+
+def test_constructed_B_validation():
+    A = embeddings.one_hot_embeddings(4)
+    assert torch.allclose(construction.constructed_B(A, 2.0), 2.0 * torch.eye(4, dtype=torch.float64))
+    with pytest.raises(ValueError, match="lam"):
+        construction.constructed_B(A, 0.0)
+    with pytest.raises(ValueError, match="n_visible"):
+        construction.exact_correct_weight(1.0, 0)
+    with pytest.raises(ValueError):
+        construction.log_slope([1.0], [1.0])
