@@ -1,0 +1,226 @@
+"""Figures of the walks chapters and the ring widget.
+
+Every function returns a matplotlib figure (nothing is shown here), so the
+chapters stay a few calls and the callbacks are unit-tested.
+
+* Ring: :func:`transition_heatmaps` (the paper's Figure 2), :func:`mixing_figure`,
+  :func:`ring_explorer` (the widget callback) and :func:`ring_widget`.
+* Theorem 3.1: :func:`value_heatmaps`, :func:`training_figure` (Figures 4 and 8), :func:`log_odds_figure`,
+  :func:`direction_figure`.
+* Theorem 4.1: :func:`training_figure` again (Figures 5 and 9),
+  :func:`escape_figure`, :func:`perturbation_figure`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..plots import PALETTE, heatmap, new_figure, plot_curves
+from ..validation import check_int, check_probability
+from ..widgets import slider_app
+from . import ring
+
+__all__ = [
+    "transition_heatmaps",
+    "mixing_figure",
+    "ring_explorer",
+    "ring_widget",
+    "value_heatmaps",
+    "training_figure",
+    "log_odds_figure",
+    "direction_figure",
+    "escape_figure",
+    "perturbation_figure",
+]
+
+
+def _label(ax, xlabel: str, ylabel: str, title: str, *, legend: float | None = None) -> None:
+    """Axis labels, a small title and optionally a legend of the given font size."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=9)
+    if legend:
+        ax.legend(fontsize=legend)
+
+
+def transition_heatmaps(K: int = 6, ps=(0.5, 0.7, 1.0)):
+    """Heat-maps of ``Pi`` for several ``p`` (rows: current node ``s_t``, columns: next node)."""
+    fig, axes = new_figure(len(ps), width=3.3 * len(ps), height=3.0)
+    axes = np.atleast_1d(axes)
+    for ax, p in zip(axes, ps):
+        heatmap(ax, ring.transition_matrix(K, p), title=f"Pi, p = {p:g}", xlabel="next node", ylabel="current node",
+                colorbar=False, fmt="{:.1f}")
+    return fig
+
+
+def _eigen_axes(ax, K: int, p: float) -> None:
+    lam = ring.eigenvalues(K, p)
+    theta = np.linspace(0, 2 * np.pi, 200)
+    ax.plot(np.cos(theta), np.sin(theta), color="0.7", linewidth=1)
+    ax.scatter(lam.real, lam.imag, color=PALETTE[1], zorder=3, s=18)
+    ax.set_aspect("equal")
+    ax.set_xlim(-1.15, 1.15)
+    ax.set_ylim(-1.15, 1.15)
+    ax.set_title(f"eigenvalues, K = {K}", fontsize=9)
+
+
+def mixing_figure(Ks=(5, 6), p: float = 0.7, R_max: int = 60):
+    """``max |Pi^R - limit|`` against ``R`` for each ``K`` (log scale), with the rate ``|lambda_2|^R``."""
+    fig, ax = new_figure(1, width=5.5, height=3.2)
+    R = np.arange(R_max + 1)
+    for i, K in enumerate(Ks):
+        dist = ring.mixing_distance(K, p, R_max)
+        moduli = np.sort(np.abs(ring.eigenvalues(K, p)))
+        second = moduli[moduli < 1 - 1e-12].max() if np.any(moduli < 1 - 1e-12) else 1.0
+        ax.semilogy(R, np.maximum(dist, 1e-300), color=PALETTE[i], label=f"K = {K} ({'odd' if K % 2 else 'even'})")
+        ax.semilogy(R, second**R, color=PALETTE[i], linestyle=":", label=f"|lambda_2|^R = {second:.3f}^R")
+    ax.set_xlabel("power R")
+    ax.set_ylabel("max |Pi^R - limit|")
+    ax.set_ylim(1e-16, 2)
+    ax.legend(fontsize=8)
+    return fig
+
+
+def ring_explorer(K: int = 6, p: float = 0.7):
+    """Widget callback: ``Pi``, its eigenvalues on the unit circle, and the mixing of ``Pi^R``."""
+    K = check_int("K", K, low=3, high=40)
+    p = check_probability("p", p)
+    fig, axes = new_figure(3, width=10.0, height=3.2)
+    heatmap(axes[0], ring.transition_matrix(K, p), title=f"Pi (K = {K}, p = {p:.2f})", colorbar=False,
+            annotate=K <= 8, fmt="{:.1f}")
+    _eigen_axes(axes[1], K, p)
+    R_max = 40
+    dist = ring.mixing_distance(K, p, R_max)
+    axes[2].semilogy(np.arange(R_max + 1), np.maximum(dist, 1e-17))
+    axes[2].set_ylim(1e-17, 2)
+    axes[2].set_xlabel("power R")
+    axes[2].set_title(f"max |Pi^R - limit|; Bayes acc {ring.bayes_accuracy(p):.2f}", fontsize=9)
+    return fig
+
+
+def ring_widget(K: int = 6, p: float = 0.7):
+    """Sliders for ``K`` and ``p`` that redraw :func:`ring_explorer`."""
+    import ipywidgets as widgets
+
+    K = check_int("K", K, low=3, high=40)
+    p = check_probability("p", p)
+    controls = {
+        "K": widgets.IntSlider(value=K, min=3, max=20, step=1, description="K"),
+        "p": widgets.FloatSlider(value=p, min=0.0, max=1.0, step=0.05, description="p"),
+    }
+    return slider_app(ring_explorer, controls)
+
+
+def value_heatmaps(matrices: dict, *, fmt: str = "{:.3f}"):
+    """Side-by-side heat-maps of named matrices (e.g. a measured ``V`` and its closed form)."""
+    fig, axes = new_figure(len(matrices), width=4.2 * len(matrices), height=3.6)
+    axes = np.atleast_1d(axes)
+    for ax, (name, M) in zip(axes, matrices.items()):
+        M = np.asarray(M, dtype=float)
+        heatmap(ax, M, title=name, annotate=M.shape[0] <= 8, fmt=fmt, xlabel="input node s", ylabel="output node y",
+                colorbar=False)
+    return fig
+
+
+def training_figure(hist, exp, *, step: int | None = None, zoom: int = 10, title: str | None = None):
+    """Figure 4 layout: (a) accuracies against steps, (b) ``V`` at ``step``, (c) attention averaged over the
+    test set at ``step``, (d) the last ``zoom`` positions of (c).
+
+    ``hist`` must carry the records of :func:`onelayer.walks.success.standard_records`.
+    """
+    step = int(hist.steps[-1]) if step is None else step
+    K = exp.model.config.K
+    fig, axes = new_figure(4, width=13.0, height=3.2)
+    plot_curves(axes[0], hist.steps, {"test accuracy": hist["test_accuracy"], "conditional accuracy": hist["conditional_accuracy"]},
+                xlabel="GD step", ylabel="accuracy")
+    axes[0].axhline(exp.bayes_accuracy, color="0.3", linestyle="--", linewidth=1)
+    axes[0].axhline(1.0 / K, color="0.6", linestyle=":", linewidth=1)
+    axes[0].set_ylim(0, 1.05)
+    axes[0].set_title("(a) accuracy (dashed: Bayes, dotted: 1/K)", fontsize=9)
+    V = hist.at("V", step)
+    heatmap(axes[1], V, title=f"(b) V at step {step}", annotate=K <= 8, fmt="{:.1f}", xlabel="input node", ylabel="output node")
+    profile = hist.at("attention_profile", step)
+    N = profile.shape[0]
+    pos = np.arange(1, N + 1)
+    axes[2].bar(pos, profile, width=1.0, color=PALETTE[0])
+    axes[2].set_xlabel("position j")
+    axes[2].set_ylabel("mean attention")
+    axes[2].set_title(f"(c) attention at step {step}", fontsize=9)
+    axes[2].set_ylim(0, 1.05)
+    axes[3].bar(pos[-zoom:], profile[-zoom:], color=PALETTE[0])
+    axes[3].set_xticks(pos[-zoom:], [f"N-{N - j}" if j < N else "N" for j in pos[-zoom:]], rotation=60, fontsize=7)
+    axes[3].set_title("(d) zoom on the last positions", fontsize=9)
+    axes[3].set_ylim(0, 1.05)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    return fig
+
+
+def log_odds_figure(results: dict):
+    """Step-2 ``min_j log(S_{N-1}/S_j)`` against ``N``; ``results`` maps a label to a
+    :func:`onelayer.walks.success.log_odds_vs_N` result."""
+    fig, axes = new_figure(2, width=9.0, height=3.2)
+    for i, (label, res) in enumerate(results.items()):
+        axes[0].plot(res["N"], res["median_min_log_odds"], marker="o", color=PALETTE[i], label=label)
+        axes[1].plot(res["N"], res["parent_attention"], marker="o", color=PALETTE[i], label=label)
+    axes[0].set_yscale("log")
+    _label(axes[0], "N", "median of min_j log(S_{N-1}/S_j)", "(a) parent log-odds after step 2", legend=8)
+    axes[1].set_ylim(0, 1.05)
+    _label(axes[1], "N", "mean attention on the parent", "(b) attention on x_{N-1} after step 2")
+    return fig
+
+
+def direction_figure(runs):
+    """For each :func:`onelayer.walks.success.direction_run` result: (a) direction distances of ``V``
+    (solid: to ``Pi^T``, dashed: to ``sqrt(Pi^T)``, dotted: to the training set's square-root target),
+    (b) clockwise / counter-clockwise ratio with ``p/(1-p)`` and ``sqrt(p/(1-p))``, (c) ``||V||_F / sqrt(2t)``."""
+    fig, axes = new_figure(3, width=12.0, height=3.4)
+    for i, res in enumerate(runs):
+        c = PALETTE[i]
+        t = res["steps"]
+        axes[0].loglog(t, res["d_Pi"], color=c, label=f"p = {res['p']:g}: to Pi^T")
+        axes[0].loglog(t, res["d_sqrt"], color=c, linestyle="--", label="to sqrt(Pi^T)")
+        axes[0].loglog(t, res["d_empirical"], color=c, linestyle=":", label="to sqrt(C^T) of the sample")
+        axes[1].semilogx(t, res["ratio"], color=c, label=f"p = {res['p']:g}")
+        p = res["p"]
+        axes[1].axhline(p / (1 - p), color=c, linestyle="-.", linewidth=0.8)
+        axes[1].axhline(np.sqrt(p / (1 - p)), color=c, linestyle="--", linewidth=0.8)
+        axes[2].semilogx(t, res["norm"] / np.sqrt(2 * t), color=c, label=f"p = {res['p']:g}")
+    t = runs[0]["steps"]
+    axes[0].loglog(t, 1.0 / np.sqrt(t), color="0.5", linewidth=0.8, label="t^(-1/2)")
+    axes[0].legend(fontsize=6, ncol=2)
+    _label(axes[0], "GD step t", "|| V/||V|| - T/||T|| ||_F", "(a) direction of V")
+    axes[1].set_yscale("log")
+    _label(axes[1], "GD step t", "mean V_{s+1,s} / mean V_{s-1,s}", "(b) ratio (dash-dot p/(1-p), dashed sqrt)", legend=7)
+    axes[2].axhline(1.0, color="0.5", linestyle="--", linewidth=0.8)
+    _label(axes[2], "GD step t", "||V||_F / sqrt(2 eta t)", "(c) norm growth", legend=7)
+    return fig
+
+
+def escape_figure(hists: dict, *, threshold: float = 1.0):
+    """(a) real-token logit spread (log scale) and (b) test accuracy against GD steps, one curve per run
+    (``hists`` maps labels to :func:`onelayer.walks.failure.escape_run` histories)."""
+    fig, axes = new_figure(2, width=10.0, height=3.4)
+    for i, (label, h) in enumerate(hists.items()):
+        spread = np.asarray(h["logit_spread"], dtype=float)
+        shown = np.where(spread > 0, spread, np.nan)
+        axes[0].semilogy(h.steps, shown, color=PALETTE[i % len(PALETTE)], marker=".", label=label)
+        axes[1].plot(h.steps, h["test_accuracy"], color=PALETTE[i % len(PALETTE)], label=label)
+    axes[0].axhline(threshold, color="0.5", linestyle="--", linewidth=0.8)
+    _label(axes[0], "GD step", "max_j z_j - min_j z_j (real tokens)", "(a) logit spread (missing = exactly 0)", legend=7)
+    axes[1].set_ylim(0, 1.05)
+    _label(axes[1], "GD step", "test accuracy", "(b) accuracy")
+    return fig
+
+
+def perturbation_figure(result: dict):
+    """Escape step against ``log10`` of the size of the initial perturbation of ``q``."""
+    fig, ax = new_figure(1, width=5.0, height=3.2)
+    x = np.log10(result["delta"])
+    ax.plot(x, result["escape_step"], marker="o")
+    slope, intercept = np.polyfit(x, result["escape_step"], 1)
+    ax.plot(x, slope * x + intercept, color="0.5", linestyle="--", linewidth=1, label=f"fit: {slope:.2f} steps per decade")
+    ax.set_xlabel("log10 of the perturbation size delta")
+    ax.set_ylabel("first step with logit spread > 1")
+    ax.legend(fontsize=8)
+    return fig

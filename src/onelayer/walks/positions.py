@@ -1,0 +1,71 @@
+"""Positional vectors ``P = [p_1, ..., p_N] in R^{M x N}``.
+
+The paper needs mutually orthogonal positional vectors (its Lemma E.5); the
+displayed formula did not survive, so the choice is an explicit option:
+
+``"sin"`` (default, our reconstruction)
+    ``[p_i]_k = sin(pi * i * k / M)``, ``k = 1..M``, ``i = 1..N`` (needs ``N < M``).
+    Mathematically orthogonal with ``||p_i||^2 = M / 2``; in floating point the
+    off-diagonal Gram entries are round-off (up to about ``1.5e-12`` for ``N = 97``,
+    ``M = 1000``).
+``"exact"``
+    ``p_i = sqrt(M / 2) e_i`` (needs ``N <= M``): exactly orthogonal in floating
+    point, with the same norms as ``"sin"``. Every property the proofs use holds
+    bit for bit.
+``"none"``
+    ``P = 0``: no positional information (a variation; the query is then zero).
+
+The norm convention ``||p_i||^2 = M / 2`` matters: attention-logit updates scale
+with ``||p_j||^2 ||p_N||^2``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ..validation import check_choice, check_int
+
+__all__ = ["POSITIONS", "positional_matrix", "gram"]
+
+#: Names accepted by the ``positions`` option.
+POSITIONS = ("sin", "exact", "none")
+
+
+def positional_matrix(N: int, M: int, kind: str = "sin", *, dtype: torch.dtype = torch.float64) -> torch.Tensor:
+    """The ``M x N`` positional matrix ``P`` of the given ``kind``.
+
+    Parameters
+    ----------
+    N:
+        Number of positions (``>= 2``; position ``N`` is the query slot).
+    M:
+        Dimension of each positional vector (``>= 1``; ``> N`` for ``"sin"``, ``>= N`` for ``"exact"``).
+    kind:
+        ``"sin"`` | ``"exact"`` | ``"none"`` (see the module docstring).
+    dtype:
+        Floating type of the result (the sines are computed in float64 first).
+    """
+    N = check_int("N", N, low=2)
+    M = check_int("M", M, low=1)
+    check_choice("positions", kind, POSITIONS)
+    if kind == "sin":
+        if M <= N:
+            raise ValueError(f"M must exceed N for sinusoidal positions (orthogonality needs N < M); got M={M}, N={N}")
+        i = torch.arange(1, N + 1, dtype=torch.float64)
+        k = torch.arange(1, M + 1, dtype=torch.float64)
+        P = torch.sin(math.pi * k[:, None] * i[None, :] / M)
+    elif kind == "exact":
+        if M < N:
+            raise ValueError(f"M must be at least N for exactly orthogonal positions; got M={M}, N={N}")
+        P = torch.zeros((M, N), dtype=torch.float64)
+        P[torch.arange(N), torch.arange(N)] = math.sqrt(M / 2.0)
+    else:
+        P = torch.zeros((M, N), dtype=torch.float64)
+    return P.to(dtype)
+
+
+def gram(P: torch.Tensor) -> torch.Tensor:
+    """``P^T P``: should be ``(M/2) I`` for ``"sin"`` and ``"exact"``."""
+    return P.T @ P
