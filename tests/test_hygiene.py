@@ -99,3 +99,19 @@ def test_api_page_lists_every_module():
     }
     listed = set(re.findall(r"automodule:: (onelayer[\w.]*)", (BOOK / "api.md").read_text()))
     assert modules - listed == set(), f"modules missing from book/api.md: {sorted(modules - listed)}"
+
+
+@pytest.mark.parametrize("path", notebooks(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_notebook_defines_the_book_macros_for_jupyterlab(path: Path):
+    import nbformat
+
+    from tools.notebook_macros import has_current_cell
+
+    assert has_current_cell(nbformat.read(path, as_version=4)), "run: python tools/notebook_macros.py " + str(path)
+
+
+@pytest.mark.parametrize("path", notebooks(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_dropdown_proofs(path: Path):
+    # sphinx-togglebutton cannot fold a prf:proof (it has no title bar) and then breaks the page's other dropdowns.
+    text = "".join("".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "markdown")
+    assert not re.search(r"\{prf:proof\}[^\n]*\n:class: dropdown", text)
