@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+import time
+
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -16,7 +18,7 @@ from . import attention
 from .plots import new_figure
 from .validation import check_float
 
-__all__ = ["selector_figure", "slider_app", "selector_widget"]
+__all__ = ["selector_figure", "slider_app", "selector_widget", "progress_app", "selection_slider", "merged_settings", "timed"]
 
 
 def selector_figure(z, lam: float):
@@ -91,3 +93,51 @@ def selector_widget(z, *, lam: float = 1.0, lam_max: float = 20.0):
     z = np.asarray(z, dtype=np.float64)
     slider = widgets.FloatSlider(value=lam, min=0.0, max=lam_max, step=0.25, description="lambda")
     return slider_app(lambda lam: selector_figure(z, lam), {"lam": slider})
+
+
+def timed(figure_fn, **settings):
+    """Call ``figure_fn(**settings)``, render the figure, and return ``(figure, seconds)`` (wall clock, both steps)."""
+    if not callable(figure_fn):
+        raise TypeError("figure_fn must be callable")
+    start = time.perf_counter()
+    fig = figure_fn(**settings)
+    fig.canvas.draw()
+    return fig, time.perf_counter() - start
+
+
+def selection_slider(options, value, description: str):
+    """A ``SelectionSlider`` over ``options`` (``value`` is added if missing) that redraws on release."""
+    import ipywidgets as widgets
+
+    if value not in options:
+        options = tuple(sorted({*options, value}))
+    return widgets.SelectionSlider(options=list(options), value=value, description=description, continuous_update=False)
+
+
+def merged_settings(defaults: dict, overrides: dict) -> dict:
+    """``defaults`` updated by ``overrides``; a ``ValueError`` names any override that is not a setting."""
+    unknown = set(overrides) - set(defaults)
+    if unknown:
+        raise ValueError(f"unknown settings {sorted(unknown)}; the lab's settings are {sorted(defaults)}")
+    return {**defaults, **overrides}
+
+
+def progress_app(figure_fn, controls: dict):
+    """:func:`onelayer.widgets.slider_app` around ``figure_fn(**values, progress=True)``.
+
+    The ``tqdm`` bar of a training run is captured in an output area placed
+    between the controls and the figure. The box gets a ``controls`` attribute.
+    """
+    import ipywidgets as widgets
+
+    bar = widgets.Output()
+
+    def callback(**values):
+        with bar:
+            bar.clear_output()
+            return figure_fn(**values, progress=True)
+
+    box = slider_app(callback, controls)
+    box.children = (*box.children[:-1], bar, box.children[-1])
+    box.controls = controls
+    return box

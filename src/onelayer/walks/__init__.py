@@ -29,6 +29,12 @@ Chapters:
 * :mod:`onelayer.walks.failure`: the Theorem 4.1 experiments and the escape
   from the symmetric state.
 * :mod:`onelayer.walks.figures`: figures and the ring widget.
+* :mod:`onelayer.walks.random_init`: Section 5.2, small Gaussian initialisation and its sweep.
+* :mod:`onelayer.walks.kl`: the KL metric of Figures 6, 7 and 10 (our convention).
+* :mod:`onelayer.walks.qa`: the two question-answering tasks of Section 6.
+* :mod:`onelayer.walks.variations`: residual, scaling, no positions, lag 2, non-circulant chains.
+* :mod:`onelayer.walks.lab`: the interactive lab.
+* :mod:`onelayer.walks.registry`: the figures reproducible with ``python -m onelayer``.
 """
 
 from . import data, failure, figures, losses, model, positions, prediction, reference, ring, success, theory

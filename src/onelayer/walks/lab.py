@@ -1,0 +1,251 @@
+"""The walks lab: retrain the ring-walk transformer for any setting and look at what it learned.
+
+:func:`lab_run` samples walks, builds the model of :mod:`onelayer.walks.model`
+and trains it by full-batch gradient descent, recording at every step the
+quantities of the paper's Figure 4 (:func:`onelayer.walks.success.standard_records`).
+:func:`lab_figure` draws the result with :func:`onelayer.walks.figures.training_figure`:
+test accuracy against the step, ``V`` as a heat-map and the attention profile
+over the positions. :func:`lab_widget` puts ipywidgets controls in front of
+:func:`lab_figure` (through :func:`onelayer.widgets.slider_app`, which caches
+every setting already drawn) and shows a progress bar while a setting trains.
+
+The default setting (:data:`DEFAULTS`) is chosen to retrain in about a second
+on one CPU core, figure included: ``K = 6``, ``N = 25`` (``= 4K + 1``),
+``M = ceil(N^{3/2}) = 125``, ``p = 0.7``, 400 training and 400 test walks,
+30 GD steps of size ``eta = 1`` from zero, the log-loss with ``epsilon = 0.1``
+averaged over the walks, sinusoidal positions. Everything else is the paper's
+model unchanged. ``M`` always follows ``N`` by :func:`M_for`, the scaling the
+theorems assume.
+
+Controls and their ranges (:data:`CONTROL_RANGES`): ``p`` in ``[0, 1]``,
+``K``, ``N``, step size ``lr``, initialisation scale ``sigma`` (``0`` is the
+paper's zero initialisation, ``sigma > 0`` a Gaussian ``N(0, sigma^2)`` for
+every entry of ``V`` and ``W``), the loss (``"log"``, ``"squared"``,
+``"cross_entropy"``), its reduction over the walks (``"mean"`` or ``"sum"``),
+the positional vectors (``"sin"`` or ``"exact"``) and the number of steps.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ..training import History
+from ..validation import check_choice, check_float, check_int, check_probability
+from ..widgets import merged_settings, progress_app, selection_slider, timed
+from . import figures, losses, model, success, theory
+
+__all__ = [
+    "DEFAULTS",
+    "CONTROL_RANGES",
+    "LR_CHOICES",
+    "SIGMA_CHOICES",
+    "M_for",
+    "LabResult",
+    "lab_run",
+    "compare",
+    "lab_title",
+    "lab_figure",
+    "lab_widget",
+    "timed",
+    "selection_slider",
+    "merged_settings",
+    "progress_app",
+]
+
+#: The default setting of the lab (about one second per retrain on one CPU core).
+DEFAULTS = {
+    "p": 0.7,
+    "K": 6,
+    "N": 25,
+    "lr": 1.0,
+    "sigma": 0.0,
+    "loss": "log",
+    "reduction": "mean",
+    "positions": "sin",
+    "steps": 30,
+}
+
+#: Allowed ranges of the integer controls: ``name -> (low, high)``.
+CONTROL_RANGES = {"K": (3, 20), "N": (5, 121), "steps": (1, 500), "n_train": (1, 20_000), "n_test": (1, 20_000)}
+
+#: Step sizes offered by the widget's slider.
+LR_CHOICES = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
+#: Initialisation scales offered by the widget (0 = zero initialisation, the paper's).
+SIGMA_CHOICES = (0.0, 0.001, 0.01, 0.1, 1.0)
+#: Positional vectors the lab offers (``"none"`` removes the only signal the attention can use).
+LAB_POSITIONS = ("sin", "exact")
+#: Records that are single numbers (NaN once the parameters are no longer finite).
+_SCALAR_RECORDS = ("test_accuracy", "conditional_accuracy", "parent_attention", "train_accuracy")
+
+
+def M_for(N: int) -> int:
+    """The positional dimension used for ``N``: ``max(ceil(N^{3/2}), N + 1)``."""
+    N = check_int("N", N, low=2)
+    return max(math.ceil(N**1.5), N + 1)
+
+
+@dataclass
+class LabResult:
+    """One trained setting: the experiment, its recorded history and the wall-clock time of the training."""
+
+    experiment: success.Experiment
+    history: History
+    seconds: float
+    settings: dict
+
+    @property
+    def first_nonfinite_step(self) -> float:
+        """First recorded step whose training loss is not finite (``nan`` if every loss is finite)."""
+        bad = np.flatnonzero(~np.isfinite(self.history["loss"]))
+        return float(self.history.steps[bad[0]]) if bad.size else float("nan")
+
+    def steps_to_optimal(self) -> float:
+        """First step from which every test prediction is Bayes-optimal (conditional accuracy ``max(p, 1-p)``); ``nan`` if never."""
+        gap = np.abs(self.history["conditional_accuracy"] - self.experiment.bayes_accuracy)
+        return theory.steps_to_optimal(gap < success.OPTIMAL_TOL)
+
+    def summary(self) -> dict[str, float]:
+        """Final test accuracy, the Bayes rule's accuracy on the same test walks, attention on the parent, loss,
+        first non-finite loss step and :meth:`steps_to_optimal`."""
+        h = self.history
+        return {
+            "test_accuracy": float(h.final("test_accuracy")),
+            "bayes_test_accuracy": float(self.experiment.bayes_test_accuracy),
+            "conditional_accuracy": float(h.final("conditional_accuracy")),
+            "parent_attention": float(h.final("parent_attention")),
+            "final_loss": float(h.final("loss")),
+            "first_nonfinite_step": self.first_nonfinite_step,
+            "steps_to_optimal": self.steps_to_optimal(),
+        }
+
+
+def compare(variations: Mapping[str, Mapping]) -> list[dict]:
+    """Run :func:`lab_run` for each named variation of the default setting; one row (``name`` + summary) per run."""
+    if not isinstance(variations, Mapping) or not variations:
+        raise TypeError("variations must be a non-empty mapping name -> settings")
+    return [{"name": name, **lab_run(**dict(kw)).summary()} for name, kw in variations.items()]
+
+
+def _finite(params: dict[str, torch.Tensor]) -> bool:
+    return all(bool(torch.isfinite(t).all()) for t in params.values())
+
+
+def _guarded(records: dict) -> dict:
+    """Scalar records return NaN instead of raising once a diverging run has non-finite parameters."""
+
+    def guard(fn):
+        return lambda prm: fn(prm) if _finite(prm) else float("nan")
+
+    return {name: guard(fn) if name in _SCALAR_RECORDS else fn for name, fn in records.items()}
+
+
+def _check_settings(p, K, N, lr, sigma, loss, reduction, positions, steps, n_train, n_test, seed) -> dict:
+    out = {"p": check_probability("p", p)}
+    for name, value in (("K", K), ("N", N), ("steps", steps), ("n_train", n_train), ("n_test", n_test)):
+        low, high = CONTROL_RANGES[name]
+        out[name] = check_int(name, value, low=low, high=high)
+    out["lr"] = check_float("lr", lr, low=0.0, low_open=True)
+    out["sigma"] = check_float("sigma", sigma, low=0.0)
+    out["loss"] = check_choice("loss", loss, losses.LOSSES)
+    out["reduction"] = check_choice("reduction", reduction, model.REDUCTIONS)
+    out["positions"] = check_choice("positions", positions, LAB_POSITIONS)
+    out["seed"] = check_int("seed", seed, low=0)
+    return out
+
+
+def lab_run(p: float = 0.7, K: int = 6, N: int = 25, lr: float = 1.0, sigma: float = 0.0, loss: str = "log",
+            reduction: str = "mean", positions: str = "sin", steps: int = 30, *, n_train: int = 400,
+            n_test: int = 400, seed: int = 0, progress: bool = False) -> LabResult:
+    """Sample walks, train from the chosen initialisation and record Figure 4's quantities at every step.
+
+    Parameters
+    ----------
+    p:
+        Probability of a clockwise step, in ``[0, 1]`` (``0`` and ``1`` are the deterministic walks of Theorem 4.1).
+    K, N:
+        Ring size in ``[3, 20]`` and sequence length in ``[5, 121]``; ``M = M_for(N)``.
+    lr:
+        Constant GD step size ``eta > 0``.
+    sigma:
+        ``0`` for the zero initialisation (the paper's), otherwise the standard
+        deviation of a Gaussian initialisation of ``V`` and ``W`` (seeded by ``seed``).
+    loss, reduction, positions:
+        Options of :class:`onelayer.walks.model.ModelConfig` (positions ``"sin"`` or ``"exact"``).
+    steps:
+        Number of GD steps, in ``[1, 500]``.
+    n_train, n_test:
+        Numbers of sampled training and test walks (training seed ``seed``, test seed ``seed + 1000``).
+    progress:
+        Show a ``tqdm`` progress bar while training.
+    """
+    s = _check_settings(p, K, N, lr, sigma, loss, reduction, positions, steps, n_train, n_test, seed)
+    exp = success.setup_experiment(s["p"], K=s["K"], N=s["N"], M=M_for(s["N"]), n_train=s["n_train"],
+                                   n_test=s["n_test"], seed=s["seed"], loss=s["loss"], reduction=s["reduction"],
+                                   positions=s["positions"])
+    start = time.perf_counter()
+    init = "zero" if s["sigma"] == 0 else "gaussian"
+    params = exp.model.init(init, sigma=s["sigma"], seed=s["seed"])
+    hist = exp.model.train(params, exp.train, steps=s["steps"], lr=s["lr"], record=_guarded(success.standard_records(exp)),
+                           progress=progress, desc="walks lab")
+    return LabResult(exp, hist, time.perf_counter() - start, s)
+
+
+def lab_title(result: LabResult) -> str:
+    """Two lines describing the setting and what the run reached (used as the figure's title)."""
+    s, c, r = result.settings, result.experiment.model.config, result.summary()
+    init = "zero init" if s["sigma"] == 0 else f"Gaussian init sigma={s['sigma']:g}"
+    line1 = (f"p={s['p']:g}, K={c.K}, N={c.N}, M={c.M}, eta={s['lr']:g}, {init}, "
+             f"{c.loss} loss ({c.reduction}), {c.positions} positions, {s['steps']} steps")
+    line2 = (f"test accuracy {r['test_accuracy']:.3f} (Bayes rule on these walks {r['bayes_test_accuracy']:.3f}), "
+             f"attention on the parent {r['parent_attention']:.3f}")
+    if np.isfinite(r["first_nonfinite_step"]):
+        line2 += f"; loss not finite from step {r['first_nonfinite_step']:.0f}"
+    return line1 + "\n" + line2
+
+
+def lab_figure(p: float = 0.7, K: int = 6, N: int = 25, lr: float = 1.0, sigma: float = 0.0, loss: str = "log",
+               reduction: str = "mean", positions: str = "sin", steps: int = 30, *, n_train: int = 400,
+               n_test: int = 400, seed: int = 0, progress: bool = False):
+    """Widget callback: train with :func:`lab_run` and draw accuracy, ``V`` and the attention profile.
+
+    The panels are those of :func:`onelayer.walks.figures.training_figure` at the
+    last step; the title states the setting and the final numbers.
+    """
+    result = lab_run(p, K, N, lr, sigma, loss, reduction, positions, steps, n_train=n_train, n_test=n_test,
+                     seed=seed, progress=progress)
+    return figures.training_figure(result.history, result.experiment, title=lab_title(result))
+
+
+def lab_widget(**defaults):
+    """Controls for every setting of :func:`lab_figure`, a progress bar, and the figure.
+
+    Keyword arguments override :data:`DEFAULTS` (they are validated). Sliders
+    redraw when released; every setting drawn once is cached, so going back is
+    instant. The returned box has ``redraw`` and ``cache`` (from
+    :func:`onelayer.widgets.slider_app`) and ``controls`` (name -> widget).
+    """
+    import ipywidgets as widgets
+
+    d = merged_settings(DEFAULTS, defaults)
+    d.update({k: v for k, v in _check_settings(**d, n_train=1, n_test=1, seed=0).items() if k in DEFAULTS})
+    (k_lo, k_hi), (n_lo, n_hi), (t_lo, t_hi) = (CONTROL_RANGES[k] for k in ("K", "N", "steps"))
+    controls = {
+        "p": widgets.FloatSlider(value=d["p"], min=0.0, max=1.0, step=0.05, description="p", continuous_update=False),
+        "K": widgets.IntSlider(value=d["K"], min=k_lo, max=k_hi, description="K", continuous_update=False),
+        "N": widgets.IntSlider(value=d["N"], min=n_lo, max=n_hi, description="N", continuous_update=False),
+        "lr": selection_slider(LR_CHOICES, d["lr"], "step size"),
+        "sigma": selection_slider(SIGMA_CHOICES, d["sigma"], "init sigma"),
+        "loss": widgets.Dropdown(options=list(losses.LOSSES), value=d["loss"], description="loss"),
+        "reduction": widgets.Dropdown(options=list(model.REDUCTIONS), value=d["reduction"], description="reduction"),
+        "positions": widgets.Dropdown(options=list(LAB_POSITIONS), value=d["positions"], description="positions"),
+        "steps": widgets.IntSlider(value=d["steps"], min=t_lo, max=t_hi, description="GD steps", continuous_update=False),
+    }
+    for w in controls.values():
+        w.style = {"description_width": "initial"}
+    return progress_app(lab_figure, controls)

@@ -1,0 +1,278 @@
+"""Section 6 of the walks paper: two question-answering tasks over a 19-word vocabulary.
+
+The deterministic-walk failure (Theorem 4.1) comes from the token average: at
+zero or small initialisation the attention is (nearly) uniform, so the first
+gradient steps see only ``(1/(N-1)) sum_i x_i``. If that average is the same
+for inputs that need different answers, gradient descent has nothing to start
+from. The paper tests the prediction on two toy tasks:
+
+Task 1 (majority fruit, learnable)
+    ``Based on the list f1 f2 f3 f4 f5 which type of fruit appears most
+    frequently`` with every ``f_i`` in {apple, orange}; all 32 lists are
+    equally likely and the answer is the more frequent fruit. 16 words, so
+    ``N = 17`` with the query slot. The token average (the share of "apple")
+    already decides the answer.
+Task 2 (stated preference, hard)
+    ``Based on the sentence I prefer an X to an Y which type of fruit do I
+    prefer`` with ``(X, Y)`` = (apple, orange) or (orange, apple), equally
+    likely; the answer is ``X``. 18 words, ``N = 19``. Both sentences are the
+    same bag of words: their token averages coincide exactly.
+
+Tokens are one-hot over :data:`VOCABULARY` (in the paper's order, so "apple"
+is index 0 and wins ties under the smallest-index rule); the model's output has
+one score per word (``K = 19``). Inputs are built as the paper's ``X`` (one-hot
+columns, zero query slot) and passed through the generic entry point
+:meth:`onelayer.walks.data.TokenData.from_one_hot`.
+
+Training follows Section 6 and Appendix F.2: Gaussian initialisation with
+``sigma = 0.01``, plain GD with ``eta = 0.1``, ``epsilon = 0.1``, 1000 training
+and 1000 test inputs drawn uniformly from the task (1024 each for the ReLU
+variant ``hidden=19``). Two details are not restated there and are options:
+``M = 1000`` and unit-normalised attention inputs ``normalize="keys_and_query"``
+(as in Section 5.2).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ..plots import new_figure
+from ..seeding import generator
+from ..training import History
+from ..validation import check_choice, check_float, check_int
+from ..widgets import slider_app
+from . import kl
+from .data import TokenData
+from .model import WalkTransformer
+
+__all__ = [
+    "VOCABULARY",
+    "TASKS",
+    "word_index",
+    "encode",
+    "task_sentences",
+    "task_population",
+    "task_data",
+    "QAExperiment",
+    "setup_task",
+    "qa_records",
+    "run",
+    "token_averages",
+    "average_gap",
+    "output_gap",
+    "fruit_attention",
+    "figure_curves",
+    "explorer",
+    "explorer_widget",
+]
+
+#: The 19 words, in the paper's order (index = one-hot coordinate = output score).
+VOCABULARY = ("apple", "orange", "Based", "on", "the", "which", "type", "of", "fruit", "list", "appears", "most",
+              "frequently", "sentence", "I", "prefer", "an", "to", "do")
+#: Task numbers.
+TASKS = (1, 2)
+
+_FRUITS = ("apple", "orange")
+_T1_HEAD = ("Based", "on", "the", "list")
+_T1_TAIL = ("which", "type", "of", "fruit", "appears", "most", "frequently")
+_T2_HEAD = ("Based", "on", "the", "sentence", "I", "prefer", "an")
+_T2_TAIL = ("which", "type", "of", "fruit", "do", "I", "prefer")
+
+
+def _check_task(task) -> int:
+    return check_choice("task", task, TASKS)
+
+
+def word_index(word: str) -> int:
+    """Position of ``word`` in :data:`VOCABULARY`."""
+    if word not in VOCABULARY:
+        raise ValueError(f"word must be one of the 19 vocabulary words {VOCABULARY}; got {word!r}")
+    return VOCABULARY.index(word)
+
+
+def encode(words) -> torch.Tensor:
+    """The paper's ``X`` for one sentence: ``(19, len(words) + 1)`` float64, one-hot columns and a zero query slot."""
+    words = list(words)
+    if not words:
+        raise ValueError("words must contain at least one word")
+    X = torch.zeros((len(VOCABULARY), len(words) + 1), dtype=torch.float64)
+    for j, w in enumerate(words):
+        X[word_index(w), j] = 1.0
+    return X
+
+
+def task_sentences(task: int) -> list[tuple[tuple[str, ...], str]]:
+    """Every input of the task with its answer: 32 lists (Task 1) or 2 sentences (Task 2), equally likely."""
+    task = _check_task(task)
+    if task == 1:
+        out = []
+        for fruits in itertools.product(_FRUITS, repeat=5):
+            answer = "apple" if fruits.count("apple") >= 3 else "orange"
+            out.append((_T1_HEAD + fruits + _T1_TAIL, answer))
+        return out
+    return [(_T2_HEAD + (a, "to", "an", b) + _T2_TAIL, a) for a, b in (("apple", "orange"), ("orange", "apple"))]
+
+
+def task_population(task: int) -> TokenData:
+    """The exact task: every input once, with equal weights (expectations are exact averages)."""
+    sentences = task_sentences(task)
+    X = torch.stack([encode(words) for words, _ in sentences])
+    y = [word_index(a) for _, a in sentences]
+    return TokenData.from_one_hot(X, y)
+
+
+def task_data(task: int, n: int, *, seed: int = 0) -> TokenData:
+    """``n`` inputs drawn uniformly (with replacement) from the task, uniform weights ``1/n``."""
+    n = check_int("n", n, low=1, high=10_000_000)
+    pop = task_population(task)
+    idx = torch.randint(0, pop.B, (n,), generator=generator(seed))
+    return TokenData(pop.tokens[idx], pop.labels[idx], torch.full((n,), 1.0 / n, dtype=torch.float64), pop.K)
+
+
+@dataclass
+class QAExperiment:
+    """A model with its training and test sets for one task."""
+
+    model: WalkTransformer
+    train: TokenData
+    test: TokenData
+    task: int
+
+
+def setup_task(task: int, *, hidden: int | None = None, n_train: int | None = None, n_test: int | None = None,
+               M: int = 1000, normalize: str = "keys_and_query", seed: int = 0, **options) -> QAExperiment:
+    """The Section 6 setting (``hidden=None``) or the Appendix F.2 ReLU variant (``hidden=19``).
+
+    ``n_train`` / ``n_test`` default to 1000 (1024 with a hidden layer, as in
+    Appendix F.2). The training set uses ``seed``, the test set ``seed + 1000``.
+    ``options`` go to :class:`onelayer.walks.model.ModelConfig`.
+    """
+    task = _check_task(task)
+    default = 1000 if hidden is None else 1024
+    n_train = default if n_train is None else n_train
+    n_test = default if n_test is None else n_test
+    seed = check_int("seed", seed, low=0)
+    pop = task_population(task)
+    model = WalkTransformer(K=pop.K, N=pop.N, M=M, normalize=normalize, hidden=hidden, **options)
+    return QAExperiment(model, task_data(task, n_train, seed=seed), task_data(task, n_test, seed=seed + 1000), task)
+
+
+def _fruit_mask(data: TokenData) -> torch.Tensor:
+    return (data.tokens == word_index("apple")) | (data.tokens == word_index("orange"))
+
+
+def fruit_attention(model: WalkTransformer, params, data: TokenData) -> float:
+    """Mean attention mass on the positions holding "apple" or "orange" (uniform attention gives ``#fruits / N``)."""
+    S = model.attention(params, data)[:, :-1]
+    return float((S * _fruit_mask(data)).sum(dim=1).mul(data.weights).sum())
+
+
+def output_gap(model: WalkTransformer, params, task: int = 2) -> float:
+    """Largest ``|f(X) - f(X')|`` over pairs of task inputs with *different* answers (exact population).
+
+    For Task 2 it is 0 exactly when the model cannot tell the two sentences apart.
+    """
+    pop = task_population(task)
+    f = model.forward(params, pop)
+    diff = (f[:, None, :] - f[None, :, :]).abs().amax(dim=2)
+    different = pop.labels[:, None] != pop.labels[None, :]
+    return float(diff[different].max())
+
+
+def qa_records(exp: QAExperiment, *, kl_method: str = "clip") -> dict:
+    """Record functions: test and training accuracy, mean KL on the test set, attention on the fruits, Task-2 output gap."""
+    m, test, train = exp.model, exp.test, exp.train
+    truth = kl.label_truth(test)
+    records = {
+        "test_accuracy": lambda prm: m.accuracy(prm, test),
+        "train_accuracy": lambda prm: m.accuracy(prm, train),
+        "kl": lambda prm: kl.mean_kl(truth, m.forward(prm, test), test.weights, method=kl_method),
+        "fruit_attention": lambda prm: fruit_attention(m, prm, test),
+    }
+    if exp.task == 2:
+        records["output_gap"] = lambda prm: output_gap(m, prm, 2)
+    return records
+
+
+def run(exp: QAExperiment, *, steps: int = 100, lr=0.1, init: str = "gaussian", sigma: float = 0.01, seed: int = 0,
+        record_every: int = 1, kl_method: str = "clip") -> History:
+    """Full-batch GD on ``exp.train`` from ``init`` (Gaussian ``sigma`` by default), recording :func:`qa_records`."""
+    params = exp.model.init(init, sigma=sigma, seed=seed)
+    return exp.model.train(params, exp.train, steps=steps, lr=lr, record=qa_records(exp, kl_method=kl_method),
+                           record_every=record_every)
+
+
+def token_averages(task: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(averages, labels)``: the token average ``(1/(N-1)) sum_i x_i`` of every task input (``(B, 19)``)."""
+    pop = task_population(task)
+    return pop.token_average().numpy(), pop.labels.numpy()
+
+
+def average_gap(task: int) -> float:
+    """Smallest ``max_k |avg(X)_k - avg(X')_k|`` over pairs of inputs with different answers.
+
+    Positive: every pair with different answers is told apart by the token
+    average. 0: some such pair has the same token average (Task 2).
+    """
+    avg, y = token_averages(task)
+    gaps = np.abs(avg[:, None, :] - avg[None, :, :]).max(axis=2)
+    return float(gaps[y[:, None] != y[None, :]].min())
+
+
+# -- figures --------------------------------------------------------------------------------------------------------
+
+def figure_curves(histories: dict, *, title: str | None = None):
+    """Test accuracy (top) and mean KL (bottom) against the GD step, one column per named history (Figures 7, 10)."""
+    if not histories:
+        raise ValueError("histories must name at least one History")
+    n = len(histories)
+    fig, axes = new_figure(n, 2, width=min(3.4 * n, 10.0), height=5.0)
+    axes = np.asarray(axes).reshape(2, n)
+    for j, (name, hist) in enumerate(histories.items()):
+        axes[0, j].plot(hist.steps, hist["test_accuracy"])
+        axes[0, j].set_ylim(-0.02, 1.02)
+        axes[0, j].set_title(name, fontsize=9)
+        axes[0, j].set_ylabel("test accuracy")
+        axes[1, j].plot(hist.steps, hist["kl"], color="C1")
+        axes[1, j].set_ylabel("KL(true || normalised output)")
+        axes[1, j].set_xlabel("GD step")
+    if title:
+        fig.suptitle(title, fontsize=10)
+    return fig
+
+
+def explorer(sigma: float = 0.01, lr: float = 0.1, normalize: str = "keys_and_query", steps: int = 100):
+    """Widget callback: test accuracy of both tasks for one initial scale, step size and normalisation."""
+    sigma = check_float("sigma", sigma, low=0.0)
+    lr = check_float("lr", lr, low=0.0, low_open=True)
+    steps = check_int("steps", steps, low=1, high=5000)
+    fig, ax = new_figure(1, width=6.0, height=3.2)
+    for task in TASKS:
+        exp = setup_task(task, normalize=normalize)
+        hist = exp.model.train(exp.model.init("gaussian" if sigma > 0 else "zero", sigma=sigma), exp.train, steps=steps,
+                               lr=lr, record={"acc": lambda prm, e=exp: e.model.accuracy(prm, e.test)},
+                               record_every=max(1, steps // 50))
+        ax.plot(hist.steps, hist["acc"], label=f"Task {task}")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("GD step")
+    ax.set_ylabel("test accuracy")
+    ax.set_title(f"sigma = {sigma:g}, eta = {lr:g}, normalize = {normalize}", fontsize=9)
+    ax.legend()
+    return fig
+
+
+def explorer_widget():
+    """Sliders for ``sigma`` and ``eta``, a menu for the normalisation, redrawing :func:`explorer`."""
+    import ipywidgets as widgets
+
+    controls = {
+        "sigma": widgets.SelectionSlider(options=[0.0, 0.001, 0.01, 0.1, 1.0], value=0.01, description="sigma"),
+        "lr": widgets.SelectionSlider(options=[0.01, 0.1, 1.0, 10.0], value=0.1, description="eta"),
+        "normalize": widgets.Dropdown(options=["keys_and_query", "keys", "none"], value="keys_and_query",
+                                      description="normalize"),
+    }
+    return slider_app(explorer, controls)

@@ -1,0 +1,182 @@
+"""Section 6 of the walks paper (book/walks/qa.ipynb): the question-answering tasks, and the KL convention."""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+import torch
+
+from onelayer.walks import kl, qa
+from onelayer.walks.data import TokenData
+
+
+@pytest.fixture(scope="module")
+def fig7():
+    """The paper's Figure 7 setting, 30 steps for both tasks (the chapter runs 100)."""
+    return {t: qa.run(qa.setup_task(t), steps=30) for t in qa.TASKS}
+
+
+# -- building the tasks ------------------------------------------------------------------------------------------------
+
+def test_vocabulary_order_and_encoding():
+    assert len(qa.VOCABULARY) == 19 and len(set(qa.VOCABULARY)) == 19
+    assert qa.word_index("apple") == 0 and qa.word_index("orange") == 1 and qa.word_index("do") == 18
+    X = qa.encode(["I", "prefer", "an", "apple"])
+    assert X.shape == (19, 5) and X.dtype == torch.float64
+    assert torch.equal(X[:, :-1].sum(dim=0), torch.ones(4)) and float(X[:, -1].abs().sum()) == 0.0
+    assert X[qa.word_index("prefer"), 1] == 1.0
+
+
+def test_task_populations():
+    t1, t2 = qa.task_population(1), qa.task_population(2)
+    assert (t1.B, t1.N, t1.K) == (32, 17, 19) and (t2.B, t2.N, t2.K) == (2, 19, 19)
+    apples = (t1.tokens == 0).sum(dim=1)
+    assert torch.equal(t1.labels, torch.where(apples >= 3, 0, 1))
+    assert int((t1.labels == 0).sum()) == 16
+    assert t2.labels.tolist() == [0, 1]
+    # Task 2: the two questions are the same multiset of words, in different positions 8 and 11 (1-based)
+    diff = torch.nonzero(t2.tokens[0] != t2.tokens[1]).flatten().tolist()
+    assert diff == [7, 10]
+
+
+def test_task_data_sampling_is_seeded_and_uniform():
+    a, b = qa.task_data(1, 500, seed=3), qa.task_data(1, 500, seed=3)
+    assert torch.equal(a.tokens, b.tokens) and a.B == 500
+    assert abs(float((a.labels == 0).double().mean()) - 0.5) < 0.1
+    assert float(a.weights.sum()) == pytest.approx(1.0)
+
+
+def test_token_average_gaps():
+    assert qa.average_gap(2) == 0.0  # identical token averages, exactly
+    assert qa.average_gap(1) == pytest.approx(1 / 16)
+
+
+def test_qa_validation_errors():
+    with pytest.raises(ValueError, match="word"):
+        qa.encode(["banana"])
+    with pytest.raises(ValueError, match="words"):
+        qa.encode([])
+    with pytest.raises(ValueError, match="task"):
+        qa.task_population(3)
+    with pytest.raises(ValueError, match="n must"):
+        qa.task_data(1, 0)
+    with pytest.raises(ValueError, match="normalize"):
+        qa.setup_task(1, normalize="query")
+    with pytest.raises(ValueError, match="sigma"):
+        qa.explorer(sigma=-1.0, steps=2)
+    with pytest.raises(ValueError, match="histories"):
+        qa.figure_curves({})
+
+
+# -- the claims of the chapter ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("normalize", ["keys_and_query", "none"])
+def test_lemma_task2_symmetry_from_zero(normalize):
+    """From zero the two Task-2 questions get bit-identical outputs at every step (our lemma)."""
+    exp = qa.setup_task(2, normalize=normalize)
+    hist = qa.run(exp, steps=40, init="zero")
+    assert np.all(hist["output_gap"] == 0.0)
+    shares = [float((exp.test.labels == y).double().mean()) for y in (0, 1)]
+    assert min(abs(hist.final("test_accuracy") - s) for s in shares) < 1e-12
+
+
+def test_figure7_task1_learned_task2_not(fig7):
+    h1, h2 = fig7[1], fig7[2]
+    assert h1.at("test_accuracy", 5) == pytest.approx(1.0)
+    assert h1.final("train_accuracy") == pytest.approx(1.0)
+    # Task 2: the output gap is tiny and shrinking, the accuracy is the share of one answer
+    assert h2["output_gap"][0] < 1e-4 and h2["output_gap"][-1] < h2["output_gap"][0]
+    test = qa.setup_task(2).test
+    shares = [float((test.labels == y).double().mean()) for y in (0, 1)]
+    assert min(abs(h2.final("test_accuracy") - s) for s in shares) < 1e-12
+    # KL convention: one-hot truth, so the mean KL is -log P_hat_y; Task 1's falls but stays well above 0
+    assert h1["kl"][-1] < h1["kl"][0] and 0.3 < h1["kl"][-1] < 1.0
+    assert h2.final("kl") == pytest.approx(math.log(2), abs=0.1)
+
+
+def test_task1_attention_stays_spread(fig7):
+    """Task 1 is solved by V reading the average: attention on the five fruits stays near 5/17."""
+    fa = fig7[1]["fruit_attention"]
+    assert abs(fa[0] - 5 / 17) < 0.02 and fa[-1] < 0.5
+
+
+def test_task1_needs_query_normalisation():
+    hist = qa.run(qa.setup_task(1, normalize="keys"), steps=30, record_every=30)
+    assert hist.final("test_accuracy") < 0.6
+    assert hist.final("fruit_attention") < 0.05
+
+
+def test_relu_variant_zero_is_a_fixed_point_and_task1_not_learned():
+    frozen = qa.run(qa.setup_task(1, hidden=19), steps=3, init="zero", record_every=3)
+    assert all(float(v.abs().max()) == 0.0 for v in frozen.params.values())
+    h1 = qa.run(qa.setup_task(1, hidden=19), steps=60, record_every=20)
+    h2 = qa.run(qa.setup_task(2, hidden=19), steps=60, record_every=20)
+    assert h1.final("test_accuracy") < 0.6  # our reading of Appendix F.2 does not learn Task 1 (paper: ~100 %)
+    assert h2.final("test_accuracy") < 0.6
+
+
+def test_explorer_and_widget():
+    fig = qa.explorer(sigma=0.0, lr=0.1, steps=3)
+    assert len(fig.axes) == 1 and len(fig.axes[0].lines) == 2
+    plt.close(fig)
+    pytest.importorskip("ipywidgets")
+    box = qa.explorer_widget()
+    assert len(box.cache) == 1
+    plt.close("all")
+
+
+# -- the KL convention (onelayer.walks.kl) ------------------------------------------------------------------------------
+
+def test_normalize_scores():
+    f = torch.tensor([[2.0, 1.0, 1.0, -0.5], [0.0, 0.0, 0.0, 0.0]])
+    P = kl.normalize_scores(f)
+    assert torch.allclose(P.sum(dim=1), torch.ones(2, dtype=torch.float64))
+    assert P[0, 0] == pytest.approx((2 + 1e-6) / (4 + 4e-6)) and P[0, 3] == pytest.approx(1e-6 / (4 + 4e-6))
+    assert torch.allclose(P[1], torch.full((4,), 0.25, dtype=torch.float64))
+    S = kl.normalize_scores(f, method="softmax")
+    assert torch.allclose(S, torch.softmax(f.double(), dim=1))
+
+
+def test_kl_values():
+    truth = torch.tensor([[0.5, 0.5, 0.0], [0.0, 0.0, 1.0]], dtype=torch.float64)
+    f = torch.tensor([[3.0, 3.0, 0.0], [1.0, 1.0, 2.0]], dtype=torch.float64)
+    d = kl.kl_divergence(truth, f)
+    P_hat = kl.normalize_scores(f)
+    assert d[0] == pytest.approx(float(0.5 * math.log(0.5 / P_hat[0, 0]) * 2), abs=1e-12)
+    assert d[1] == pytest.approx(-math.log(P_hat[1, 2]), abs=1e-12)
+    assert kl.mean_kl(truth, f) == pytest.approx(float(d.mean()))
+    assert kl.mean_kl(truth, f, torch.tensor([1.0, 0.0], dtype=torch.float64)) == pytest.approx(float(d[0]))
+    # exact scores give KL ~ 0 (only the floor remains)
+    assert float(kl.kl_divergence(truth, 10 * truth).max()) < 1e-6
+
+
+def test_truths():
+    pop = qa.task_population(1)
+    L = kl.label_truth(pop)
+    assert torch.equal(L.argmax(dim=1), pop.labels) and torch.allclose(L.sum(dim=1), torch.ones(pop.B, dtype=torch.float64))
+    walks = TokenData.from_states(torch.tensor([[0, 1, 2], [3, 2, 1]]), 4)
+    Pi = np.full((4, 4), 0.25)
+    assert torch.allclose(kl.walk_truth(walks, Pi), torch.full((2, 4), 0.25, dtype=torch.float64))
+
+
+def test_kl_validation_errors():
+    f = torch.zeros((2, 3))
+    with pytest.raises(ValueError, match="method"):
+        kl.normalize_scores(f, method="abs")
+    with pytest.raises(ValueError, match="floor"):
+        kl.normalize_scores(f, floor=0.0)
+    with pytest.raises(TypeError, match="f must"):
+        kl.normalize_scores(torch.zeros(3))
+    with pytest.raises(ValueError, match="P_true"):
+        kl.kl_divergence(torch.ones((2, 2)) / 2, f)
+    with pytest.raises(ValueError, match="probability"):
+        kl.kl_divergence(torch.ones((2, 3)), f)
+    with pytest.raises(ValueError, match="weights"):
+        kl.mean_kl(torch.ones((2, 3)) / 3, f, torch.ones(3) / 3)
+    with pytest.raises(ValueError, match="Pi"):
+        kl.walk_truth(qa.task_population(2), np.eye(3))
+    with pytest.raises(TypeError, match="data"):
+        kl.label_truth("not data")

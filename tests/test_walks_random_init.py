@@ -1,0 +1,167 @@
+"""Section 5.2 of the walks paper (book/walks/random_init.ipynb): random initialisation and the stored sweep."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+import torch
+
+from onelayer.walks import WalkTransformer, random_init as ri, walk_population
+
+ROOT = Path(__file__).resolve().parents[1]
+STORED = ROOT / "book" / "walks" / "data" / "random_init_sweep.json"
+
+
+@pytest.fixture(scope="module")
+def sweep():
+    return ri.load(STORED)
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory):
+    out = tmp_path_factory.mktemp("ri") / "quick.json"
+    assert ri.main(["--out", str(out), "--quick"]) == 0
+    return ri.load(out)
+
+
+# -- the stored sweep ---------------------------------------------------------------------------------------------------
+
+def test_stored_sweep_is_complete(sweep):
+    meta = sweep["meta"]
+    for key in ("K", "N", "M", "sigma", "epsilon", "n_train", "n_test", "steps"):
+        assert meta[key] == ri.PAPER[key], key
+    assert [tuple(r) for r in meta["readings"]] == list(ri.READINGS)
+    expected = len(meta["normalizations"]) * len(meta["readings"]) * len(meta["ps"]) * len(meta["seeds"])
+    assert len(sweep["runs"]) == expected == 108
+    for r in sweep["runs"]:
+        assert r["steps"][0] == 0 and r["steps"][-1] == 1000
+        assert set(r["curves"]) == set(ri.RECORD_KEYS)
+        assert sorted(r["table"], key=int) == [str(s) for s in ri.TABLE_STEPS]
+
+
+@pytest.mark.parametrize("settings", [
+    dict(p=1.0, normalize="keys_and_query", reduction="mean", lr=0.01, seed=0),
+    dict(p=1.0, normalize="keys", reduction="mean", lr=0.01, seed=1),
+    dict(p=0.5, normalize="keys_and_query", reduction="sum", lr=0.1, seed=2),
+])
+def test_stored_runs_are_reproducible(sweep, settings):
+    """Recompute the first 100 steps of a stored run and compare every recorded number."""
+    live = ri.run_config(ri.RunConfig(**settings), steps=100, table_steps=(100,), snapshot_steps=(100,))
+    stored = ri.find_run(sweep, **settings)
+    n = len(live["steps"])
+    assert live["steps"] == stored["steps"][:n]
+    for k in ri.RECORD_KEYS:
+        np.testing.assert_allclose(live["curves"][k], stored["curves"][k][:n], rtol=1e-7, atol=1e-9, err_msg=k)
+    np.testing.assert_allclose(live["V"]["100"], stored["V"]["100"], rtol=1e-7, atol=1e-9)
+    for part in ("example", "variance"):
+        np.testing.assert_allclose(live["table"]["100"][part], stored["table"]["100"][part], rtol=1e-6, atol=1e-12)
+
+
+def test_no_reading_reproduces_the_papers_ordering(sweep):
+    rows = ri.ordering_table(sweep)
+    assert len(rows) == 54
+    assert sum(r["paper_pattern"] for r in rows) == 0
+    first = [r["first"] for r in rows]
+    assert first.count("p=1") > 5 * first.count("p=0.5")
+    literal = [r for r in rows if (r["normalize"], r["reduction"], r["lr"]) == ("keys_and_query", "mean", 0.01)]
+    assert [r["first"] for r in literal] == ["neither"] * 3
+    assert all(abs(r["final_one"] - 1 / 6) < 0.05 for r in literal)
+
+
+def test_closest_reading_to_the_authors_table(sweep):
+    dist = {}
+    for r in sweep["runs"]:
+        c = r["config"]
+        if c["p"] == 1.0:
+            dist.setdefault((c["normalize"], c["reduction"], c["lr"]), []).append(ri.table_distance(r))
+    best = min(dist, key=lambda k: np.mean(dist[k]))
+    assert best == ("keys_and_query", "mean", 1.0)
+    assert np.mean(dist[best]) < 1.0 < np.mean(dist[("keys_and_query", "mean", 0.01)])
+    run = ri.find_run(sweep, p=1.0, normalize=best[0], reduction=best[1], lr=best[2], seed=0)
+    var = [np.mean(run["table"][str(s)]["variance"]) for s in ri.TABLE_STEPS]
+    assert all(b > a for a, b in zip(var, var[1:]))  # the perturbation grows, as in the authors' table
+    assert run["curves"]["optimal_fraction"][-1] < 0.5  # p = 1 not learned within 1000 steps
+
+
+# -- the pieces ----------------------------------------------------------------------------------------------------------
+
+def test_sum_is_mean_with_a_larger_step():
+    a = ri.run_config(ri.RunConfig(p=0.5, reduction="sum", lr=0.01), steps=20, record_every=10, table_steps=(),
+                      snapshot_steps=(20,), N=25, M=200, n_train=1000, n_test=100)
+    b = ri.run_config(ri.RunConfig(p=0.5, reduction="mean", lr=10.0), steps=20, record_every=10, table_steps=(),
+                      snapshot_steps=(20,), N=25, M=200, n_train=1000, n_test=100)
+    assert ri.RunConfig(p=0.5, reduction="sum", lr=0.01).effective_lr == pytest.approx(10.0)
+    assert np.abs(np.array(a["V"]["20"]) - np.array(b["V"]["20"])).max() < 1e-10
+
+
+def test_weighted_token_is_constant_in_the_symmetric_state():
+    """Theorem 4.1's picture: from zero, p = 1, N = rK + 1, exact positions: X S is the same for every walk."""
+    model = WalkTransformer(K=6, N=25, M=100, positions="exact")
+    data = walk_population(6, 1.0, 25)
+    hist = model.train(model.init(), data, steps=5, lr=1.0)
+    example, var = ri.weighted_token_stats(model, hist.params, data)
+    assert np.allclose(example, example[0]) and var.max() < 1e-30
+
+
+def test_optimal_fraction_and_learned_step():
+    from onelayer.walks import ring
+
+    Pi = ring.transition_matrix(6, 0.5)
+    last = torch.tensor([0, 0, 3, 3])
+    pred = torch.tensor([1, 5, 3, 2])  # optimal, optimal, not, optimal
+    assert ri.optimal_fraction(pred, last, Pi) == pytest.approx(0.75)
+    assert ri.learned_step([0, 10, 20, 30], [0.1, 0.96, 0.5, 0.97]) == 30.0
+    assert ri.learned_step([0, 10, 20], [0.99, 0.99, 0.99]) == 0.0
+    assert np.isnan(ri.learned_step([0, 10], [0.99, 0.5]))
+
+
+def test_table_distance_of_the_authors_table_is_zero():
+    fake = {"table": {str(s): {"example": list(ex), "variance": list(v)} for s, (ex, v) in ri.AUTHORS_TABLE.items()}}
+    assert ri.table_distance(fake) == 0.0
+    fake10 = {"table": {k: {"variance": [10 * x for x in v["variance"]]} for k, v in fake["table"].items()}}
+    assert ri.table_distance(fake10) == pytest.approx(1.0)
+    assert np.isnan(ri.table_distance({"table": {}}))
+
+
+def test_quick_sweep_and_figures(quick):
+    assert len(quick["runs"]) == 4 and quick["meta"]["N"] == 13
+    rows = ri.ordering_table(quick)
+    assert len(rows) == 2
+    run = quick["runs"][1]
+    for fig in (ri.figure_curves({"a": quick["runs"][0], "b": run}), ri.figure_ordering(rows),
+                ri.figure_weighted_token(run), ri.figure_value_snapshots(run),
+                ri.sweep_explorer(quick, "keys_and_query", "mean, lr=0.01", 0)):
+        assert len(fig.axes) >= 1
+        plt.close(fig)
+    pytest.importorskip("ipywidgets")
+    box = ri.sweep_widget(quick)
+    assert len(box.cache) == 1
+    plt.close("all")
+
+
+def test_json_is_plain(quick, tmp_path):
+    path = ri.save(quick, tmp_path / "sub" / "copy.json")
+    assert json.loads(path.read_text()) == quick
+
+
+def test_random_init_validation_errors():
+    with pytest.raises(ValueError, match="normalize"):
+        ri.RunConfig(p=0.5, normalize="query")
+    with pytest.raises(ValueError, match="reduction"):
+        ri.RunConfig(p=0.5, reduction="median")
+    with pytest.raises(ValueError, match="lr"):
+        ri.RunConfig(p=0.5, lr=0.0)
+    with pytest.raises(ValueError, match="p must"):
+        ri.RunConfig(p=1.5)
+    with pytest.raises(TypeError, match="cfg"):
+        ri.run_config({"p": 0.5})
+    with pytest.raises(ValueError, match="threshold"):
+        ri.learned_step([0], [1.0], threshold=2.0)
+    with pytest.raises(FileNotFoundError, match="python -m onelayer.walks.random_init"):
+        ri.load(ROOT / "no_such_sweep.json")
+    with pytest.raises(KeyError):
+        ri.find_run({"runs": []}, p=0.5, normalize="keys", reduction="mean", lr=1.0)
