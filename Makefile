@@ -19,7 +19,7 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 NBVAL_FLAGS := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=600
 
-.PHONY: help setup book test unit nbval lab execute clean bench
+.PHONY: help setup book test unit nbval lab execute clean bench e2e
 
 help:
 	@echo "make book   build the HTML book (executes every chapter) into _build/html"
@@ -72,6 +72,14 @@ bench: $(STAMP)
 	@start=$$(date +%s)
 	$(PY) -m benchmarks
 	echo "bench: $$(( $$(date +%s) - start )) s"
+
+# End-to-end: the built HTML in headless chromium and a chapter in JupyterLab (tests/e2e).
+# Builds nothing: run 'make book' first. Installs chromium (apt) and MathJax (npm) only if missing.
+e2e: $(STAMP)
+	@start=$$(date +%s)
+	bash tools/e2e_setup.sh
+	ONELAYER_E2E=1 $(PY) -m pytest tests/e2e -q -rfEs --durations=5
+	echo "e2e: $$(( $$(date +%s) - start )) s"
 
 clean:
 	@rm -rf _build .pytest_cache

@@ -1,0 +1,353 @@
+"""The registry of reproducible figures and tables (``python -m onelayer``).
+
+Every figure or table that the book shows and that a reader may want to
+regenerate outside a notebook is registered here under a short name. The
+command line lists them (``python -m onelayer list``) and writes them
+(``python -m onelayer make NAME --out DIR``): ``DIR/NAME.png`` for the figure,
+``DIR/NAME.json`` for the numbers behind it and ``DIR/NAME.csv`` when the
+numbers include a table.
+
+**Adding a figure.** Decorate a function ``fn(quick: bool)`` that returns ``(figure, numbers)``::
+
+    from onelayer.figures import register
+
+    @register("walks-accuracy-vs-steps", "Test accuracy of GD from zero for p = 0.5, 0.7, 1")
+    def accuracy_vs_steps(quick: bool):
+        steps = 20 if quick else 200          # quick: seconds, for tests and CI
+        hist = ...                            # call the package, not a notebook
+        fig, ax = new_figure()
+        ...
+        return fig, {"p": [0.5, 0.7, 1.0],
+                     "table": [{"step": t, "accuracy": a} for t, a in ...]}
+
+The contract:
+
+* ``name`` is lower-case words joined by ``-`` and starts with its part
+  (``selector-``, ``walks-``, ``trees-``); ``description`` is one line.
+* ``quick=True`` must finish in a few seconds (fewer steps, coarser grids);
+  ``quick=False`` reproduces what the chapter shows.
+* ``figure`` is a matplotlib :class:`~matplotlib.figure.Figure`, or ``None`` for
+  a table only. It is drawn inside :func:`onelayer.plots.book_style` after
+  :func:`onelayer.seeding.setup` with seed 0, and closed after saving.
+* ``numbers`` is a dict of JSON-able values (numbers, strings, bools, lists,
+  dicts; NumPy scalars and arrays are converted). Non-finite floats are written
+  as the strings ``"nan"``, ``"inf"``, ``"-inf"``. An entry ``"table"`` holding
+  a list of rows (dicts with the same keys) is also written as ``NAME.csv``.
+
+**Where the functions live.** The foundation figures are defined at the end of this module. The figures of
+the two parts live in ``onelayer/walks/figures.py`` and
+``onelayer/trees/figures.py``; :func:`discover` imports those modules (only
+those in :data:`PART_MODULES` that exist), so registering a new figure there
+needs no other change. Adding a new module of figures is one line in
+:data:`PART_MODULES`.
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import importlib
+import importlib.util
+import json
+import math
+import re
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+__all__ = [
+    "FigureSpec",
+    "Made",
+    "UnknownFigureError",
+    "PART_MODULES",
+    "SELECTOR_LOGITS",
+    "register",
+    "discover",
+    "available",
+    "get",
+    "close_matches",
+    "make",
+    "to_jsonable",
+]
+
+#: Modules imported by :func:`discover` when they exist; each registers its part's figures.
+PART_MODULES: tuple[str, ...] = ("onelayer.walks.registry", "onelayer.trees.registry")
+
+#: The six logits of the chapter on softmax as a selector (one maximum, gap 0.6).
+SELECTOR_LOGITS: tuple[float, ...] = (1.5, 0.9, 0.4, 0.0, -0.6, -1.2)
+
+_NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    """One registered figure or table: its name, one-line description and function."""
+
+    name: str
+    description: str
+    fn: Callable[[bool], tuple]
+    module: str
+
+
+@dataclass(frozen=True)
+class Made:
+    """What :func:`make` wrote: the files and the time the function took (seconds)."""
+
+    name: str
+    paths: tuple[Path, ...]
+    seconds: float
+
+
+class UnknownFigureError(ValueError):
+    """Raised for a name that is not registered; ``matches`` holds close names."""
+
+    def __init__(self, name: str, matches: list[str]):
+        self.name = name
+        self.matches = matches
+        hint = f"; did you mean {', '.join(matches)}?" if matches else ""
+        super().__init__(f"unknown figure {name!r}{hint} ('python -m onelayer list' shows them all)")
+
+
+_REGISTRY: dict[str, FigureSpec] = {}
+
+
+def register(name: str, description: str):
+    """Decorator: register ``fn(quick) -> (figure or None, numbers)`` under ``name``.
+
+    Parameters
+    ----------
+    name:
+        Lower-case words joined by ``-`` (for example ``"walks-accuracy-vs-steps"``),
+        unique across the book.
+    description:
+        One line shown by ``python -m onelayer list``.
+
+    Returns
+    -------
+    callable
+        The decorator; it returns the function unchanged.
+    """
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ValueError(f"name must be lower-case words joined by '-' (e.g. 'walks-accuracy'), got {name!r}")
+    if not isinstance(description, str) or not description.strip() or "\n" in description.strip():
+        raise ValueError(f"description of {name!r} must be one non-empty line, got {description!r}")
+
+    def decorator(fn):
+        if not callable(fn):
+            raise TypeError(f"register({name!r}) must decorate a function, got {type(fn).__name__}")
+        module = getattr(fn, "__module__", "?")
+        old = _REGISTRY.get(name)
+        # Re-registering the same function (a module imported twice or reloaded) is fine.
+        if old is not None and (old.module, old.fn.__qualname__) != (module, fn.__qualname__):
+            raise ValueError(f"figure name {name!r} is already registered by {old.module}.{old.fn.__qualname__}")
+        _REGISTRY[name] = FigureSpec(name, description.strip(), fn, module)
+        return fn
+
+    return decorator
+
+
+def discover() -> list[str]:
+    """Import the modules of :data:`PART_MODULES` that exist; return the ones imported.
+
+    A module that is absent is skipped; a module that exists but fails to import
+    raises, so a broken figure module is never silently ignored.
+    """
+    imported = []
+    for module in PART_MODULES:
+        try:
+            spec = importlib.util.find_spec(module)
+        except ModuleNotFoundError:  # the part's package itself is missing
+            spec = None
+        if spec is not None:
+            importlib.import_module(module)
+            imported.append(module)
+    return imported
+
+
+def available() -> dict[str, FigureSpec]:
+    """Every registered figure (after :func:`discover`), sorted by name."""
+    discover()
+    return dict(sorted(_REGISTRY.items()))
+
+
+def close_matches(name: str, n: int = 3) -> list[str]:
+    """Registered names that look like ``name`` (for error messages)."""
+    names = list(available())
+    found = difflib.get_close_matches(str(name), names, n=n, cutoff=0.6)
+    found += [m for m in names if str(name) and str(name) in m and m not in found]
+    return found[:n]
+
+
+def get(name: str) -> FigureSpec:
+    """The :class:`FigureSpec` registered as ``name``; :class:`UnknownFigureError` otherwise."""
+    specs = available()
+    if name not in specs:
+        raise UnknownFigureError(name, close_matches(name))
+    return specs[name]
+
+
+def to_jsonable(value):
+    """``value`` with NumPy types turned into Python ones and non-finite floats into strings."""
+    if isinstance(value, Mapping):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, np.ndarray):
+        return to_jsonable(value.tolist())
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, np.generic):
+        return to_jsonable(value.item())
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise TypeError(f"cannot store a {type(value).__name__} in the numbers of a figure: {value!r}")
+
+
+def _table_rows(name: str, table) -> list[dict]:
+    if not isinstance(table, (list, tuple)) or not table or not all(isinstance(r, Mapping) for r in table):
+        raise TypeError(f"numbers['table'] of {name!r} must be a non-empty list of rows (dicts)")
+    columns = list(table[0])
+    for row in table:
+        if list(row) != columns:
+            raise ValueError(f"rows of numbers['table'] of {name!r} must all have the columns {columns}, got {list(row)}")
+    return [to_jsonable(dict(row)) for row in table]
+
+
+def make(name: str, out_dir, *, quick: bool = False) -> Made:
+    """Run the figure ``name`` and write ``NAME.png``, ``NAME.json`` (and ``NAME.csv``) into ``out_dir``.
+
+    Parameters
+    ----------
+    name:
+        A registered name (see :func:`available`).
+    out_dir:
+        Directory for the files; created if needed.
+    quick:
+        Ask the function for its fast variant (for tests and CI).
+
+    Returns
+    -------
+    Made
+        The files written and the seconds the function took.
+    """
+    import matplotlib.pyplot as plt
+
+    from . import __version__
+    from .plots import book_style
+    from .seeding import setup
+    from .validation import check_bool
+
+    quick = check_bool("quick", quick)
+    spec = get(name)
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"out_dir must be a directory, got the file {out}")
+    out.mkdir(parents=True, exist_ok=True)
+
+    with book_style():
+        setup(0)
+        start = time.perf_counter()
+        result = spec.fn(quick)
+        seconds = time.perf_counter() - start
+        if not (isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], Mapping)):
+            raise TypeError(f"figure {name!r} must return (figure or None, dict of numbers), got {type(result).__name__}")
+        fig, numbers = result
+        paths = []
+        try:
+            if fig is not None:
+                if not hasattr(fig, "savefig"):
+                    raise TypeError(f"figure {name!r} returned a {type(fig).__name__}, not a matplotlib Figure or None")
+                png = out / f"{name}.png"
+                fig.savefig(png)
+                paths.append(png)
+        finally:
+            if fig is not None and hasattr(fig, "savefig"):
+                plt.close(fig)
+
+    record = {
+        "name": name,
+        "description": spec.description,
+        "quick": quick,
+        "onelayer_version": __version__,
+        "numbers": to_jsonable(dict(numbers)),
+    }
+    path = out / f"{name}.json"
+    path.write_text(json.dumps(record, indent=2, allow_nan=False) + "\n")
+    paths.append(path)
+    if "table" in numbers:
+        rows = _table_rows(name, numbers["table"])
+        path = out / f"{name}.csv"
+        with path.open("w", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+        paths.append(path)
+    return Made(name, tuple(paths), seconds)
+
+
+# ---------------------------------------------------------------------------
+# Foundation figures (chapter book/selector)
+# ---------------------------------------------------------------------------
+
+
+@register("selector-error-vs-lambda", "Softmax selector: exact L1 distance to the one-hot limit vs the bound, over lambda")
+def _selector_error_vs_lambda(quick: bool):
+    from . import attention
+    from .plots import new_figure, plot_curves
+
+    z = np.array(SELECTOR_LOGITS)
+    grid = np.linspace(0.0, 40.0, 21 if quick else 81)
+    fig, ax = new_figure(1, width=5.5, height=3.2)
+    bound_label = "bound 2(n-k)/k exp(-lambda gap)"
+    plot_curves(
+        ax,
+        grid,
+        {"exact L1 distance": attention.selection_error(z, grid), bound_label: attention.selection_bound(z, grid)},
+        xlabel="scale lambda",
+        ylabel="distance to the limit",
+        logy=True,
+        styles={bound_label: {"linestyle": "--"}},
+    )
+    lams = np.array([0.0, 1.0, 2.0, 5.0, 10.0, 20.0, 40.0])
+    err = attention.selection_error(z, lams)
+    bound = attention.selection_bound(z, lams)
+    return fig, {
+        "logits": z,
+        "gap": attention.logit_gap(z),
+        "maximal_set": attention.maximal_set(z),
+        "bound_holds": bool(np.all(err <= bound + 1e-15)),
+        "table": [{"lambda": lam, "l1_error": e, "bound": b} for lam, e, b in zip(lams, err, bound)],
+    }
+
+
+@register("selector-default-state", "Softmax selector: attention weights at lambda = 1 beside their limit (the widget's default)")
+def _selector_default_state(quick: bool):
+    from . import attention
+    from .widgets import selector_figure
+
+    z = np.array(SELECTOR_LOGITS)
+    lam = 1.0
+    fig = selector_figure(z, lam)
+    return fig, {
+        "logits": z,
+        "lambda": lam,
+        "weights": attention.softmax(z, lam),
+        "limit": attention.selection_limit(z),
+        "l1_error": attention.selection_error(z, lam),
+        "bound": attention.selection_bound(z, lam),
+    }
+
+
+@register("selector-scale-for-accuracy", "Softmax selector (table): scale needed for L1 error 1e-6 against the gap, when the bound is tight")
+def _selector_scale_for_accuracy(quick: bool):
+    from . import attention
+
+    rows = []
+    for delta in (0.25, 1.0, 4.0):
+        logits = np.array([delta, 0.0, 0.0, 0.0])  # all other logits tie: the bound is attained
+        lam = float(np.log(2 * 3 / 1e-6) / delta)
+        rows.append({"gap": delta, "lambda": lam, "l1_error": attention.selection_error(logits, lam)})
+    return None, {"target_bound": 1e-6, "table": rows}

@@ -1,0 +1,50 @@
+"""End-to-end tests (real browser, JupyterLab) run only with ONELAYER_E2E=1 (``make e2e``).
+
+A plain ``pytest tests`` (``make test``) skips them: they need chromium, a built
+book and a minute of CPU. ``make e2e`` runs ``tools/e2e_setup.sh`` and sets the
+variable. Playwright drives Debian's chromium; it never downloads a browser.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from e2e_support import find_chromium, launch_context
+
+HERE = Path(__file__).resolve().parent
+ENABLED = os.environ.get("ONELAYER_E2E") == "1"
+
+
+def pytest_collection_modifyitems(config, items):
+    if ENABLED:
+        return
+    skip = pytest.mark.skip(reason="end-to-end test: runs with ONELAYER_E2E=1 (make e2e)")
+    for item in items:
+        if HERE in Path(item.path).resolve().parents:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def chromium_executable() -> str:
+    path = find_chromium()
+    if path is None:
+        pytest.skip("chromium is not installed: run tools/e2e_setup.sh (apt-get install chromium)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def playwright_driver():
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is missing: pip install -r requirements.txt")
+    with sync_api.sync_playwright() as pw:
+        yield pw
+
+
+@pytest.fixture(scope="session")
+def browser_context(playwright_driver, chromium_executable, tmp_path_factory):
+    """One headless chromium with a fresh profile for the whole session."""
+    context = launch_context(playwright_driver, tmp_path_factory.mktemp("chromium-profile"), chromium_executable)
+    yield context
+    context.close()

@@ -1,0 +1,116 @@
+"""The command line ``python -m onelayer``: in a subprocess (as a reader runs it) and in-process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from onelayer import cli, figures
+
+ENV = {**os.environ, "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
+
+
+def run(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "onelayer", *args], capture_output=True, text=True, env=ENV, cwd=cwd, timeout=120)
+
+
+def test_help_lists_the_subcommands(capsys):
+    res = run("--help")
+    assert res.returncode == 0, res.stderr
+    assert "list" in res.stdout and "make" in res.stdout
+    with pytest.raises(SystemExit) as info:
+        cli.main(["make", "--help"])
+    out = capsys.readouterr().out
+    assert info.value.code == 0 and "--out" in out and "--all" in out and "--quick" in out
+
+
+def test_list_in_a_subprocess_shows_every_figure_with_its_description():
+    res = run("list")
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    specs = figures.available()
+    assert len(lines) == len(specs)
+    for line, (name, spec) in zip(lines, specs.items()):
+        assert line.startswith(name + " ") and line.endswith(spec.description)
+
+
+def test_make_in_a_subprocess_writes_png_and_json(tmp_path):
+    res = run("make", "selector-error-vs-lambda", "selector-default-state", "--out", str(tmp_path / "out"), "--quick")
+    assert res.returncode == 0, res.stderr
+    for name in ["selector-error-vs-lambda", "selector-default-state"]:
+        assert (tmp_path / "out" / f"{name}.png").stat().st_size > 1000
+        record = json.loads((tmp_path / "out" / f"{name}.json").read_text())
+        assert record["name"] == name and record["quick"] is True
+        assert name in res.stdout
+    assert (tmp_path / "out" / "selector-error-vs-lambda.csv").read_text().startswith("lambda,l1_error,bound")
+
+
+def test_console_script_runs(tmp_path):
+    script = Path(sys.executable).with_name("onelayer")
+    if not script.exists():
+        pytest.skip(f"console script not installed next to {sys.executable} (pip install -e .)")
+    res = subprocess.run([str(script), "--version"], capture_output=True, text=True, env=ENV, timeout=120)
+    assert res.returncode == 0 and res.stdout.startswith("onelayer ")
+
+
+def test_unknown_name_exits_2_and_suggests(tmp_path):
+    res = run("make", "selector-eror-vs-lambda", "--out", str(tmp_path))
+    assert res.returncode == 2
+    assert "unknown figure 'selector-eror-vs-lambda'" in res.stderr
+    assert "did you mean: selector-error-vs-lambda" in res.stderr
+    assert not any(tmp_path.iterdir()), "nothing is made when a name is unknown"
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["make", "selector-default-state"], "required: --out"),
+        (["make", "--out", "x"], "name at least one figure"),
+        (["make", "selector-default-state", "--all", "--out", "x"], "not both"),
+        (["make", "selector-default-state", "--out", "x", "--fast"], "unrecognized arguments: --fast"),
+        (["draw"], "invalid choice: 'draw'"),
+        ([], "required: COMMAND"),
+    ],
+)
+def test_bad_options_exit_2_with_a_message(argv, message, capsys):
+    with pytest.raises(SystemExit) as info:
+        cli.main(argv)
+    assert info.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_make_all_in_process(tmp_path, capsys, monkeypatch):
+    # Only the foundation figures here (tests/test_figures.py runs every registered one).
+    monkeypatch.setattr(figures, "PART_MODULES", ())
+    monkeypatch.setattr(figures, "_REGISTRY", {k: v for k, v in figures._REGISTRY.items() if v.module == "onelayer.figures"})
+    assert cli.main(["make", "--all", "--quick", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert len(figures.available()) == 3
+    for name in figures.available():
+        assert json.loads((tmp_path / f"{name}.json").read_text())["name"] == name
+        assert out.count(f"{name}: ") == 1
+
+
+def test_list_json(capsys):
+    assert cli.main(["list", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert listed == {name: spec.description for name, spec in figures.available().items()}
+
+
+def test_a_failing_figure_exits_1_and_names_it(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(figures, "_REGISTRY", dict(figures._REGISTRY))
+
+    @figures.register("test-fails", "always raises")
+    def fails(quick):
+        raise RuntimeError("boom")
+
+    assert cli.main(["make", "test-fails", "selector-default-state", "--out", str(tmp_path)]) == 1
+    captured = capsys.readouterr()
+    assert "test-fails: FAILED" in captured.err and "boom" in captured.err
+    assert "1 of 2 failed: test-fails" in captured.err
+    assert (tmp_path / "selector-default-state.json").exists(), "the other figures are still made"

@@ -1,0 +1,173 @@
+"""The registry of reproducible figures (onelayer.figures): registration, discovery, output files."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+import textwrap
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+
+from onelayer import attention, figures
+
+FOUNDATION = ["selector-default-state", "selector-error-vs-lambda", "selector-scale-for-accuracy"]
+
+
+@pytest.fixture
+def registry(monkeypatch):
+    """A scratch copy of the registry, so test figures never leak into other tests."""
+    monkeypatch.setattr(figures, "_REGISTRY", dict(figures._REGISTRY))
+    return figures._REGISTRY
+
+
+def test_foundation_figures_are_registered_with_one_line_descriptions():
+    specs = figures.available()
+    assert set(FOUNDATION) <= set(specs)
+    assert list(specs) == sorted(specs)
+    for spec in specs.values():
+        assert spec.description and "\n" not in spec.description
+
+
+@pytest.mark.parametrize("name", list(figures.available()))
+def test_every_registered_figure_makes_in_quick_mode(name, tmp_path):
+    made = figures.make(name, tmp_path, quick=True)
+    record = json.loads((tmp_path / f"{name}.json").read_text())
+    assert record["name"] == name and record["quick"] is True and isinstance(record["numbers"], dict)
+    assert (tmp_path / f"{name}.json") in made.paths
+    for path in made.paths:
+        assert path.exists() and path.stat().st_size > 0
+    png = tmp_path / f"{name}.png"
+    if png in made.paths:
+        image = plt.imread(png)
+        assert image.shape[0] > 50 and image.shape[1] > 50
+    assert ((tmp_path / f"{name}.csv") in made.paths) == ("table" in record["numbers"])
+    assert not plt.get_fignums(), "make() must close the figure it saved"
+
+
+def test_selector_error_vs_lambda_numbers_match_the_attention_module(tmp_path):
+    figures.make("selector-error-vs-lambda", tmp_path)
+    numbers = json.loads((tmp_path / "selector-error-vs-lambda.json").read_text())["numbers"]
+    z = np.array(figures.SELECTOR_LOGITS)
+    assert numbers["gap"] == pytest.approx(0.6)
+    assert numbers["maximal_set"] == [0]
+    assert numbers["bound_holds"] is True
+    with (tmp_path / "selector-error-vs-lambda.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert [r["lambda"] for r in rows] == ["0.0", "1.0", "2.0", "5.0", "10.0", "20.0", "40.0"]
+    for row in rows:
+        lam = float(row["lambda"])
+        assert float(row["l1_error"]) == pytest.approx(attention.selection_error(z, lam), rel=1e-12)
+        assert float(row["l1_error"]) <= float(row["bound"])
+
+
+def test_default_state_weights_are_a_distribution(tmp_path):
+    figures.make("selector-default-state", tmp_path)
+    numbers = json.loads((tmp_path / "selector-default-state.json").read_text())["numbers"]
+    assert sum(numbers["weights"]) == pytest.approx(1.0)
+    assert numbers["limit"] == [1.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    assert numbers["l1_error"] <= numbers["bound"]
+
+
+def test_table_only_figure_writes_no_png_and_the_bound_is_attained(tmp_path):
+    made = figures.make("selector-scale-for-accuracy", tmp_path)
+    assert {p.suffix for p in made.paths} == {".json", ".csv"}
+    rows = json.loads((tmp_path / "selector-scale-for-accuracy.json").read_text())["numbers"]["table"]
+    assert [r["l1_error"] for r in rows] == pytest.approx([1e-6] * 3, rel=1e-5)
+
+
+def test_make_is_deterministic(tmp_path):
+    figures.make("selector-error-vs-lambda", tmp_path / "a")
+    figures.make("selector-error-vs-lambda", tmp_path / "b")
+    assert (tmp_path / "a/selector-error-vs-lambda.json").read_text() == (tmp_path / "b/selector-error-vs-lambda.json").read_text()
+
+
+def test_register_validates(registry):
+    with pytest.raises(ValueError, match="lower-case words"):
+        figures.register("Bad Name", "x")
+    with pytest.raises(ValueError, match="one non-empty line"):
+        figures.register("ok-name", "two\nlines")
+    with pytest.raises(TypeError, match="must decorate a function"):
+        figures.register("ok-name", "x")(3)
+
+    @figures.register("test-dup", "first")
+    def first(quick):
+        return None, {}
+
+    figures.register("test-dup", "same function again")(first)  # a re-import is fine
+    with pytest.raises(ValueError, match="already registered"):
+
+        @figures.register("test-dup", "second")
+        def second(quick):
+            return None, {}
+
+
+def test_quick_flag_reaches_the_function(registry, tmp_path):
+    seen = []
+
+    @figures.register("test-quick", "records its argument")
+    def fn(quick):
+        seen.append(quick)
+        return None, {"quick_seen": quick, "values": np.arange(3), "bad": np.nan, "big": -np.inf}
+
+    figures.make("test-quick", tmp_path, quick=True)
+    figures.make("test-quick", tmp_path)
+    assert seen == [True, False]
+    numbers = json.loads((tmp_path / "test-quick.json").read_text())["numbers"]
+    assert numbers == {"quick_seen": False, "values": [0, 1, 2], "bad": "nan", "big": "-inf"}
+    with pytest.raises(TypeError, match="quick must be"):
+        figures.make("test-quick", tmp_path, quick="yes")
+
+
+def test_bad_results_are_reported_by_name(registry, tmp_path):
+    figures.register("test-not-a-tuple", "x")(lambda quick: {"a": 1})
+    figures.register("test-not-a-figure", "x")(lambda quick: ("figure", {}))
+    figures.register("test-ragged-table", "x")(lambda quick: (None, {"table": [{"a": 1}, {"b": 2}]}))
+    figures.register("test-object", "x")(lambda quick: (None, {"obj": object()}))
+    with pytest.raises(TypeError, match="test-not-a-tuple.*must return"):
+        figures.make("test-not-a-tuple", tmp_path)
+    with pytest.raises(TypeError, match="test-not-a-figure.*not a matplotlib Figure"):
+        figures.make("test-not-a-figure", tmp_path)
+    with pytest.raises(ValueError, match="test-ragged-table.*columns"):
+        figures.make("test-ragged-table", tmp_path)
+    with pytest.raises(TypeError, match="cannot store a object"):
+        figures.make("test-object", tmp_path)
+    (tmp_path / "file").write_text("")
+    with pytest.raises(ValueError, match="out_dir must be a directory"):
+        figures.make("selector-default-state", tmp_path / "file")
+
+
+def test_unknown_name_suggests_close_matches():
+    with pytest.raises(figures.UnknownFigureError, match="did you mean selector-default-state") as info:
+        figures.get("selector-default-stat")
+    assert info.value.matches[0] == "selector-default-state"
+    assert isinstance(info.value, ValueError)
+    found = figures.close_matches("selector")
+    assert 1 <= len(found) <= 3 and all("selector" in name for name in found)
+    assert figures.close_matches("zzzz") == []
+
+
+def test_discover_imports_existing_part_modules_lazily(registry, monkeypatch, tmp_path):
+    pkg = tmp_path / "fakepart"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "figures.py").write_text(textwrap.dedent('''
+        from onelayer.figures import register
+
+        @register("fake-part-figure", "registered by a part module")
+        def fake(quick):
+            return None, {"ok": True}
+    '''))
+    (pkg / "broken.py").write_text("raise RuntimeError('broken figure module')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(figures, "PART_MODULES", ("fakepart.figures", "missingpart.figures", "fakepart.missing"))
+    assert "fake-part-figure" not in registry
+    assert figures.discover() == ["fakepart.figures"]
+    assert "fake-part-figure" in figures.available()
+    monkeypatch.setattr(figures, "PART_MODULES", ("fakepart.broken",))
+    with pytest.raises(RuntimeError, match="broken figure module"):
+        figures.discover()
+    for name in [m for m in sys.modules if m.startswith("fakepart")]:
+        monkeypatch.delitem(sys.modules, name)
