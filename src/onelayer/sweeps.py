@@ -51,7 +51,8 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from .training import History, _to_numpy
+from . import training
+from .training import History, _to_numpy, check_record
 from .validation import check_bool, check_choice, check_int
 
 __all__ = [
@@ -277,12 +278,7 @@ def batched_gd(
         if not isinstance(tensor, torch.Tensor) or tensor.dim() == 0 or tensor.shape[0] != size:
             shape = tuple(tensor.shape) if isinstance(tensor, torch.Tensor) else type(tensor).__name__
             raise ValueError(f"member_data[{i}] must be a tensor with leading axis B = {size}, got {shape}")
-    record = dict(record or {})
-    if "loss" in record:
-        raise ValueError("record must not contain 'loss': the training loss is always recorded")
-    for name, fn in record.items():
-        if not callable(fn):
-            raise TypeError(f"record[{name!r}] must be callable")
+    record = check_record(record)
 
     dtype = next(iter(init_params.values())).dtype
     if isinstance(lr, Mapping):
@@ -293,12 +289,7 @@ def batched_gd(
         shared = _schedule(lr, "lr", size, dtype, dev)
         schedules = {n: shared for n in init_params}
 
-    if record_at is None:
-        wanted = set(range(0, steps + 1, record_every))
-    else:
-        wanted = {check_int("record_at", s, low=0, high=steps) for s in record_at}
-    wanted |= {0, steps}
-    snapshot_steps = {check_int("snapshot_at", s, low=0, high=steps) for s in snapshot_at}
+    wanted, snapshot_steps = training.steps_to_record(steps, record_every, record_at, snapshot_at)
 
     autograd = grad_fn is None and not vmap
     live = {n: p.detach().to(dev).clone().requires_grad_(autograd) for n, p in init_params.items()}

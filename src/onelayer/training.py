@@ -26,7 +26,7 @@ from tqdm.auto import tqdm
 
 from .validation import check_choice, check_int
 
-__all__ = ["History", "train", "OPTIMIZERS"]
+__all__ = ["History", "train", "OPTIMIZERS", "check_record", "steps_to_record"]
 
 #: Names accepted by the ``optimizer`` argument of :func:`train`.
 OPTIMIZERS = ("gd", "adam")
@@ -90,6 +90,27 @@ def _to_numpy(value) -> np.ndarray:
     return np.array(value, copy=True)
 
 
+def check_record(record) -> dict:
+    """Validate a ``name -> fn`` mapping of statistics to record (``"loss"`` is reserved)."""
+    record = dict(record or {})
+    if "loss" in record:
+        raise ValueError("record must not contain 'loss': the training loss is always recorded")
+    for name, fn in record.items():
+        if not callable(fn):
+            raise TypeError(f"record[{name!r}] must be callable params -> value")
+    return record
+
+
+def steps_to_record(steps: int, record_every: int, record_at, snapshot_at) -> tuple[set[int], set[int]]:
+    """The steps to record and the steps to snapshot (0 and ``steps`` are always recorded)."""
+    if record_at is None:
+        wanted = set(range(0, steps + 1, record_every))
+    else:
+        wanted = {check_int("record_at", s, low=0, high=steps) for s in record_at}
+    wanted |= {0, steps}
+    return wanted, {check_int("snapshot_at", s, low=0, high=steps) for s in snapshot_at}
+
+
 def train(
     params: Mapping[str, torch.Tensor],
     loss_fn: Callable[[dict[str, torch.Tensor]], torch.Tensor],
@@ -150,12 +171,7 @@ def train(
     steps = check_int("steps", steps, low=0)
     record_every = check_int("record_every", record_every, low=1)
     check_choice("optimizer", optimizer, OPTIMIZERS)
-    record = dict(record or {})
-    if "loss" in record:
-        raise ValueError("record must not contain 'loss': the training loss is always recorded")
-    for name, fn in record.items():
-        if not callable(fn):
-            raise TypeError(f"record[{name!r}] must be callable params -> value")
+    record = check_record(record)
 
     if isinstance(lr, Mapping):
         unknown = set(lr) - set(params)
@@ -167,12 +183,7 @@ def train(
         one = _as_schedule(lr)
         schedules = {name: one for name in params}
 
-    if record_at is None:
-        wanted = set(range(0, steps + 1, record_every))
-    else:
-        wanted = {check_int("record_at", s, low=0, high=steps) for s in record_at}
-    wanted |= {0, steps}
-    snapshot_steps = {check_int("snapshot_at", s, low=0, high=steps) for s in snapshot_at}
+    wanted, snapshot_steps = steps_to_record(steps, record_every, record_at, snapshot_at)
 
     live = {name: value.detach().clone().requires_grad_(grad_fn is None) for name, value in params.items()}
     adam = None
