@@ -5,15 +5,15 @@ a pair of symbols ``(first, second)``; the symbol ``S`` stands for the empty
 block ``0`` (see :func:`onelayer.trees.embeddings.with_empty`), so the vector
 of a token is ``[a_first; a_second]`` with ``a_S = 0``.
 
-=====================  ======================  ====================================
-token                  symbols                 role
-=====================  ======================  ====================================
-edge ``c -> p``         ``(p, c)``              one per non-root node, shuffled
-root token             ``(r, r)``              a self-loop; optional (``root_token``)
-goal token             ``(g, empty)``          last prompt token, first query
-chain-of-thought ``k``  ``(v_k, v_{k-1})``      copy of the path edge ``v_{k-1} -> v_k``
-EOS target (optional)  ``(r, r)``              "stay at the root" (``eos``)
-=====================  ======================  ====================================
+======================  ==================  ========================================
+token                   symbols             role
+======================  ==================  ========================================
+edge ``c -> p``         ``(p, c)``          one per non-root node, shuffled
+root token              ``(r, r)``          a self-loop; optional (``root_token``)
+goal token              ``(g, empty)``      last prompt token, first query
+chain-of-thought ``k``  ``(v_k, v_{k-1})``  copy of the path edge ``v_{k-1} -> v_k``
+EOS target (optional)   ``(r, r)``          "stay at the root" (``eos``)
+======================  ==================  ========================================
 
 Here ``g = v_0, v_1 = p(v_0), ..., v_D = r`` is the goal-to-root path. The
 targets are the ``D`` chain-of-thought tokens (plus the EOS token); with

@@ -49,7 +49,7 @@ class PaddedBatch:
 
     The subclass must have tensor fields ``first`` (``(batch, L)``) and
     ``query`` (``(batch, K)``); every tensor field is indexed along its first
-    axis by :meth:`__getitem__`, other fields are copied.
+    axis by ``__getitem__`` (indexing), other fields are copied.
     """
 
     @property

@@ -59,7 +59,8 @@ Options (:class:`ModelConfig`; defaults are the paper's Sections 2 and 5.1)
     ``L = sum_b w_b l_b`` (``w`` = the data's weights, ``1/B`` for a sample,
     probabilities for a population) or ``B`` times that (the sum over sampled
     sequences).
-``dtype``: ``"float64"`` (default) | ``"float32"``.
+``dtype``: ``"float64"`` (default) | ``"float32"``
+    The floating-point precision of every tensor.
 
 Initialisation (:meth:`WalkTransformer.init`): ``"zero"`` (default) or
 ``"gaussian"`` with standard deviation ``sigma`` for every entry of ``V``,
