@@ -35,8 +35,8 @@ The contract:
   a list of rows (dicts with the same keys) is also written as ``NAME.csv``.
 
 **Where the functions live.** The foundation figures are defined at the end of this module. The figures of
-the two parts live in ``onelayer/walks/figures.py`` and
-``onelayer/trees/figures.py``; :func:`discover` imports those modules (only
+the two parts live in ``onelayer/walks/registry.py`` and
+``onelayer/trees/registry.py``; :func:`discover` imports those modules (only
 those in :data:`PART_MODULES` that exist), so registering a new figure there
 needs no other change. Adding a new module of figures is one line in
 :data:`PART_MODULES`.

@@ -22,6 +22,19 @@ Backward reasoning (Trees I):
   and exact population gradient descent on ``(h1, h2)``.
 * :mod:`onelayer.trees.phases`: phase boundaries of the training dynamics.
 * :mod:`onelayer.trees.backward_figures`: tree drawings, attention maps, widgets.
+* :mod:`onelayer.trees.backward_generalization`: evaluation on random test trees (Theorem 4).
+
+Forward reasoning (Trees II):
+
+* :mod:`onelayer.trees.layout_forward`: the R-F token layout (two nodes and a stage flag).
+* :mod:`onelayer.trees.model_forward`: the multi-head model (structured or full heads), training, decoding.
+* :mod:`onelayer.trees.construction_forward`: Theorem 2's construction and its margins.
+* :mod:`onelayer.trees.heads`: the symmetry-reduced head scalars and the roles the heads take.
+* :mod:`onelayer.trees.sweep_forward`: the heads x depth sweep of the limits chapter.
+* :mod:`onelayer.trees.figures_forward`: figures of the forward chapters.
+
+Both: :mod:`onelayer.trees.lab` (the interactive lab) and
+:mod:`onelayer.trees.registry` (figures reproducible with ``python -m onelayer``).
 """
 
 from . import data, embeddings

@@ -1,0 +1,107 @@
+"""Forward-task training step: the batched two-head model vs a plain per-tree autograd reference.
+
+Problem: the two-head model of the trees paper (reconstruction R-F) on a fixed
+batch of perfect binary trees (one-hot embeddings, float64), plain GD from zero.
+One step is one GD update (loss, gradient, update) on the whole batch.
+
+* Ours: :func:`onelayer.trees.model_forward.train_forward` with ``fixed_batch``:
+  every tree and every query position in one set of tensor operations, query
+  projections computed before the key products, structured blocks only.
+* Reference: the generic formula ``y = sum_l W^V_l X softmax(X^T W^KQ_l x_N)``
+  on materialised tokens, one tree at a time, with dense ``(2d+2) x (2d+2)``
+  matrices built from ``U_l, V_l`` and a causal mask, differentiated by
+  autograd; the per-tree losses are averaged exactly as ours (mean over
+  positions, factor 1/2).
+
+``max_abs_diff`` is the largest difference between the two sides' parameters
+after the same number of steps: both do the same computation.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from benchmarks.harness import make_row, peak_rss_mb, time_call
+from onelayer.trees.embeddings import one_hot_embeddings
+from onelayer.trees.layout_forward import forward_target_vectors, forward_token_vectors, perfect_forward_batch
+from onelayer.trees.model_forward import dense_matrices, init_params, train_forward, two_head
+
+__all__ = ["run", "reference_train"]
+
+FULL = [dict(m=3, S=25, batch=256, steps=20, ref_steps=3), dict(m=2, S=15, batch=64, steps=20, ref_steps=5)]
+QUICK = [dict(m=2, S=9, batch=8, steps=3, ref_steps=2)]
+LR = 2.0
+
+
+def reference_train(A, batch, steps: int, lr: float) -> dict[str, torch.Tensor]:
+    """Plain GD on the two-head model, looping over trees; autograd through dense matrices."""
+    arch = two_head()
+    params = {k: v.clone().requires_grad_(True) for k, v in init_params(arch, A).items()}
+    X = forward_token_vectors(batch, A)
+    Y = forward_target_vectors(batch, A)
+    d = A.shape[0]
+    n_targets = int(batch.target_mask.sum())
+    for _ in range(steps):
+        total = 0.0
+        mats = dense_matrices(params, arch, d)
+        for b in range(batch.size):
+            tokens = X[b][batch.valid[b]]  # (L, D)
+            L = tokens.shape[0]
+            causal = torch.tril(torch.ones(L, L, dtype=torch.bool))
+            q = batch.query[b][batch.target_mask[b]]
+            y = 0.0
+            for WKQ, WV in mats:
+                logits = (tokens @ WKQ @ tokens.T).T  # row N: logits of the keys for query N
+                w = torch.softmax(logits.masked_fill(~causal, float("-inf")), dim=1)
+                y = y + (w @ tokens @ WV.T)[q]
+            total = total + 0.5 * ((y - Y[b][batch.target_mask[b]]) ** 2).sum()
+        loss = total / n_targets
+        grads = torch.autograd.grad(loss, list(params.values()))
+        with torch.no_grad():
+            for p, g in zip(params.values(), grads):
+                p -= lr * g
+    return {k: v.detach() for k, v in params.items()}
+
+
+def _runners(m: int, S: int, batch: int, steps: int, ref_steps: int):
+    A = one_hot_embeddings(S)
+    fixed = perfect_forward_batch(m, S, batch, np.random.default_rng(0))
+
+    def ours(n=steps):
+        return train_forward(two_head(), A, m=m, steps=n, lr=LR, fixed_batch=fixed).params
+
+    def reference(n=ref_steps):
+        return reference_train(A, fixed, n, LR)
+
+    return ours, reference
+
+
+def run(quick: bool = False) -> list[dict]:
+    """Rows for each problem size (see :mod:`benchmarks.harness` for the row format).
+
+    The two sides run different numbers of steps (the reference is slow); each
+    side's time is divided by its own step count, and the ratio comes from one run.
+    """
+    torch.set_default_dtype(torch.float64)
+    rows = []
+    for cfg in QUICK if quick else FULL:
+        ours, reference = _runners(**cfg)
+        a, b = ours(cfg["ref_steps"]), reference(cfg["ref_steps"])
+        diff = max(float((a[k] - b[k]).abs().max()) for k in a)
+        repeat, warmup = (1, 0) if quick else (3, 1)
+        ours_s = time_call(ours, repeat=repeat, warmup=warmup).best_s / cfg["steps"]
+        reference_s = time_call(reference, repeat=1, warmup=0).best_s / cfg["ref_steps"]
+        rows.append(
+            make_row(
+                "trees forward: batched two-head step vs per-tree autograd",
+                f"m={cfg['m']} S={cfg['S']} batch={cfg['batch']} one-hot float64; one GD step on the batch "
+                f"(ours timed over {cfg['steps']} steps, reference over {cfg['ref_steps']})",
+                ours_s=ours_s,
+                reference_s=reference_s,
+                ours_peak_mb=peak_rss_mb(ours),
+                reference_peak_mb=peak_rss_mb(reference),
+                max_abs_diff=diff,
+            )
+        )
+    return rows

@@ -1,0 +1,258 @@
+"""Figures and text tables of the forward-reasoning chapters (Trees II).
+
+Every function returns a matplotlib figure or a string, so the chapters stay
+a few calls and the widget callbacks are unit-tested.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import torch
+from matplotlib.patches import Rectangle
+
+from ..plots import PALETTE, mark_steps, new_figure, plot_curves
+from ..validation import check_float, check_int
+from .data import example_tree
+from .embeddings import one_hot_embeddings
+from .heads import ROLE_METRICS, SCALAR_NAMES
+from .layout_forward import STEP_TYPES, ForwardBatch, forward_batch, forward_token_text, random_forward_batch
+from .model_forward import ForwardArchitecture, greedy_decode, two_head
+
+__all__ = [
+    "text_table",
+    "step_labels",
+    "attention_by_step_figure",
+    "construction_attention_figure",
+    "example_batch",
+    "scale_sweep_figure",
+    "scalars_figure",
+    "accuracy_by_type_figure",
+    "rescaling_figure",
+    "roles_figure",
+    "loss_table_figure",
+    "heads_depth_figure",
+]
+
+
+def text_table(rows: Sequence[Mapping], columns: Sequence[str], *, digits: int = 4) -> str:
+    """A plain-text table of ``rows`` (dicts) restricted to ``columns``; floats to ``digits`` significant digits."""
+    digits = check_int("digits", digits, low=1, high=12)
+    if not columns:
+        raise ValueError("columns must name at least one column")
+
+    def fmt(v):
+        if isinstance(v, (bool, np.bool_)):
+            return str(bool(v))
+        if isinstance(v, (float, np.floating)):
+            return f"{float(v):.{digits}g}"
+        return "-" if v is None else str(v)
+
+    cells = [[str(c) for c in columns]] + [[fmt(r.get(c)) for c in columns] for r in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(columns))]
+    lines = ["  ".join(v.rjust(w) for v, w in zip(row, widths)) for row in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def step_labels(batch: ForwardBatch, index: int = 0) -> list[str]:
+    """Row labels ``"k: target (type)"`` for the chain-of-thought steps of tree ``index``."""
+    K = int(batch.target_mask[index].sum())
+    out = []
+    for k in range(K):
+        tok = (batch.target_first[index, k], batch.target_second[index, k], batch.target_stage[index, k])
+        out.append(f"{k + 1}: {forward_token_text(tok, batch.S)} {STEP_TYPES[int(batch.step_type[index, k])]}")
+    return out
+
+
+def attention_by_step_figure(params, A: torch.Tensor, batch: ForwardBatch, index: int = 0, *,
+                             arch: ForwardArchitecture | None = None, title: str | None = None):
+    """Every head's attention at every chain-of-thought step of tree ``index`` (greedy decoding).
+
+    One panel per head; rows are the steps (target token and step type), columns
+    the tokens the last step can see, labelled with the tokens the model read
+    (its own generated chain after the prompt). The turning step is boxed.
+    """
+    arch = two_head() if arch is None else arch
+    index = check_int("index", index, low=0, high=batch.size - 1)
+    one = batch[index]
+    res = greedy_decode(params, arch, A, one, keep_weights=True)
+    K = int(one.target_mask[0].sum())
+    last = int(one.query[0, K - 1]) + 1
+    P = int(one.prompt_len[0])
+    toks = list(zip(one.first[0, :last].tolist(), one.second[0, :last].tolist(), one.stage[0, :last].tolist()))
+    gen = list(zip(res.first[0].tolist(), res.second[0].tolist(), res.stage[0].tolist()))
+    toks[P:] = gen[: K - 1]
+    cols = [forward_token_text(t, one.S) for t in toks]
+    rows = [lab + ("" if ok else "  WRONG") for lab, ok in zip(step_labels(one), res.step_correct[0, :K].tolist())]
+    turn = [k for k in range(K) if int(one.step_type[0, k]) == STEP_TYPES.index("turning")]
+    fig, axes = new_figure(1, arch.heads, width=min(2.0 + 0.3 * last, 11.0), height=1.4 + 0.42 * K * arch.heads)
+    axes = np.atleast_1d(axes)
+    for h, ax in enumerate(axes):
+        w = res.weights[h, 0, :K, :last].numpy()
+        im = ax.imshow(w, cmap="viridis", vmin=0, vmax=1, aspect="auto")
+        ax.grid(False)
+        ax.set_yticks(range(K), rows, fontsize=7, family="monospace")
+        ax.set_xticks(range(last), cols if h == len(axes) - 1 else [], rotation=90, fontsize=6, family="monospace")
+        ax.axvline(P - 0.5, color="white", lw=0.8, ls=":")
+        for k in turn:
+            ax.add_patch(Rectangle((-0.5, k - 0.5), last, 1, fill=False, edgecolor=PALETTE[1], lw=2))
+        role = arch.roles[h] if arch.kind == "structured" else "full"
+        ax.set_title(f"head {h + 1} ({role}); boxed row = turning step", fontsize=8)
+        fig.colorbar(im, ax=ax, shrink=0.8)
+    if title:
+        fig.suptitle(title, fontsize=9)
+    return fig
+
+
+def construction_attention_figure(scale: float = 2.0, seed: int = 0, max_depth: int = 3):
+    """Widget callback: a random tree (``S = 25``, one-hot) decoded by the construction at ``scale * (2, 1, 1)``."""
+    from .construction_forward import constructed_params
+
+    scale = check_float("scale", scale, low=0.0, low_open=True)
+    seed = check_int("seed", seed, low=0)
+    max_depth = check_int("max_depth", max_depth, low=1, high=6)
+    A = one_hot_embeddings(25)
+    rng = np.random.default_rng(seed)
+    batch, _ = random_forward_batch(25, 1, rng, max_depth=max_depth, min_depth=max_depth, leaves_only=True)
+    p = constructed_params(A, 2 * scale, scale, scale)
+    return attention_by_step_figure(p, A, batch, title=f"(lambda, mu, kappa) = {scale:g} x (2, 1, 1)")
+
+
+def example_batch() -> ForwardBatch:
+    """The book's worked example (:func:`~.data.example_tree`, goal 7) in the R-F layout, edges unshuffled."""
+    return forward_batch([example_tree()], [4], shuffle=False)
+
+
+def scale_sweep_figure(rows: Sequence[Mapping]):
+    """Loss (log scale) and whole-path accuracy of the construction against its scale (rows of :func:`~.construction_forward.scale_sweep`)."""
+    c = [r["scale"] for r in rows]
+    fig, (a1, a2) = new_figure(2, width=8.0, height=3.0)
+    plot_curves(a1, c, {"teacher-forced loss": [r["loss"] for r in rows]}, xlabel="scale c", ylabel="loss", logx=True, logy=True)
+    plot_curves(a2, c, {"whole path": [r["path_accuracy"] for r in rows], "steps": [r["step_accuracy"] for r in rows]},
+                xlabel="scale c", ylabel="accuracy", logx=True)
+    a2.set_ylim(-0.03, 1.03)
+    return fig
+
+
+def scalars_figure(steps, loss, scalars, marks: Mapping[str, float] | None = None):
+    """The analogue of the paper's Figure 9: loss, the ``u_{l,k}`` and the entries of ``V_1, V_2`` against the step."""
+    scalars = np.asarray(scalars)
+    if scalars.ndim != 2 or scalars.shape[1] != len(SCALAR_NAMES):
+        raise ValueError(f"scalars must have shape (T, {len(SCALAR_NAMES)})")
+    fig, axes = new_figure(2, 2, width=9.0, height=5.6)
+    plot_curves(axes[0], steps, {"training loss": loss}, xlabel="step t", ylabel="loss", logy=True, title="(a) loss")
+    groups = [("(b) node blocks U_l", range(0, 4)), ("(c) stage block V_1", range(4, 8)), ("(d) stage block V_2", range(8, 12))]
+    for ax, (title, idx) in zip(axes[1:], groups):
+        plot_curves(ax, steps, {SCALAR_NAMES[i]: scalars[:, i] for i in idx}, xlabel="step t", title=title)
+        ax.axhline(0, color="0.5", lw=0.6)
+    for ax in axes:
+        mark_steps(ax, dict(marks or {}))
+    return fig
+
+
+def accuracy_by_type_figure(steps, accuracy, marks: Mapping[str, float] | None = None, *, title: str | None = None):
+    """Teacher-forced accuracy of the backward, turning and forward steps against the step."""
+    acc = np.asarray(accuracy)
+    fig, ax = new_figure(1, width=6.4, height=3.0)
+    plot_curves(ax, steps, {f"{name} steps": acc[:, i] for i, name in enumerate(STEP_TYPES[:3])},
+                xlabel="step t", ylabel="accuracy", title=title)
+    ax.set_ylim(-0.03, 1.03)
+    mark_steps(ax, dict(marks or {}))
+    return fig
+
+
+def roles_figure(steps, roles, marks: Mapping[str, float] | None = None):
+    """Where each head looks over training: traversal-target mass (left) and next-stage mass (right), per step type.
+
+    ``roles`` has one row per recorded step, columns in the order of
+    :data:`~.heads.ROLE_METRICS`.
+    """
+    roles = np.asarray(roles)
+    if roles.ndim != 2 or roles.shape[1] != len(ROLE_METRICS):
+        raise ValueError(f"roles must have shape (T, {len(ROLE_METRICS)})")
+    fig, axes = new_figure(2, width=9.0, height=3.2)
+    for ax, metric in zip(axes, ("traversal", "stage")):
+        for l, style in ((1, "-"), (2, "--")):
+            for i, t in enumerate(STEP_TYPES[:3]):
+                col = ROLE_METRICS.index(f"head{l} {metric} {t}")
+                ax.plot(steps, roles[:, col], style, color=PALETTE[i], label=f"head {l}, {t} steps")
+        ax.set_ylim(-0.03, 1.03)
+        ax.set_xlabel("step t")
+        mark_steps(ax, dict(marks or {}))
+    axes[0].set_ylabel("attention on the traversal target")
+    axes[1].set_ylabel("attention on next-stage tokens")
+    axes[1].legend(fontsize=6, loc="lower right")
+    return fig
+
+
+def rescaling_figure(runs: Mapping[str, tuple]):
+    """Per-position loss against ``eta_eff * t`` for several runs: ``label -> (steps, loss, eta_eff, loss_factor)``.
+
+    ``loss_factor`` divides the recorded loss to bring it to the mean-with-1/2
+    scale (7 for the sum over the 7 positions, 14 for the sum without 1/2).
+    """
+    fig, (a1, a2) = new_figure(2, width=9.0, height=3.2)
+    for i, (label, (steps, loss, eta, factor)) in enumerate(runs.items()):
+        steps = np.asarray(steps, dtype=float)
+        y = np.asarray(loss) / factor
+        a1.plot(steps, y, color=PALETTE[i % len(PALETTE)], label=label)
+        pos = steps > 0  # the right panel has a log axis
+        a2.plot(eta * steps[pos], y[pos], color=PALETTE[i % len(PALETTE)], label=label)
+    a1.set_xlabel("step t")
+    a2.set_xlabel("eta_eff * t")
+    for ax in (a1, a2):
+        ax.set_ylabel("loss (mean, 1/2)")
+        ax.set_yscale("log")
+    a2.set_xscale("log")
+    a1.legend(fontsize=7)
+    return fig
+
+
+def loss_table_figure(rows: Sequence[Mapping], authors: Mapping[str, Sequence[float]], steps_grid: Sequence[int]):
+    """Training loss of our runs (one panel per normalisation) beside the authors' table (last panel)."""
+    norms = list(dict.fromkeys(r["norm"] for r in rows))
+    fig, axes = new_figure(len(norms) + 1, width=3.0 * (len(norms) + 1), height=3.0)
+    for ax, norm in zip(axes, norms):
+        for r in rows:
+            if r["norm"] == norm:
+                ax.plot(np.maximum(r["steps"], 0.8), r["loss"], marker=".", label=r["label"])
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_title(f"ours, loss = {norm}", fontsize=8)
+        ax.set_xlabel("step")
+    axes[0].legend(fontsize=6)
+    for label, vals in authors.items():
+        axes[-1].plot(steps_grid, vals, marker="o", label=label)
+    axes[-1].set_xscale("log")
+    axes[-1].set_yscale("log")
+    axes[-1].set_title("authors (review discussion)", fontsize=8)
+    axes[-1].set_xlabel("step")
+    axes[-1].legend(fontsize=6)
+    return fig
+
+
+def heads_depth_figure(rows: Sequence[Mapping]):
+    """Steps to converge (left) and final test whole-path accuracy (right) against training depth, per architecture."""
+    labels = list(dict.fromkeys(r["label"] for r in rows))
+    fig, (a1, a2) = new_figure(2, width=9.0, height=3.2)
+    for i, lab in enumerate(labels):
+        sub = [r for r in rows if r["label"] == lab]
+        ms = [r["m"] for r in sub]
+        conv = [np.nan if r["steps_to_converge"] is None else r["steps_to_converge"] for r in sub]
+        a1.plot(ms, conv, marker="o", color=PALETTE[i % len(PALETTE)], label=lab)
+        for r in sub:
+            if r["steps_to_converge"] is None:
+                a1.plot(r["m"], r["budget"], marker="x", color=PALETTE[i % len(PALETTE)], ms=9)
+        a2.plot(ms, [r["test_path_accuracy"] for r in sub], marker="o", color=PALETTE[i % len(PALETTE)], label=lab)
+    a1.set_yscale("log")
+    a1.set_xlabel("training depth m")
+    a1.set_ylabel("steps to converge (x: budget, not converged)")
+    a2.set_xlabel("training depth m")
+    a2.set_ylabel("test whole-path accuracy")
+    a2.set_ylim(-0.03, 1.03)
+    a1.legend(fontsize=6)
+    for ax in (a1, a2):
+        ax.set_xticks(sorted({r["m"] for r in rows}))
+    return fig

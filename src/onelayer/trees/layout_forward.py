@@ -1,0 +1,456 @@
+"""The forward token layout R-F (reconstruction), for one tree or a batch of trees.
+
+A token is a column ``x = [x^(1); x^(2); x^(s)]``: two node blocks and a
+two-dimensional stage block. It is stored as three integers
+``(first, second, stage)``; the node symbol ``S`` stands for the empty block
+``0`` (as in :func:`onelayer.trees.embeddings.with_empty`) and the stage is
+``0`` (no flag, ``x^(s) = 0``), ``1`` (``s_b = e_1``, backward stage) or ``2``
+(``s_f = e_2``, forward stage).
+
+=============================  ==========================  ==========================
+token                          symbols                     role
+=============================  ==========================  ==========================
+edge ``c -> p``                 ``(p, c, 0)``               one per non-root node, shuffled
+root token                     ``(r, r, f)``               the turning-point marker
+goal token                     ``(empty, g, b)``           last prompt token, first query
+backward step ``j = 0..D-1``    ``(v_j, v_{j+1}, b)``        previous = child, current = parent
+turning step                   ``(r, r, f)``               emitted once, at the root
+forward step ``j = D-1..0``     ``(v_{j+1}, v_j, f)``        previous = parent, current = child
+EOS target (optional)          ``(g, empty, f)``           "the goal is reached"
+=============================  ==========================  ==========================
+
+Here ``g = v_0, v_1 = p(v_0), ..., v_D = r`` is the goal-to-root path, so the
+chain of thought has ``2D + 1`` steps (``2m + 1`` on a perfect tree of depth
+``m`` with a leaf goal). Block 2 of the turning token and of every forward
+step spells the answer, the root-to-goal path ``r, v_{D-1}, ..., g``
+(:func:`answer_from_chain`).
+
+With ``cot=False`` (the "no chain of thought" variant) the backward steps are
+dropped: the targets are the turning token followed by the forward steps, so
+the model must produce the root-to-goal path directly.
+
+Every choice in the table is a reconstruction (spec section 3.5): the paper's
+layout was not visible to us. Batches are padded on the right, exactly as in
+:mod:`onelayer.trees.backward_layout`; :class:`ForwardBatch` carries the masks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ..validation import check_bool, check_int
+from .backward_layout import random_tree_batch
+from .data import PaddedBatch, Tree, check_rng
+from .embeddings import with_empty
+
+__all__ = [
+    "STAGE_NONE",
+    "STAGE_B",
+    "STAGE_F",
+    "STEP_TYPES",
+    "ForwardBatch",
+    "forward_tokens",
+    "forward_batch",
+    "perfect_forward_batch",
+    "random_forward_batch",
+    "forward_token_vectors",
+    "forward_target_vectors",
+    "answer_from_chain",
+    "forward_token_text",
+]
+
+#: Stage codes: no flag, ``s_b`` (backward), ``s_f`` (forward).
+STAGE_NONE, STAGE_B, STAGE_F = 0, 1, 2
+
+#: Names of the step types, indexed by the codes stored in :attr:`ForwardBatch.step_type`.
+STEP_TYPES = ("backward", "turning", "forward", "eos")
+_BACK, _TURN, _FWD, _EOS = range(4)
+
+
+@dataclass(frozen=True)
+class ForwardBatch(PaddedBatch):
+    """Teacher-forced R-F sequences of a batch of trees (symbol form, right-padded).
+
+    Attributes
+    ----------
+    S:
+        Vocabulary size; symbol ``S`` is the empty node block.
+    first, second, stage:
+        ``LongTensor (batch, L)``: the three blocks of every token of the
+        teacher-forced sequence (prompt followed by all targets but the last).
+    valid:
+        ``BoolTensor (batch, L)``: real tokens (``False`` on padding).
+    query:
+        ``LongTensor (batch, K)``: position of the token that predicts target ``k``.
+    target_first, target_second, target_stage:
+        ``LongTensor (batch, K)``: the targets.
+    target_mask:
+        ``BoolTensor (batch, K)``: real targets.
+    step_type:
+        ``LongTensor (batch, K)``: index into :data:`STEP_TYPES` (``-1`` on padding).
+    prompt_len:
+        ``LongTensor (batch,)``: number of prompt tokens ``P = n + 1``.
+    root, goal:
+        ``LongTensor (batch,)``: symbols of the root and of the goal.
+    n_nodes, goal_depth:
+        ``LongTensor (batch,)``: tree size and the depth ``D`` of the goal.
+    cot:
+        Whether the backward steps are part of the targets.
+    """
+
+    S: int
+    first: torch.Tensor
+    second: torch.Tensor
+    stage: torch.Tensor
+    valid: torch.Tensor
+    query: torch.Tensor
+    target_first: torch.Tensor
+    target_second: torch.Tensor
+    target_stage: torch.Tensor
+    target_mask: torch.Tensor
+    step_type: torch.Tensor
+    prompt_len: torch.Tensor
+    root: torch.Tensor
+    goal: torch.Tensor
+    n_nodes: torch.Tensor
+    goal_depth: torch.Tensor
+    cot: bool = True
+
+    def answers(self) -> list[np.ndarray]:
+        """The true root-to-goal paths (labels), one array per tree."""
+        out = []
+        for b in range(self.size):
+            k = self.target_mask[b]
+            ans_rows = k & ((self.step_type[b] == _TURN) | (self.step_type[b] == _FWD))
+            out.append(self.target_second[b][ans_rows].numpy().copy())
+        return out
+
+
+def _flags(cot, eos, shuffle):
+    check_bool("cot", cot)
+    check_bool("eos", eos)
+    check_bool("shuffle", shuffle)
+
+
+def forward_tokens(
+    tree: Tree,
+    goal: int,
+    rng: np.random.Generator | None = None,
+    *,
+    cot: bool = True,
+    eos: bool = False,
+    shuffle: bool = True,
+    edge_order: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The R-F prompt and targets of one tree, as symbol triples.
+
+    Parameters
+    ----------
+    tree, goal:
+        The tree and the goal node *index* (not the root).
+    rng:
+        Shuffles the edge tokens (required when ``shuffle=True`` and no ``edge_order`` is given).
+    cot:
+        Include the backward steps (default ``True``); ``False`` asks for the answer directly.
+    eos:
+        Append the EOS target ``(g, empty, f)`` (default ``False``).
+    shuffle:
+        Shuffle the edge tokens (default ``True``); otherwise children increase.
+    edge_order:
+        Optional explicit permutation of the ``n - 1`` edges of ``tree.edges()``
+        (overrides ``shuffle``; used to rebuild a batch exactly).
+
+    Returns
+    -------
+    prompt, targets, step_type:
+        Integer arrays of shapes ``(P, 3)``, ``(K, 3)`` and ``(K,)``; the
+        columns are ``(first, second, stage)``.
+    """
+    if not isinstance(tree, Tree):
+        raise TypeError(f"tree must be a Tree, got {type(tree).__name__}")
+    goal = check_int("goal", goal, low=0, high=tree.n - 1)
+    if goal == tree.root:
+        raise ValueError("goal must not be the root (the path would be empty)")
+    _flags(cot, eos, shuffle)
+    lab, S = tree.labels, tree.S
+    edges = tree.edges()
+    if edge_order is not None:
+        order = np.asarray(edge_order)
+        if order.shape != (len(edges),) or not np.array_equal(np.sort(order), np.arange(len(edges))):
+            raise ValueError(f"edge_order must be a permutation of range({len(edges)})")
+        edges = edges[order]
+    elif shuffle:
+        check_rng("rng", rng)
+        edges = edges[rng.permutation(len(edges))]
+    r, g = lab[tree.root], lab[goal]
+    prompt = np.concatenate(
+        [
+            np.stack([lab[edges[:, 0]], lab[edges[:, 1]], np.zeros(len(edges), dtype=np.int64)], axis=1),
+            [[r, r, STAGE_F], [S, g, STAGE_B]],
+        ]
+    )
+    path = lab[tree.path_to_root(goal)]  # g = v_0, ..., v_D = r
+    D = len(path) - 1
+    rows, types = [], []
+    if cot:
+        rows += [[path[j], path[j + 1], STAGE_B] for j in range(D)]
+        types += [_BACK] * D
+    rows.append([r, r, STAGE_F])
+    types.append(_TURN)
+    rows += [[path[j + 1], path[j], STAGE_F] for j in range(D - 1, -1, -1)]
+    types += [_FWD] * D
+    if eos:
+        rows.append([g, S, STAGE_F])
+        types.append(_EOS)
+    return prompt.astype(np.int64), np.asarray(rows, dtype=np.int64), np.asarray(types, dtype=np.int64)
+
+
+def _assemble(S, prompts, targets, types, roots, goals, sizes, depths, cot) -> ForwardBatch:
+    P = np.array([len(p) for p in prompts])
+    K = np.array([len(t) for t in targets])
+    L = int((P + K - 1).max())
+    Kmax = int(K.max())
+    nb = len(prompts)
+    seq = np.zeros((nb, L, 3), dtype=np.int64)
+    seq[..., :2] = S
+    valid = np.zeros((nb, L), dtype=bool)
+    query = np.zeros((nb, Kmax), dtype=np.int64)
+    tgt = np.zeros((nb, Kmax, 3), dtype=np.int64)
+    tgt[..., :2] = S
+    tmask = np.zeros((nb, Kmax), dtype=bool)
+    stype = np.full((nb, Kmax), -1, dtype=np.int64)
+    for b, (p, t, ty) in enumerate(zip(prompts, targets, types)):
+        s = np.concatenate([p, t[:-1]])
+        seq[b, : len(s)] = s
+        valid[b, : len(s)] = True
+        query[b, : len(t)] = len(p) - 1 + np.arange(len(t))
+        tgt[b, : len(t)] = t
+        tmask[b, : len(t)] = True
+        stype[b, : len(t)] = ty
+    as_t = torch.as_tensor
+    return ForwardBatch(
+        S=S, first=as_t(seq[..., 0].copy()), second=as_t(seq[..., 1].copy()), stage=as_t(seq[..., 2].copy()),
+        valid=as_t(valid), query=as_t(query), target_first=as_t(tgt[..., 0].copy()),
+        target_second=as_t(tgt[..., 1].copy()), target_stage=as_t(tgt[..., 2].copy()), target_mask=as_t(tmask),
+        step_type=as_t(stype), prompt_len=as_t(P), root=as_t(np.asarray(roots, dtype=np.int64)),
+        goal=as_t(np.asarray(goals, dtype=np.int64)), n_nodes=as_t(np.asarray(sizes, dtype=np.int64)),
+        goal_depth=as_t(np.asarray(depths, dtype=np.int64)), cot=cot,
+    )
+
+
+def forward_batch(
+    trees: Sequence[Tree],
+    goals: Sequence[int],
+    rng: np.random.Generator | None = None,
+    *,
+    cot: bool = True,
+    eos: bool = False,
+    shuffle: bool = True,
+    edge_orders: Sequence[np.ndarray] | None = None,
+) -> ForwardBatch:
+    """Stack the R-F sequences of several trees (any shapes) into one padded :class:`ForwardBatch`.
+
+    All trees must share ``S``. Options as in :func:`forward_tokens`;
+    ``edge_orders`` gives one explicit edge permutation per tree.
+    """
+    trees = list(trees)
+    goals = list(goals)
+    if not trees:
+        raise ValueError("trees must contain at least one tree")
+    if len(goals) != len(trees):
+        raise ValueError(f"goals must have one entry per tree: {len(trees)} trees, {len(goals)} goals")
+    if edge_orders is not None and len(edge_orders) != len(trees):
+        raise ValueError(f"edge_orders must have one entry per tree: {len(trees)} trees, {len(edge_orders)} orders")
+    S = trees[0].S
+    if any(t.S != S for t in trees):
+        raise ValueError("all trees must share the same vocabulary size S")
+    orders = edge_orders if edge_orders is not None else [None] * len(trees)
+    parts = [
+        forward_tokens(t, g, rng, cot=cot, eos=eos, shuffle=shuffle, edge_order=o)
+        for t, g, o in zip(trees, goals, orders)
+    ]
+    return _assemble(
+        S, [p for p, _, _ in parts], [t for _, t, _ in parts], [ty for _, _, ty in parts],
+        [t.label_of(t.root) for t in trees], [t.label_of(g) for t, g in zip(trees, goals)],
+        [t.n for t in trees], [t.depth_of(g) for t, g in zip(trees, goals)], cot,
+    )
+
+
+def perfect_forward_batch(
+    m: int,
+    S: int,
+    batch_size: int,
+    rng: np.random.Generator,
+    *,
+    cot: bool = True,
+    eos: bool = False,
+    shuffle: bool = True,
+    return_trees: bool = False,
+):
+    """A batch from the training distribution, built without a Python loop over trees.
+
+    Perfect binary trees of depth ``m`` (breadth-first node indices, as in
+    :func:`onelayer.trees.data.perfect_binary_tree`), uniformly random
+    injective labels into ``range(S)``, a uniform leaf as goal, shuffled
+    edges. Every sequence has the same length: no padding. With
+    ``return_trees=True`` also returns ``(trees, goals, edge_orders)`` such
+    that :func:`forward_batch` rebuilds the same batch (used by the tests).
+    """
+    m = check_int("m", m, low=1, high=12)
+    n = 2 ** (m + 1) - 1
+    S = check_int("S", S, low=n)
+    batch_size = check_int("batch_size", batch_size, low=1)
+    check_rng("rng", rng)
+    _flags(cot, eos, shuffle)
+    check_bool("return_trees", return_trees)
+    rows = np.arange(batch_size)[:, None]
+    labels = np.argsort(rng.random((batch_size, S)), axis=1)[:, :n]
+    child = np.arange(1, n)
+    parent = (child - 1) // 2
+    if shuffle:
+        order = np.argsort(rng.random((batch_size, n - 1)), axis=1)
+    else:
+        order = np.broadcast_to(np.arange(n - 1), (batch_size, n - 1))
+    goal = rng.integers(n - 2**m, n, size=batch_size)
+    path = [goal]
+    for _ in range(m):
+        path.append((path[-1] - 1) // 2)
+    plab = labels[rows, np.stack(path, axis=1)]  # (batch, m + 1): g = v_0, ..., v_m = r
+    r = plab[:, m]
+    full = lambda v: np.full((batch_size, 1), v, dtype=np.int64)  # noqa: E731
+    edges = np.stack([labels[rows, parent[order]], labels[rows, child[order]], np.zeros((batch_size, n - 1), np.int64)], -1)
+    prompt = np.concatenate(
+        [edges, np.stack([r, r, full(STAGE_F)[:, 0]], -1)[:, None], np.stack([full(S)[:, 0], plab[:, 0], full(STAGE_B)[:, 0]], -1)[:, None]],
+        axis=1,
+    )
+    blocks, types = [], []
+    if cot:
+        blocks.append(np.stack([plab[:, :m], plab[:, 1:], np.full((batch_size, m), STAGE_B)], -1))
+        types += [_BACK] * m
+    blocks.append(np.stack([r, r, full(STAGE_F)[:, 0]], -1)[:, None])
+    types.append(_TURN)
+    rev = plab[:, ::-1]  # r = v_m, ..., v_0 = g
+    blocks.append(np.stack([rev[:, :m], rev[:, 1:], np.full((batch_size, m), STAGE_F)], -1))
+    types += [_FWD] * m
+    if eos:
+        blocks.append(np.stack([plab[:, 0], full(S)[:, 0], full(STAGE_F)[:, 0]], -1)[:, None])
+        types.append(_EOS)
+    tgt = np.concatenate(blocks, axis=1)
+    seq = np.concatenate([prompt, tgt[:, :-1]], axis=1)
+    P, K = prompt.shape[1], tgt.shape[1]
+    as_t = torch.as_tensor
+    batch = ForwardBatch(
+        S=S, first=as_t(seq[..., 0].copy()), second=as_t(seq[..., 1].copy()), stage=as_t(seq[..., 2].copy()),
+        valid=torch.ones(seq.shape[:2], dtype=torch.bool),
+        query=as_t(np.broadcast_to(P - 1 + np.arange(K), (batch_size, K)).copy()),
+        target_first=as_t(tgt[..., 0].copy()), target_second=as_t(tgt[..., 1].copy()),
+        target_stage=as_t(tgt[..., 2].copy()), target_mask=torch.ones((batch_size, K), dtype=torch.bool),
+        step_type=as_t(np.broadcast_to(np.asarray(types), (batch_size, K)).copy()),
+        prompt_len=torch.full((batch_size,), P, dtype=torch.int64), root=as_t(r.copy()),
+        goal=as_t(plab[:, 0].copy()), n_nodes=torch.full((batch_size,), n, dtype=torch.int64),
+        goal_depth=torch.full((batch_size,), m, dtype=torch.int64), cot=cot,
+    )
+    if not return_trees:
+        return batch
+    par = np.concatenate([[-1], parent])
+    trees = [Tree(parent=par, labels=labels[b], S=S) for b in range(batch_size)]
+    return batch, (trees, [int(g) for g in goal], [np.asarray(o).copy() for o in order])
+
+
+def random_forward_batch(
+    S: int,
+    count: int,
+    rng: np.random.Generator,
+    *,
+    max_depth: int,
+    max_children: int = 3,
+    min_depth: int = 0,
+    leaves_only: bool = False,
+    cot: bool = True,
+    eos: bool = False,
+) -> tuple[ForwardBatch, list[Tree]]:
+    """``count`` random test trees with goals, as a padded :class:`ForwardBatch`.
+
+    The trees and goals are drawn exactly as by
+    :func:`onelayer.trees.backward_layout.random_tree_batch` (depth cap
+    uniform in ``max(min_depth, 1)..max_depth``, ``0..max_children``
+    children per node, goal uniform over the non-root nodes or, with
+    ``leaves_only``, over the leaves); then laid out in R-F. Returns the batch
+    and the trees.
+    """
+    check_bool("cot", cot)
+    check_bool("eos", eos)
+    backward, trees = random_tree_batch(S, count, rng, max_depth=max_depth, max_children=max_children,
+                                        min_depth=min_depth, leaves_only=leaves_only)
+    goals = [t.node_of(int(g)) for t, g in zip(trees, backward.goal)]
+    return forward_batch(trees, goals, rng, cot=cot, eos=eos), trees
+
+
+def _check_batch_and_A(batch, A):
+    if not isinstance(batch, ForwardBatch):
+        raise TypeError(f"batch must be a ForwardBatch, got {type(batch).__name__}")
+    if not isinstance(A, torch.Tensor) or A.dim() != 2 or A.shape[1] != batch.S:
+        raise ValueError(f"A must be a tensor of shape (d, S={batch.S})")
+
+
+def _vectors(first, second, stage, A):
+    E = with_empty(A).T
+    flags = torch.tensor([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]], dtype=A.dtype)
+    return torch.cat([E[first], E[second], flags[stage]], dim=-1)
+
+
+def forward_token_vectors(batch: ForwardBatch, A: torch.Tensor) -> torch.Tensor:
+    """Materialise the teacher-forced tokens ``[a_first; a_second; stage]``: shape ``(batch, L, 2d + 2)``.
+
+    Padding tokens are zero vectors. ``A`` has shape ``(d, S)``.
+    """
+    _check_batch_and_A(batch, A)
+    return _vectors(batch.first, batch.second, batch.stage, A)
+
+
+def forward_target_vectors(batch: ForwardBatch, A: torch.Tensor) -> torch.Tensor:
+    """The targets as vectors, shape ``(batch, K, 2d + 2)`` (zero on padded targets)."""
+    _check_batch_and_A(batch, A)
+    Y = _vectors(batch.target_first, batch.target_second, batch.target_stage, A)
+    return Y * batch.target_mask[..., None].to(Y.dtype)
+
+
+def answer_from_chain(second: np.ndarray, stage: np.ndarray, goal: int) -> np.ndarray | None:
+    """Read the root-to-goal answer out of a generated chain.
+
+    The answer is block 2 of the first forward-stage token and of the tokens
+    after it, up to and including the first token whose block 2 is the goal.
+    Returns ``None`` when the chain has no forward-stage token or never
+    reaches the goal after turning.
+
+    Parameters
+    ----------
+    second, stage:
+        Integer arrays ``(K,)``: block 2 symbols and stage codes of the generated tokens.
+    goal:
+        The goal symbol (known from the prompt).
+    """
+    second = np.asarray(second)
+    stage = np.asarray(stage)
+    if second.ndim != 1 or stage.shape != second.shape:
+        raise ValueError(f"second and stage must be 1-D arrays of equal length, got {second.shape} and {stage.shape}")
+    goal = check_int("goal", goal, low=0)
+    turned = np.flatnonzero(stage == STAGE_F)
+    if turned.size == 0:
+        return None
+    tail = second[turned[0]:]
+    hit = np.flatnonzero(tail == goal)
+    if hit.size == 0:
+        return None
+    return tail[: hit[0] + 1].copy()
+
+
+def forward_token_text(triple, S: int) -> str:
+    """A token as text, e.g. ``[3;7;b]``, ``[5;5;f]``, ``[-;7;b]``, ``[5;8;.]`` (``-`` empty, ``.`` no stage)."""
+    a, b, s = (int(v) for v in triple)
+    show = lambda x: "-" if x == S else str(x)  # noqa: E731
+    return f"[{show(a)};{show(b)};{'.bf'[s]}]"

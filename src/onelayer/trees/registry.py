@@ -1,0 +1,364 @@
+"""The trees parts' figures and tables for ``python -m onelayer make NAME``.
+
+Each recipe below is registered with :func:`onelayer.figures.register` and
+makes one figure (or table) of a trees chapter with the same calls, seeds and
+settings as the chapter: ``quick=True`` shrinks steps and batch sizes so the
+whole set runs in seconds (for tests); ``quick=False`` reproduces the chapter.
+The recipes hold no experiment logic of their own: they call the part's
+modules (:mod:`~onelayer.trees.construction`, :mod:`~onelayer.trees.symmetry`,
+:mod:`~onelayer.trees.phases`, :mod:`~onelayer.trees.backward_generalization`,
+the forward modules, ...) and their figure functions, and turn the results
+into the JSON/CSV numbers of the figure.
+
+Trees I (backward reasoning): chapters ``backward_data`` (the worked
+example), ``backward_construction`` (Lemma 1, Theorem 1), ``backward_training``
+(Theorem 3) and ``backward_generalization`` (Theorem 4). Trees II (forward
+reasoning): ``forward_construction`` (Theorem 2), ``forward_training``
+(Theorem 5) and ``forward_limits`` (single against two heads, heads x depth).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from ..figures import register
+from ..plots import mark_steps, new_figure, plot_curves
+from ..seeding import generator, numpy_rng
+from . import backward_generalization as gen
+from . import backward_layout as layout
+from . import backward_model as model
+from . import construction, data, embeddings, phases, symmetry
+from .backward_figures import chain_figure, chain_text, decoded_attention_figure, draw_tree
+
+__all__ = ["S_BACKWARD", "M_BACKWARD", "LAMBDAS", "FORWARD_SCALES", "theorem1_setting", "theorem4_setting", "forward_setting",
+           "forward_training"]
+
+#: Label-set size and training depth of the backward chapters.
+S_BACKWARD, M_BACKWARD = 31, 4
+#: Scales lambda of the Theorem 1 sweep.
+LAMBDAS = (0.5, 1.0, 2.0, 3.0, 5.0, 7.5, 10.0, 15.0, 20.0)
+
+
+# --- chapter "backward_data" ------------------------------------------------------------------------------------
+
+@register("trees-worked-example", "Trees I: the worked example: tree, R-B prompt and backward chain of thought (goal label 7)")
+def _worked_example(quick: bool):
+    example = data.example_tree()
+    fig = chain_figure(example, goal=4, rng=numpy_rng(1))
+    prompt, chain = chain_text(example, 4, numpy_rng(1))
+    return fig, {"S": example.S, "goal_node": 4, "goal_label": int(example.label_of(4)),
+                 "path_labels": example.labels[example.path_to_root(4)], "prompt": prompt, "chain": chain}
+
+
+@register("trees-train-test-trees", "Trees I: a perfect training tree (depth 4) and a random test tree (0-3 children) with their paths")
+def _train_test_trees(quick: bool):
+    rng = numpy_rng(0)
+    train_tree = data.perfect_binary_tree(4, 31, rng)
+    test_tree = data.random_tree(31, rng, max_depth=5, min_depth=4)
+    goal_train = data.sample_goal(train_tree, rng)
+    goal_test = data.sample_goal(test_tree, rng, leaves_only=False)
+    fig, axes = new_figure(2, width=10.0, height=3.4)
+    draw_tree(axes[0], train_tree, goal_train, title=f"training tree: perfect, depth 4, {train_tree.n} nodes")
+    draw_tree(axes[1], test_tree, goal_test, title=f"test tree: 0-3 children, depth {test_tree.depth}, {test_tree.n} nodes")
+    return fig, {"train_path": train_tree.labels[train_tree.path_to_root(goal_train)],
+                 "test_path": test_tree.labels[test_tree.path_to_root(goal_test)]}
+
+
+# --- chapter "backward_construction" ----------------------------------------------------------------------------
+
+@register("trees-lemma1", "Trees I, Lemma 1 (table): B with A^T B A = I for 31 Gaussian embeddings in dimension 40")
+def _lemma1(quick: bool):
+    S, d = S_BACKWARD, 40
+    A = embeddings.independent_embeddings(S, d, generator(1))
+    B = embeddings.lemma1_matrix(A)
+    gram = A.T @ A
+    return None, {"table": [{"S": S, "d": d, "max_offdiag_gram": float((gram - gram.diag().diag()).abs().max()),
+                             "max_error_ATBA_minus_I": float((A.T @ B @ A - torch.eye(S, dtype=A.dtype)).abs().max())}]}
+
+
+def theorem1_setting(quick: bool = False) -> dict:
+    """Embeddings and test batches of the Theorem 1 chapter (``quick``: fewer trees)."""
+    A = embeddings.independent_embeddings(S_BACKWARD, 40, generator(1))
+    rng = numpy_rng(2)
+    perfect = layout.perfect_tree_batch(M_BACKWARD, S_BACKWARD, 32 if quick else 256, rng)
+    random_batch, random_trees = layout.random_tree_batch(S_BACKWARD, 64 if quick else 1024, rng, max_depth=7)
+    return {"A": A, "perfect": perfect, "random": random_batch, "random_trees": random_trees}
+
+
+@register("trees-loss-vs-lambda", "Trees I, Theorem 1: loss and whole-path accuracy of the construction lambda B against lambda")
+def _loss_vs_lambda(quick: bool):
+    s = theorem1_setting(quick)
+    lams = np.array(LAMBDAS[::2] if quick else LAMBDAS)
+    sweeps = {"perfect, depth 4": construction.lambda_sweep(s["A"], s["perfect"], lams),
+              "random, 0-3 children": construction.lambda_sweep(s["A"], s["random"], lams)}
+    tail = lams >= 5
+    slopes = {name: construction.log_slope(lams[tail], sw["loss"][tail]) for name, sw in sweeps.items()}
+    fig, axes = new_figure(2, width=9.0, height=3.2)
+    plot_curves(axes[0], lams, {n: sw["loss"] for n, sw in sweeps.items()}, xlabel="scale lambda", ylabel="loss (mean, 1/2)",
+                logy=True, title="loss of lambda B")
+    plot_curves(axes[1], lams, {n: sw["path_accuracy"] for n, sw in sweeps.items()}, xlabel="scale lambda",
+                ylabel="whole-path accuracy", title="greedy decoding")
+    axes[1].set_xscale("log")
+    rows = [{"trees": name, "lambda": float(lam), "loss": float(sw["loss"][i]), "path_accuracy": float(sw["path_accuracy"][i]),
+             "max_weight_error": float(sw["max_weight_error"][i])}
+            for name, sw in sweeps.items() for i, lam in enumerate(lams)]
+    return fig, {"log_loss_slope_lambda_ge_5": slopes, "table": rows}
+
+
+@register("trees-construction-attention", "Trees I, Theorem 1: attention of the construction (lambda = 10) at every step of the deepest random tree")
+def _construction_attention(quick: bool):
+    s = theorem1_setting(quick)
+    index = int(np.argmax([t.depth for t in s["random_trees"]]))
+    B = construction.constructed_B(s["A"], 10.0)
+    fig = decoded_attention_figure(B, s["A"], s["random"], index=index, title="lambda = 10, the deepest random tree")
+    return fig, {"lambda": 10.0, "tree_index": index, "depth": int(s["random_trees"][index].depth)}
+
+
+@register("trees-construction-attention-default", "Trees I: the widget's default state: lambda I decoding a random depth-5 tree at lambda = 3")
+def _construction_attention_default(quick: bool):
+    from .backward_figures import construction_attention_figure
+
+    return construction_attention_figure(3.0, 0, 5), {"lambda": 3.0, "seed": 0, "max_depth": 5}
+
+
+# --- chapter "backward_training" --------------------------------------------------------------------------------
+
+@register("trees-h-entries", "Trees I, Theorem 3: diagonal and off-diagonal of H = A^T B A under SGD and population GD, distance from the symmetric span")
+def _h_entries(quick: bool):
+    S, m = S_BACKWARD, M_BACKWARD
+    steps = 100 if quick else 1500
+    A = embeddings.one_hot_embeddings(S)
+    eval_batch = layout.perfect_tree_batch(m, S, 256, numpy_rng(5))
+    sgd = model.train_backward(A, m=m, steps=steps, lr=1.0, batch_size=256, seed=0, record_every=10,
+                               record=symmetry.h_records(A, eval_batch))
+    pop = symmetry.population_gd(m, S, steps=steps, lr=1.0, record_every=10)
+    fig, axes = new_figure(2, width=9.0, height=3.2)
+    plot_curves(axes[0], sgd.steps, {"h1 (diagonal), SGD": sgd["h1"], "h1, population GD": pop["h1"],
+                                     "h2 (off-diagonal) x (S-1), SGD": sgd["h2"] * (S - 1)},
+                xlabel="step t", ylabel="entries of H", title="H = A^T B A",
+                styles={"h1, population GD": {"linestyle": "--", "color": "k"}})
+    plot_curves(axes[1], sgd.steps[1:], {"residual / ||H||": sgd["residual"][1:], "diagonal std": sgd["diag_std"][1:],
+                                         "off-diagonal std": sgd["off_std"][1:]},
+                xlabel="step t", ylabel="size", logy=True, title="distance from the symmetric span (SGD)")
+    rows = [{"step": int(t), "sgd_loss": float(sgd["loss"][i]), "sgd_h1": float(sgd["h1"][i]), "sgd_h2": float(sgd["h2"][i]),
+             "sgd_residual": float(sgd["residual"][i]), "pop_loss": float(pop["loss"][i]), "pop_h1": float(pop["h1"][i]),
+             "pop_h2": float(pop["h2"][i])} for i, t in enumerate(sgd.steps)]
+    return fig, {"S": S, "m": m, "lr": 1.0, "batch_size": 256, "table": rows}
+
+
+@register("trees-phases", "Trees I, Theorem 3: population loss, h1, h2 and attention on the correct edge with the detected phase marks")
+def _phases(quick: bool):
+    steps = 300 if quick else 3000
+    pop = symmetry.population_gd(M_BACKWARD, S_BACKWARD, steps=steps, lr=1.0, record_every=10)
+    found = phases.detect_phases(pop.steps, pop["h1"], pop["h2"], pop["loss"], pop["correct_weight"])
+    marks = {"T_att": found["T_attention"], "T_loss": found["T_loss"]}
+    fig, axes = new_figure(2, width=9.0, height=3.2)
+    plot_curves(axes[0], pop.steps, {"loss": pop["loss"]}, xlabel="step t", ylabel="population loss", logy=True)
+    mark_steps(axes[0], marks)
+    plot_curves(axes[1], pop.steps, {"h1": pop["h1"], "h2": pop["h2"], "attention on correct edge": pop["correct_weight"]},
+                xlabel="step t", ylabel="value")
+    mark_steps(axes[1], marks)
+    rows = [{"step": int(t), "loss": float(pop["loss"][i]), "h1": float(pop["h1"][i]), "h2": float(pop["h2"][i]),
+             "correct_weight": float(pop["correct_weight"][i])} for i, t in enumerate(pop.steps)]
+    return fig, {"phases": found, "table": rows}
+
+
+@register("trees-loss-rate", "Trees I, Theorem 3: population loss and margin h1 - h2 against eta t for step sizes 1, 8 and 128")
+def _loss_rate(quick: bool):
+    settings = {1.0: 300, 8.0: 300, 128.0: 400} if quick else {1.0: 3000, 8.0: 3000, 128.0: 4000}
+    runs = {lr: symmetry.population_gd(M_BACKWARD, S_BACKWARD, steps=steps, lr=lr, record_every=10) for lr, steps in settings.items()}
+    fig, axes = new_figure(2, width=9.0, height=3.3)
+    for lr, run in runs.items():
+        axes[0].loglog(lr * run.steps[1:], run["loss"][1:], label=f"lr {lr:g}")
+        axes[1].semilogx(lr * run.steps[1:], run["margin"][1:], label=f"lr {lr:g}")
+    axes[0].set(xlabel="eta * t", ylabel="population loss", title="loss against eta t")
+    axes[1].set(xlabel="eta * t", ylabel="h1 - h2", title="margin against eta t")
+    axes[0].legend()
+    big = runs[128.0]
+    et = 128.0 * big.steps
+    tail = et >= et[-1] / 16
+    rows = [{"lr": lr, "step": int(t), "eta_t": lr * int(t), "loss": float(run["loss"][i]), "margin": float(run["margin"][i])}
+            for lr, run in runs.items() for i, t in enumerate(run.steps)]
+    return fig, {"loglog_slope_last_decade": phases.loglog_slope(et, big["loss"], t_min=et[-1] / 10),
+                 "margin_gain_per_doubling": float(np.polyfit(np.log2(et[tail]), big["margin"][tail], 1)[0]),
+                 "final_loss_lr128": float(big.final("loss")), "table": rows}
+
+
+# --- chapter "backward_generalization" --------------------------------------------------------------------------
+
+def theorem4_setting(quick: bool = False) -> dict:
+    """One-hot embeddings, the random test trees and the checkpoints of the Theorem 4 chapter."""
+    test, _ = layout.random_tree_batch(S_BACKWARD, 256 if quick else 1024, numpy_rng(7), max_depth=7)
+    steps = 200 if quick else 1500
+    return {"A": embeddings.one_hot_embeddings(S_BACKWARD), "test": test, "steps": steps,
+            "checkpoints": list(range(0, steps + 1, 50 if quick else 100))}
+
+
+@register("trees-generalization", "Trees I, Theorem 4: test loss, margin bound and test accuracy (per step, whole path) during training, with the margin")
+def _generalization(quick: bool):
+    s = theorem4_setting(quick)
+    run = model.train_backward(s["A"], m=M_BACKWARD, steps=s["steps"], lr=1.0, seed=0, record_at=s["checkpoints"],
+                               record={"test": gen.test_record(s["A"], s["test"])})
+    T = {name: run["test"][:, i] for i, name in enumerate(gen.TEST_FIELDS)}
+    fig, axes = new_figure(2, width=9.0, height=3.3)
+    plot_curves(axes[0], run.steps, {"train loss (batch)": run["loss"], "test loss": T["loss"], "margin bound (test)": T["margin_bound"]},
+                xlabel="step t", ylabel="loss", logy=True, styles={"margin bound (test)": {"linestyle": "--"}})
+    plot_curves(axes[1], run.steps, {"per-step accuracy": T["step_accuracy"], "whole-path accuracy": T["path_accuracy"]},
+                xlabel="step t", ylabel="test accuracy (greedy)")
+    ax2 = axes[1].twinx()
+    ax2.plot(run.steps, T["margin"], color="0.5", linestyle=":", label="margin")
+    ax2.set_ylabel("margin delta (dotted)")
+    ax2.grid(False)
+    rows = [{"step": int(t), "train_loss": float(run["loss"][i]), **{f"test_{k}" if k != "margin_bound" else k: float(T[k][i])
+                                                                      for k in gen.TEST_FIELDS}}
+            for i, t in enumerate(run.steps)]
+    positive = T["margin"] > 0
+    by_len = gen.accuracy_by_length(run.params["B"], s["A"], s["test"])
+    return fig, {"bound_holds_where_margin_positive": bool(np.all(T["loss"][positive] <= T["margin_bound"][positive])),
+                 "accuracy_by_path_length": {str(k): {"trees": c, "path_accuracy": a} for k, (c, a) in by_len.items()},
+                 "table": rows}
+
+
+# --- chapter "forward_construction" (Trees II) ------------------------------------------------------------------
+
+#: Scales c of the Theorem 2 sweep (the construction at c x (2, 1, 1)).
+FORWARD_SCALES = (0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 5.0, 8.0, 12.0)
+
+
+def forward_setting(quick: bool = False) -> dict:
+    """Gaussian embeddings (S=25, d=32) and the random test trees of the Theorem 2 chapter (``quick``: fewer trees)."""
+    from . import layout_forward
+
+    A = embeddings.independent_embeddings(25, 32, generator(1))
+    test, _ = layout_forward.random_forward_batch(25, 128 if quick else 1024, numpy_rng(2), max_depth=6)
+    return {"A": A, "test": test}
+
+
+@register("trees-forward-margins", "Trees II, Theorem 2 (table): measured attention margins of the two-head construction against the predicted ones")
+def _forward_margins(quick: bool):
+    from .construction_forward import constructed_params, margin_table, predicted_margins
+
+    s = forward_setting(quick)
+    lam, mu, kappa = 3.0, 1.5, 2.0
+    rows = margin_table(constructed_params(s["A"], lam, mu, kappa), s["A"], s["test"])
+    pred = predicted_margins(lam, mu, kappa)
+    table = [{**r, "predicted": pred[(r["head"], r["situation"])]} for r in rows]
+    return None, {"lambda": lam, "mu": mu, "kappa": kappa, "table": table}
+
+
+@register("trees-forward-attention", "Trees II, Theorem 2: attention of both heads of the construction at every step of a depth-3 tree")
+def _forward_attention(quick: bool):
+    from .construction_forward import constructed_params
+    from .figures_forward import attention_by_step_figure
+    from .layout_forward import perfect_forward_batch
+
+    A1 = embeddings.one_hot_embeddings(25)
+    tree_batch = perfect_forward_batch(3, 25, 1, numpy_rng(4))
+    fig = attention_by_step_figure(constructed_params(A1, 4.0, 2.0, 2.0), A1, tree_batch,
+                                   title="construction at (lambda, mu, kappa) = (4, 2, 2), depth-3 tree")
+    return fig, {"lambda": 4.0, "mu": 2.0, "kappa": 2.0, "S": 25, "depth": 3}
+
+
+@register("trees-forward-scale-sweep", "Trees II, Theorem 2: loss and accuracy of the construction c x (2, 1, 1) against the scale c")
+def _forward_scale_sweep(quick: bool):
+    from .construction_forward import scale_sweep
+    from .figures_forward import scale_sweep_figure
+
+    s = forward_setting(quick)
+    rows = scale_sweep(s["A"], s["test"], list(FORWARD_SCALES[::2] if quick else FORWARD_SCALES), lam=2.0, mu=1.0, kappa=1.0)
+    big = [r for r in rows if r["scale"] >= 5]
+    slope = float(np.polyfit([r["scale"] for r in big], np.log([r["loss"] for r in big]), 1)[0]) if len(big) > 1 else None
+    return scale_sweep_figure(rows), {"log_loss_slope_scale_ge_5": slope, "table": [dict(r) for r in rows]}
+
+
+# --- chapter "forward_training" (Trees II) ----------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=2)
+def forward_training(quick: bool = False):
+    """The tracked two-head training run of the Theorem 5 chapter (one-hot, S=25, m=3, lr 2, batch 256) and its
+    phase marks; cached, since three figures share it."""
+    from .heads import phase_times, tracked_training
+
+    A = embeddings.one_hot_embeddings(25)
+    hist = tracked_training(A, m=3, steps=60 if quick else 1000, lr=2.0, batch_size=256, record_every=20)
+    found = phase_times(hist.steps, hist["accuracy"])
+    marks = {f"{name} >= 1/2": found[name] for name in ("forward", "backward", "turning")}
+    return A, hist, found, marks
+
+
+def _forward_curve_rows(hist) -> list[dict]:
+    from .heads import SCALAR_NAMES
+
+    return [{"step": int(t), "loss": float(hist["loss"][i]),
+             **{f"accuracy_{name}": float(hist["accuracy"][i, j]) for j, name in enumerate(("backward", "turning", "forward"))},
+             **{name: float(hist["scalars"][i, j]) for j, name in enumerate(SCALAR_NAMES)},
+             "residual": float(hist["residual"][i])}
+            for i, t in enumerate(hist.steps)]
+
+
+@register("trees-forward-scalars", "Trees II, Theorem 5: loss and the symmetry-reduced scalars of both heads over training (Figure 9 analogue)")
+def _forward_scalars(quick: bool):
+    from .figures_forward import scalars_figure
+
+    A, hist, found, marks = forward_training(quick)
+    fig = scalars_figure(hist.steps, hist["loss"], hist["scalars"], marks)
+    return fig, {"phases": found, "max_residual": float(hist["residual"].max()), "table": _forward_curve_rows(hist)}
+
+
+@register("trees-forward-accuracy-by-type", "Trees II, Theorem 5: teacher-forced accuracy of backward, turning and forward steps over training")
+def _forward_accuracy_by_type(quick: bool):
+    from .figures_forward import accuracy_by_type_figure
+
+    A, hist, found, marks = forward_training(quick)
+    fig = accuracy_by_type_figure(hist.steps, hist["accuracy"], marks, title="teacher-forced accuracy by step type")
+    return fig, {"phases": found, "final_accuracy": {name: float(hist["accuracy"][-1, j])
+                                                     for j, name in enumerate(("backward", "turning", "forward"))}}
+
+
+@register("trees-forward-roles", "Trees II, Theorem 5: where each head attends over training (traversal target, next-stage tokens) and the sign table")
+def _forward_roles(quick: bool):
+    from .figures_forward import roles_figure
+    from .heads import role_events, sign_table
+
+    A, hist, found, marks = forward_training(quick)
+    fig = roles_figure(hist.steps, hist["roles"], marks)
+    return fig, {"role_events": role_events(hist.steps, hist["roles"]), "table": sign_table(hist.params, A)}
+
+
+# --- chapter "forward_limits" (Trees II) ------------------------------------------------------------------------
+
+#: The stored runs of :mod:`onelayer.trees.sweep_forward` that the chapter loads (about an hour to recompute with
+#: ``python -m onelayer.trees.sweep_forward --out ...``).
+FORWARD_SWEEP = Path(__file__).resolve().parents[3] / "book" / "trees" / "data" / "forward_sweep.json"
+
+
+def _silent(message: str) -> None:
+    """Progress callback that prints nothing."""
+
+
+@register("trees-forward-loss-table", "Trees II: training loss of two structured heads, one structured head and one full head against the authors' table")
+def _forward_loss_table(quick: bool):
+    from . import sweep_forward as sf
+    from .figures_forward import loss_table_figure
+
+    runs = sf.loss_table_runs(quick=True, progress=_silent) if quick else json.loads(FORWARD_SWEEP.read_text())["loss_table"]
+    fig = loss_table_figure(runs, sf.AUTHORS_TABLE, sf.TABLE_STEPS)
+    rows = sf.table_rows(runs)
+    columns = list(dict.fromkeys(k for r in rows for k in r))  # the authors' rows have no test accuracy
+    return fig, {"source": "quick live runs" if quick else FORWARD_SWEEP.name, "table": [{c: r.get(c) for c in columns} for r in rows]}
+
+
+@register("trees-heads-depth", "Trees II: steps to converge and test whole-path accuracy of 1-4 full heads and two structured heads against training depth")
+def _heads_depth(quick: bool):
+    from . import sweep_forward as sf
+    from .figures_forward import heads_depth_figure
+
+    runs = sf.heads_depth_runs(quick=True, progress=_silent) if quick else json.loads(FORWARD_SWEEP.read_text())["heads_depth"]
+    keys = ("label", "m", "S", "budget", "steps_to_converge", "final_step", "train_path_accuracy", "test_path_accuracy")
+    return heads_depth_figure(runs), {"source": "quick live runs" if quick else FORWARD_SWEEP.name,
+                                      "table": [{k: r[k] for k in keys} for r in runs]}

@@ -1,0 +1,143 @@
+"""The walks and trees recipes of the figure registry (onelayer.walks.registry, onelayer.trees.registry).
+
+``tests/test_figures.py`` runs every registered figure in quick mode; here: every figure named in the parts'
+issues is registered by the parts' registry modules, a few quick runs say what the theorems say, and two
+full-mode runs agree with the numbers their chapters print.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from onelayer import figures
+
+BOOK = Path(__file__).resolve().parents[1] / "book"
+
+WALKS_REQUIRED = [
+    "walks-transition-matrices",  # paper's Figure 2
+    "walks-bayes-accuracy",
+    "walks-lemma-c1",
+    "walks-parent-log-odds",
+    "walks-fig4",
+    "walks-fig8",
+    "walks-fig9",
+    "walks-value-direction",
+    "walks-fig5",
+    "walks-roundoff-escape",
+    "walks-fig6",
+    "walks-fig11",
+    "walks-fig12",
+    "walks-fig13",
+    "walks-fig7",
+    "walks-fig10",
+    "walks-variations-scaling",
+    "walks-variations-no-position",
+    "walks-variations-residual",
+]
+TREES_REQUIRED = [
+    "trees-worked-example",
+    "trees-lemma1",
+    "trees-loss-vs-lambda",
+    "trees-construction-attention",
+    "trees-h-entries",
+    "trees-phases",
+    "trees-generalization",
+    "trees-forward-attention",
+    "trees-forward-scalars",
+    "trees-forward-accuracy-by-type",
+    "trees-forward-loss-table",  # single against two heads (forward_limits chapter)
+    "trees-heads-depth",
+]
+REGISTRIES = {"walks-": "onelayer.walks.registry", "trees-": "onelayer.trees.registry"}
+
+
+def _numbers(name, tmp_path, quick=True):
+    figures.make(name, tmp_path, quick=quick)
+    return json.loads((tmp_path / f"{name}.json").read_text())["numbers"]
+
+
+def _chapter_text(path: Path) -> str:
+    """All stream outputs of an executed chapter, joined."""
+    if not path.exists():
+        pytest.skip(f"{path} is not there")
+    nb = json.loads(path.read_text())
+    return "".join("".join(o.get("text", "")) for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", []))
+
+
+def test_part_modules_are_the_registries():
+    assert figures.PART_MODULES == ("onelayer.walks.registry", "onelayer.trees.registry")
+    assert set(figures.discover()) == set(figures.PART_MODULES)
+
+
+@pytest.mark.parametrize("name", WALKS_REQUIRED + TREES_REQUIRED)
+def test_required_figure_is_registered(name):
+    specs = figures.available()
+    assert name in specs, f"{name} is not registered"
+    assert specs[name].module == REGISTRIES[name[:6]]
+
+
+def test_every_part_figure_lives_in_its_registry():
+    for name, spec in figures.available().items():
+        for prefix, module in REGISTRIES.items():
+            if name.startswith(prefix):
+                assert spec.module == module, f"{name} is registered by {spec.module}, not {module}"
+
+
+def test_transition_matrices_are_stochastic_and_p1_is_the_shift(tmp_path):
+    Pi = {p: np.array(m) for p, m in _numbers("walks-transition-matrices", tmp_path)["Pi"].items()}
+    assert set(Pi) == {"0.5", "0.7", "1"}
+    for m in Pi.values():
+        assert np.allclose(m.sum(axis=1), 1.0)
+    assert np.array_equal(Pi["1"], np.roll(np.eye(6), 1, axis=1))  # row i has its 1 at column i + 1
+
+
+def test_fig4_quick_is_bayes_optimal_from_step_3(tmp_path):
+    n = _numbers("walks-fig4", tmp_path)
+    assert n["steps_to_optimal"] == 3
+    assert n["final_parent_attention"] > 0.99
+    assert [row["step"] for row in n["table"]] == list(range(6))
+
+
+def test_fig5_quick_stays_in_the_symmetric_state(tmp_path):
+    n = _numbers("walks-fig5", tmp_path)
+    assert n["final_V_spread"] == 0.0
+    population = n["runs"]["population, exact positions"]["test_accuracy"]
+    assert len(set(population)) == 1 and population[0] < 0.2
+
+
+def test_lemma1_and_forward_margins_are_exact(tmp_path):
+    (row,) = _numbers("trees-lemma1", tmp_path)["table"]
+    assert row["max_error_ATBA_minus_I"] < 1e-12
+    rows = _numbers("trees-forward-margins", tmp_path)["table"]
+    assert rows and all(abs(r["min_margin"] - r["predicted"]) < 1e-9 for r in rows)
+
+
+def test_fig13_quick_table_has_one_row_per_coordinate_and_table_step(tmp_path):
+    n = _numbers("walks-fig13", tmp_path)
+    steps = sorted({r["step"] for r in n["table"]})
+    assert steps and [r["coordinate"] for r in n["table"]] == list(range(1, 7)) * len(steps)
+    assert all(r["variance"] >= 0 for r in n["table"])
+
+
+def test_fig4_full_mode_matches_the_chapter(tmp_path):
+    text = _chapter_text(BOOK / "walks" / "theorem31.ipynb")
+    T0 = re.search(r"Bayes-optimal: T0 = (\d+)", text)
+    final = re.search(r"step 50: test acc ([0-9.]+), conditional acc ([0-9.]+)", text)
+    assert T0 and final, "the chapter no longer prints T0 and step 50 of Figure 4"
+    n = _numbers("walks-fig4", tmp_path, quick=False)
+    assert n["steps_to_optimal"] == int(T0.group(1))
+    assert f"{n['final_test_accuracy']:.3f}" == final.group(1)
+    assert f"{n['table'][-1]['conditional_accuracy']:.4f}" == final.group(2)
+
+
+def test_loss_vs_lambda_full_mode_matches_the_chapter(tmp_path):
+    text = _chapter_text(BOOK / "trees" / "backward_construction.ipynb")
+    slopes = dict(re.findall(r"lambda >= 5, ([^:]+): (-?[0-9.]+)", text))
+    assert slopes, "the chapter no longer prints the slopes of log(loss)"
+    n = _numbers("trees-loss-vs-lambda", tmp_path, quick=False)
+    assert {k: f"{v:.3f}" for k, v in n["log_loss_slope_lambda_ge_5"].items()} == slopes

@@ -1,0 +1,61 @@
+"""The stored-results script of the limits chapter (onelayer.trees.sweep_forward) and the heads helpers' checks."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from onelayer.trees.embeddings import one_hot_embeddings
+from onelayer.trees.heads import ROLE_METRICS, role_metrics, specialization_statement
+from onelayer.trees.layout_forward import perfect_forward_batch
+from onelayer.trees.model_forward import init_params, single_head
+from onelayer.trees.sweep_forward import main, run_config
+
+
+def test_command_line_quick_table(tmp_path):
+    out = tmp_path / "sweep.json"
+    assert main(["--out", str(out), "--quick", "--part", "table"]) == 0
+    data = json.loads(out.read_text())
+    assert data["quick"] and len(data["loss_table"]) == 9 and "heads_depth" not in data
+    row = data["loss_table"][0]
+    assert row["steps"] == [0, 1, 5, 10, 20] and len(row["loss"]) == 5 and "params" in row
+
+
+def test_command_line_only_replaces_single_runs(tmp_path):
+    out = tmp_path / "sweep.json"
+    assert main(["--out", str(out), "--quick", "--part", "sweep"]) == 0
+    before = json.loads(out.read_text())["heads_depth"]
+    assert main(["--out", str(out), "--quick", "--part", "sweep", "--only", "full2:3"]) == 0
+    after = json.loads(out.read_text())["heads_depth"]
+    assert [(r["arch"], r["m"]) for r in after] == [(r["arch"], r["m"]) for r in before]
+    assert after[-1]["loss"] == before[-1]["loss"]  # deterministic re-run
+    assert main(["--out", str(out), "--quick", "--part", "sweep", "--only", "two_head:2", "--budget", "7"]) == 0
+    data = json.loads(out.read_text())
+    assert [r["arch"] for r in data["heads_depth_extra"]] == ["two_head"] and data["heads_depth"] == after
+    with pytest.raises(SystemExit):
+        main(["--out", str(out), "--budget", "7"])
+
+
+def test_run_config_converges_and_trains_on_to_twice_the_time():
+    row = run_config("full1", m=2, S=11, steps=600, lr=2.0, record_every=10, batch_size=64, init_scale=0.01,
+                     test_trees=32, stop_at_convergence=True)
+    t = row["steps_to_converge"]
+    assert t is not None and row["final_step"] == max(2 * t, row["at_convergence_chunk"]["step"])
+    assert row["train_path_accuracy"] > 0.9
+
+
+def test_validation():
+    with pytest.raises(ValueError, match="norm must be one of"):
+        run_config("two_head", m=2, S=11, steps=1, lr=1.0, norm="median")
+    with pytest.raises(ValueError, match="S must be"):
+        run_config("two_head", m=3, S=10, steps=1, lr=1.0)
+    A = one_hot_embeddings(9)
+    batch = perfect_forward_batch(2, 9, 2, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="at least two heads"):
+        role_metrics(init_params(single_head(), A), single_head(), A, batch)
+    with pytest.raises(ValueError, match="final_metrics must have shape"):
+        specialization_statement({}, {}, np.zeros(3))
+    assert len(ROLE_METRICS) == 12 and torch.get_default_dtype() == torch.float64

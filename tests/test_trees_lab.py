@@ -1,0 +1,131 @@
+"""The trees lab (``onelayer.trees.lab``): callbacks, validation, caching, scalars, and what default runs reach."""
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+import torch
+
+import onelayer
+from onelayer.seeding import generator
+from onelayer.trees import embeddings, heads, lab, model_forward
+from onelayer.widgets import timed
+
+
+def setup_function():
+    onelayer.setup(0)
+
+
+def teardown_function():
+    plt.close("all")
+
+
+def test_default_callback_draws_the_figure_and_reports_its_time(capsys):
+    fig, elapsed = timed(lab.lab_figure)
+    with capsys.disabled():
+        print(f"\n[trees lab] default retrain + figure: {elapsed:.2f} s")
+    assert elapsed < 10.0
+    assert len(fig.axes) == 4
+    title = fig._suptitle.get_text()
+    assert "forward: m=2, S=17, 2 structured heads" in title and "whole-path accuracy" in title
+
+
+def test_default_two_heads_learn_the_forward_chain():
+    res = lab.lab_run()
+    s = res.summary()
+    assert res.task == "forward" and res.accuracy_names == ["backward steps", "turning steps", "forward steps"]
+    assert s["final_loss"] < 0.2 * s["initial_loss"]
+    assert s["path_accuracy"] == 1.0
+    assert all(s[f"accuracy {n}"] == 1.0 for n in res.accuracy_names)
+    assert res.history["scalars"].shape == (len(res.history.steps), 4 + 8)
+
+
+def test_one_structured_head_and_no_chain_of_thought_fail():
+    one = lab.lab_run(heads="1 head (swap+stage)")
+    assert one.summary()["path_accuracy"] < 0.5
+    nocot = lab.lab_run(layout="forward, no chain of thought")
+    assert nocot.accuracy_names == ["turning steps", "forward steps"]
+    assert nocot.summary()["path_accuracy"] < 0.5
+
+
+def test_backward_task_learns_a_diagonal_H():
+    for layout in ("backward", "backward, no root token"):
+        res = lab.lab_run(layout=layout)
+        h1, h2 = res.history.final("scalars")
+        assert res.arch is None and res.node_names == ["h1", "h2"] and res.stage_names == []
+        assert h1 > 1.0 and h2 < 0.0
+        assert res.summary()["path_accuracy"] == 1.0
+        assert np.all(np.diff(res.history["correct_weight"]) > 0)
+        assert len(res.accuracy_names) == 2  # m = 2 chain steps
+
+
+def test_head_scalars_agree_with_the_twelve_scalars_and_with_full_heads():
+    A = embeddings.one_hot_embeddings(9)
+    arch = model_forward.two_head()
+    params = model_forward.init_params(arch, A, init_scale=1.0, gen=generator(3))
+    ours = lab.head_scalars(params, A, arch)
+    assert np.allclose(ours, heads.reduced_scalars(params, A), atol=1e-12)
+    assert lab.scalar_names(arch)[0] + lab.scalar_names(arch)[1] == list(heads.SCALAR_NAMES)
+    # the same model written as two full heads has the same scalars
+    dense = model_forward.dense_matrices(params, arch, A.shape[0])
+    full = {f"{n}{l}": M for l, pair in enumerate(dense, start=1) for n, M in zip(("WKQ", "WV"), pair)}
+    assert np.allclose(lab.head_scalars(full, A, model_forward.full_heads(2)), ours, atol=1e-12)
+
+
+def test_zero_init_full_heads_stay_identical_and_gaussian_init_separates_them():
+    same = lab.lab_run(heads="2 full heads", steps=20)
+    assert torch.equal(same.history.params["WKQ1"], same.history.params["WKQ2"])
+    apart = lab.lab_run(heads="2 full heads", steps=20, init_scale=0.01)
+    assert not torch.allclose(apart.history.params["WKQ1"], apart.history.params["WKQ2"])
+
+
+def test_runs_are_reproducible_and_loss_norms_rescale():
+    a, b = lab.lab_run(steps=20), lab.lab_run(steps=20)
+    assert np.array_equal(a.history["loss"], b.history["loss"])
+    summed = lab.lab_run(steps=20, loss_norm="sum, 1")
+    # sum over the 2m + 1 = 5 positions and no 1/2: the initial loss is 10 times the mean-with-1/2 one
+    assert summed.history["loss"][0] == pytest.approx(10 * a.history["loss"][0], rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"layout": "sideways"}, ValueError, "layout must be one of"),
+        ({"m": 0}, ValueError, "m must be"),
+        ({"m": 5}, ValueError, "m must be"),
+        ({"m": 2.5}, TypeError, "m must be an integer"),
+        ({"heads": "4 heads"}, ValueError, "heads must be one of"),
+        ({"lr": -1.0}, ValueError, "lr must be"),
+        ({"loss_norm": "median"}, ValueError, "loss_norm must be one of"),
+        ({"init_scale": -0.1}, ValueError, "init_scale must be"),
+        ({"steps": 0}, ValueError, "steps must be"),
+        ({"batch_size": 0}, ValueError, "batch_size must be"),
+    ],
+)
+def test_validation(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        lab.lab_run(**kwargs)
+
+
+def test_widget_caches_settings_and_shows_a_progress_area():
+    box = lab.lab_widget(steps=20)
+    assert len(box.cache) == 1
+    assert len(box.children) == len(box.controls) + 2
+    box.controls["layout"].value = "backward"
+    assert len(box.cache) == 2
+    box.controls["layout"].value = "forward"
+    assert len(box.cache) == 2
+    titles = {dict(key)["layout"]: fig._suptitle.get_text() for key, fig in box.cache.items()}
+    assert titles["backward"].startswith("backward:") and titles["forward"].startswith("forward:")
+    with pytest.raises(ValueError, match="unknown settings"):
+        lab.lab_widget(depth=3)
+    with pytest.raises(ValueError, match="m must be"):
+        lab.lab_widget(m=9)
+
+
+def test_compare_rows():
+    rows = lab.compare({"forward": {"steps": 10}, "backward": {"steps": 10, "layout": "backward"}})
+    assert [r["name"] for r in rows] == ["forward", "backward"]
+    assert "accuracy turning steps" in rows[0] and "accuracy step 1 (greedy)" in rows[1]
+    assert all(r["worst_step"] is None or r["worst_accuracy"] < 1 for r in rows)
+    with pytest.raises(TypeError, match="variations"):
+        lab.compare([])
