@@ -19,13 +19,14 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 NBVAL_FLAGS := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=600
 
-.PHONY: help setup book test unit nbval lab execute clean bench e2e
+.PHONY: help setup book test unit nbval lab execute clean bench e2e sweeps
 
 help:
 	@echo "make book   build the HTML book (executes every chapter) into _build/html"
 	@echo "make test   unit and theorem tests, then nbval over every notebook"
 	@echo "make lab    open the chapters in JupyterLab"
 	@echo "make execute [NB=book/x.ipynb]  re-run notebooks in place (stores fresh outputs)"
+	@echo "make bench  benchmarks against plain reference implementations; make sweeps: the stored sweeps"
 	@echo "make clean  remove _build and caches (keeps .venv; 'make distclean' removes it too)"
 
 $(STAMP): requirements.txt pyproject.toml
@@ -72,6 +73,15 @@ bench: $(STAMP)
 	@start=$$(date +%s)
 	$(PY) -m benchmarks
 	echo "bench: $$(( $$(date +%s) - start )) s"
+
+# The heavy sweeps whose results the chapters load (about 15 min + 75 min on one core; not run in CI:
+# tests/test_walks_random_init.py and tests/test_trees_forward_sweep.py recompute small cases against them).
+sweeps: $(STAMP)
+	@start=$$(date +%s)
+	$(PY) -m onelayer.walks.random_init --out book/walks/data/random_init_sweep.json
+	$(PY) -m onelayer.trees.sweep_forward --out book/trees/data/forward_sweep.json
+	$(PY) -m onelayer.trees.sweep_forward --out book/trees/data/forward_sweep.json --part sweep --only two_head:5 --budget 8000
+	echo "sweeps: $$(( $$(date +%s) - start )) s"
 
 # End-to-end: the built HTML in headless chromium and a chapter in JupyterLab (tests/e2e).
 # Builds nothing: run 'make book' first. Installs chromium (apt) and MathJax (npm) only if missing.

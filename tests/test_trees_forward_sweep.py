@@ -59,3 +59,17 @@ def test_validation():
     with pytest.raises(ValueError, match="final_metrics must have shape"):
         specialization_statement({}, {}, np.zeros(3))
     assert len(ROLE_METRICS) == 12 and torch.get_default_dtype() == torch.float64
+
+
+def test_stored_sweep_matches_the_current_code():
+    """The stored heads-by-depth file is reproduced by today's code: recompute the start of one stored run."""
+    from pathlib import Path
+
+    stored = json.loads((Path(__file__).resolve().parents[1] / "book/trees/data/forward_sweep.json").read_text())
+    row = next(r for r in stored["heads_depth"] if r["arch"] == "two_head" and r["m"] == 2)
+    every = row["steps"][1] - row["steps"][0]
+    fresh = run_config(row["arch"], m=row["m"], S=row["S"], steps=4 * every, lr=row["lr"], record_every=every,
+                       batch_size=row["batch_size"], init_scale=row["init_scale"], test_trees=8,
+                       stop_at_convergence=False)
+    assert fresh["steps"] == row["steps"][:5]
+    np.testing.assert_allclose(fresh["loss"], row["loss"][:5], rtol=1e-9)
