@@ -8,8 +8,22 @@ Rows (format and measurement method: :mod:`benchmarks.harness`):
   (:func:`onelayer.trees.backward_model.loss`); the reference loops over trees
   and query positions on materialised token tensors ``X`` (``(L, 2d)`` per
   tree) with the literal formula ``softmax(X^(2) B x_q^(1))^T X`` and autograd.
-  Both sides get the same batch; ``max_abs_diff`` is the difference of their
-  losses. Peak memory is the forked-child RSS of :func:`benchmarks.harness.peak_rss_mb`.
+  Both sides get the same batch and the same ``B``; ``max_abs_diff`` is the
+  larger of the difference of their losses and the largest difference of the
+  updated ``B``. Peak memory is the forked-child RSS of
+  :func:`benchmarks.harness.peak_rss_mb`; the reference's token tensors ``X``
+  and targets are materialised once before the measured calls (4 MB at the
+  paper's size, 0.3 GB at 10x) and are not counted, which favours the reference.
+* ``trees backward: train step (10x S)``: the same step with ten times the
+  paper's vocabulary, ``S = 310`` (one-hot embeddings, so ``d = 310`` and
+  ``B`` has 100 times as many entries), on perfect trees of depth ``m = 7``
+  (255 nodes, the deepest perfect tree whose nodes fit into 310 labels; each
+  tree uses 255 of them), batch 256 as in the paper. A sequence then has 262
+  tokens instead of 35 and 7 chain-of-thought targets instead of 4. The
+  reference takes several seconds per step here, so it is timed with a single
+  call (no warm-up; its result gives ``max_abs_diff``) and run once more for
+  its memory; ours is the best of 3 calls after one warm-up. Quick mode keeps
+  ``m = 7, S = 310`` but uses a batch of 8 trees.
 * ``trees backward: time to 100% test accuracy``: one "step" is a whole run
   of mini-batch SGD (batch 256, lr 1, zero init, fresh batches) until greedy
   decoding is correct on all 1,024 random test trees (checked every 50 SGD
@@ -24,9 +38,14 @@ import time
 import numpy as np
 import torch
 
-from benchmarks.harness import compare, make_row
+from benchmarks.harness import compare, make_row, peak_rss_mb, time_call
 
-__all__ = ["run", "reference_loss"]
+__all__ = ["run", "reference_loss", "PAPER", "TEN_X"]
+
+#: The paper's training size (perfect trees of depth m with S = 2^(m+1) - 1 labels).
+PAPER = {"m": 4, "S": 31}
+#: Ten times the paper's vocabulary, with the deepest perfect trees that fit (see the module docstring).
+TEN_X = {"m": 7, "S": 310}
 
 
 def reference_loss(B: torch.Tensor, X: torch.Tensor, query: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
@@ -57,15 +76,15 @@ def _materialise(batch, A):
     return layout.token_vectors(batch, A), torch.cat([E.T[batch.target_first], E.T[batch.target_second]], -1)
 
 
-def _step_runners(batch_size: int):
+def _step_runners(batch_size: int, m: int = 4, S: int = 31):
     from onelayer.trees import backward_layout as layout
     from onelayer.trees import backward_model as model
     from onelayer.trees import embeddings
 
-    A = embeddings.one_hot_embeddings(31)
-    batch = layout.perfect_tree_batch(4, 31, batch_size, np.random.default_rng(0))
+    A = embeddings.one_hot_embeddings(S)
+    batch = layout.perfect_tree_batch(m, S, batch_size, np.random.default_rng(0))
     X, Y = _materialise(batch, A)
-    B0 = 0.1 * torch.randn(31, 31, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    B0 = 0.1 * torch.randn(S, S, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
 
     def ours():
         B = B0.clone().requires_grad_(True)
@@ -108,11 +127,41 @@ def _time_to_accuracy(kind: str, max_steps: int = 1500, check_every: int = 50) -
     raise RuntimeError(f"{kind}: no 100% test accuracy within {max_steps} steps")
 
 
+def _diff(a, b) -> float:
+    (l_a, B_a), (l_b, B_b) = a, b
+    return max(abs(l_a - l_b), float((B_a - B_b).abs().max()))
+
+
+def _ten_x_row(batch_size: int, quick: bool) -> dict:
+    """The train-step row at ``TEN_X``: the slow reference is called once for time (and result), once for memory."""
+    ours, reference = _step_runners(batch_size, **TEN_X)
+    results = []
+
+    def reference_kept():
+        results.append(reference())
+
+    repeat, warmup = (1, 0) if quick else (3, 1)
+    ours_s = time_call(ours, repeat=repeat, warmup=warmup).best_s
+    reference_s = time_call(reference_kept, repeat=1, warmup=0).best_s
+    n = 2 ** (TEN_X["m"] + 1) - 1
+    return make_row(
+        "trees backward: train step (10x S), batched vs per-tree autograd loop",
+        f"perfect trees m={TEN_X['m']} ({n} nodes) S={TEN_X['S']} (10x the paper's S=31), batch {batch_size}"
+        + (" (quick mode)" if quick else "") + ", one SGD step (loss + grad + update), float64; "
+        f"ours best of {repeat} call(s) after {warmup} warm-up, reference timed with 1 call without warm-up",
+        ours_s=ours_s,
+        reference_s=reference_s,
+        ours_peak_mb=peak_rss_mb(ours),
+        reference_peak_mb=peak_rss_mb(reference),
+        max_abs_diff=_diff(ours(), results[0]),
+    )
+
+
 def run(quick: bool = False) -> list[dict]:
-    """Rows of this benchmark; ``quick`` uses batch 64, one repeat and skips the reference training run."""
+    """Rows of this benchmark; ``quick`` uses batch 64 (8 at 10x), one repeat and skips the reference training run."""
     torch.set_num_threads(1)
     batch_size = 64 if quick else 256
-    ours, reference = _step_runners(batch_size)
+    ours, reference = _step_runners(batch_size, **PAPER)
     (l_ours, B_ours), (l_ref, B_ref) = ours(), reference()
     rows = [
         compare(
@@ -126,6 +175,7 @@ def run(quick: bool = False) -> list[dict]:
             max_abs_diff=max(abs(l_ours - l_ref), float((B_ours - B_ref).abs().max())),
         )
     ]
+    rows.append(_ten_x_row(8 if quick else 256, quick))
     ours_t, ours_steps = _time_to_accuracy("ours")
     ref_t, ref_steps = (None, None) if quick else _time_to_accuracy("reference")
     rows.append(
