@@ -74,13 +74,17 @@ bench: $(STAMP)
 	$(PY) -m benchmarks
 	echo "bench: $$(( $$(date +%s) - start )) s"
 
-# The heavy sweeps whose results the chapters load (about 15 min + 75 min on one core; not run in CI:
-# tests/test_walks_random_init.py and tests/test_trees_forward_sweep.py recompute small cases against them).
+# The heavy sweeps whose results the chapters load (about 15 + 75 + 6 + 17 min on one core; not run in CI:
+# tests/test_walks_random_init.py, tests/test_trees_forward_sweep.py, tests/test_walks_scaling.py and
+# tests/test_trees_scaling.py recompute
+# small cases against them).
 sweeps: $(STAMP)
 	@start=$$(date +%s)
 	$(PY) -m onelayer.walks.random_init --out book/walks/data/random_init_sweep.json
 	$(PY) -m onelayer.trees.sweep_forward --out book/trees/data/forward_sweep.json
 	$(PY) -m onelayer.trees.sweep_forward --out book/trees/data/forward_sweep.json --part sweep --only two_head:5 --budget 8000
+	$(PY) -m onelayer.walks.scaling --out book/walks/data/scaling.json
+	$(PY) -m onelayer.trees.scaling --out book/trees/data/scaling.json
 	echo "sweeps: $$(( $$(date +%s) - start )) s"
 
 # End-to-end: the built HTML in headless chromium and a chapter in JupyterLab (tests/e2e).

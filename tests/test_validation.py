@@ -50,3 +50,13 @@ def test_check_int_sequence():
         v.check_int_sequence("steps", [0, -1], low=0)
     with pytest.raises(TypeError):
         v.check_int_sequence("steps", "012")
+
+
+def test_check_instances():
+    assert v.check_instances("items", (1, 2), int, "one per member") == [1, 2]
+    with pytest.raises(ValueError, match="items must contain at least one int"):
+        v.check_instances("items", [], int, "one per member")
+    with pytest.raises(TypeError, match=r"items\[1\] must be a int, got str"):
+        v.check_instances("items", [1, "2"], int, "one per member")
+    with pytest.raises(TypeError, match="items must be a sequence of int"):
+        v.check_instances("items", "12", int, "one per member")

@@ -81,7 +81,7 @@ class PowerLawFit:
 
     def label(self, name: str = "slope") -> str:
         """A legend text such as ``"slope 1.50"``."""
-        return f"{name} {self.slope:.2f}"
+        return f"{name} {round(self.slope, 2) + 0.0:.2f}"  # + 0.0: no "-0.00"
 
 
 def fit_power_law(x, y) -> PowerLawFit:

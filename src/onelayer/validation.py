@@ -18,6 +18,7 @@ __all__ = [
     "check_probability",
     "check_choice",
     "check_bool",
+    "check_instances",
     "check_int_sequence",
 ]
 
@@ -97,3 +98,19 @@ def check_int_sequence(name: str, values, *, low: int | None = None, high: int |
     if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
         raise TypeError(f"{name} must be a sequence of integers, got {type(values).__name__}")
     return tuple(check_int(f"{name}[{i}]", v, low=low, high=high) for i, v in enumerate(values))
+
+
+def check_instances(name: str, values, cls: type, what: str) -> list:
+    """Return ``values`` as a non-empty list whose entries are all instances of ``cls``.
+
+    ``what`` names one entry in the messages (e.g. ``"one per member"``).
+    """
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise TypeError(f"{name} must be a sequence of {cls.__name__} ({what}), got {type(values).__name__}")
+    values = list(values)
+    if not values:
+        raise ValueError(f"{name} must contain at least one {cls.__name__} ({what})")
+    for i, value in enumerate(values):
+        if not isinstance(value, cls):
+            raise TypeError(f"{name}[{i}] must be a {cls.__name__}, got {type(value).__name__}")
+    return values

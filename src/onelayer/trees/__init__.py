@@ -23,6 +23,7 @@ Backward reasoning (Trees I):
 * :mod:`onelayer.trees.phases`: phase boundaries of the training dynamics.
 * :mod:`onelayer.trees.backward_figures`: tree drawings, attention maps, widgets.
 * :mod:`onelayer.trees.backward_generalization`: evaluation on random test trees (Theorem 4).
+* :mod:`onelayer.trees.backward_sweep`: many seeds or step sizes of the backward trainer in one batched call.
 
 Forward reasoning (Trees II):
 
@@ -33,7 +34,8 @@ Forward reasoning (Trees II):
 * :mod:`onelayer.trees.sweep_forward`: the heads x depth sweep of the limits chapter.
 * :mod:`onelayer.trees.figures_forward`: figures of the forward chapters.
 
-Both: :mod:`onelayer.trees.lab` (the interactive lab) and
+Both: :mod:`onelayer.trees.lab` (the interactive lab),
+:mod:`onelayer.trees.scaling` (steps to converge and time per step against depth and number of labels) and
 :mod:`onelayer.trees.registry` (figures reproducible with ``python -m onelayer``).
 """
 

@@ -22,6 +22,8 @@ Core (shared by every walks chapter):
 * :mod:`onelayer.walks.reference`: the literal full-``W`` autograd model.
 * :mod:`onelayer.walks.theory`: closed forms from the proofs and the measured
   quantities of the theorems.
+* :mod:`onelayer.walks.sweep`: many members (data seeds, ``p``, step sizes)
+  of one size trained in one batched call, with closed-form gradients.
 
 Chapters:
 
@@ -34,6 +36,7 @@ Chapters:
 * :mod:`onelayer.walks.qa`: the two question-answering tasks of Section 6.
 * :mod:`onelayer.walks.variations`: residual, scaling, no positions, lag 2, non-circulant chains.
 * :mod:`onelayer.walks.lab`: the interactive lab.
+* :mod:`onelayer.walks.scaling`: steps to converge and time per step against ``N`` and ``M``.
 * :mod:`onelayer.walks.registry`: the figures reproducible with ``python -m onelayer``.
 """
 

@@ -12,9 +12,10 @@ the results into the JSON/CSV numbers of the figure.
 Chapters: ``ring`` (Figure 2 of the paper, the Bayes rule), ``theorem31``
 (Lemma C.1, parent log-odds, Figures 4 and 8, the direction of ``V``),
 ``theorem41`` (Lemma D.1, the symmetric state, Figures 5 and 9, round-off
-escape), ``lab`` (the default state of the widget), ``qa`` (Figures 7 and 10)
-and ``variations``. The recipes of the later chapters import their modules
-when they run, so listing the figures never depends on them.
+escape), ``lab`` (the default state of the widget), ``qa`` (Figures 7 and 10),
+``variations``, and the walks half of the book's ``scaling`` chapter
+(:mod:`onelayer.walks.scaling`). The recipes of the later chapters import
+their modules when they run, so listing the figures never depends on them.
 """
 
 from __future__ import annotations
@@ -482,3 +483,24 @@ def _fig6_closest(quick: bool):
     fig = ri.figure_curves(runs, title=f"Figure 6 under the closest reading and with a 3x larger step ({normalize}, seed 0)")
     return fig, {"closest_reading": {"normalize": normalize, "reduction": reduction, "lr": lr},
                  "final": {name: {k: v[-1] for k, v in r["curves"].items()} for name, r in runs.items()}}
+
+
+@register("walks-scaling", "Scaling (table + figure): GD steps to converge and time per step against N (M = 1000), M (N = 97) and along M = N^1.5")
+def _scaling(quick: bool):
+    from . import scaling
+
+    study = scaling.scaling_study(quick=quick)
+    return scaling.figure(study), {"slopes": scaling.slopes(study), "cost_model": scaling.cost_model(study),
+                                   "table": scaling.table(study, wall=True)}
+
+
+@register("walks-scaling-critical-m", "Scaling: smallest M that selects the parent at step 2 against N (attention >= 0.99 and log-odds >= N/4)")
+def _scaling_critical_m(quick: bool):
+    from . import scaling
+
+    Ns, seeds = ((13, 25, 49), (0, 1)) if quick else (scaling.CRITICAL_N, scaling.DEFAULTS["seeds"])
+    sets = {"mean parent attention >= 0.99": scaling.critical_M(Ns, seeds=seeds),
+            "median log-odds >= N/4": scaling.critical_M(Ns, seeds=seeds, criterion="log_odds")}
+    rows = [row for rows in sets.values() for row in scaling.critical_table(rows)]
+    slopes = {label: scaling.slopes({}, rows)[f"M_crit vs N ({rows[0]['criterion']})"] for label, rows in sets.items()}
+    return scaling.critical_figure(sets), {"slopes": slopes, "table": rows}

@@ -1,0 +1,86 @@
+"""Trees backward sweeps: many seeds of the real backward trainer in one batched call vs separate runs.
+
+Rows (format and measurement method: :mod:`benchmarks.harness`):
+
+* ``trees sweep: 64 SGD seeds batched vs separate, batch 256``: the paper's
+  backward setting (depth ``m = 4``, ``S = 31`` labels, one-hot embeddings,
+  zero init, mini-batch SGD with batch 256, learning rate 1, float64). A
+  single run already vectorises its 256 trees, so batching the seeds saves
+  little time here; the row with batch 16 shows where it pays. "Ours" is
+  :func:`onelayer.trees.backward_sweep.train_backward_members` with 64 seeds;
+  the reference is 64 calls of
+  :func:`onelayer.trees.backward_model.train_backward` (the chapters' single
+  trainer), one per seed, on the same batches. One step is one update of
+  *every* seed. ``max_abs_diff`` is the largest difference of the final ``B``.
+* ``trees population recursion: closed form vs autograd``: 2,000 steps of
+  exact population gradient descent at ``m = 4, S = 31``;
+  :func:`onelayer.trees.scaling.population_run` (hand-written gradient in
+  NumPy) against :func:`onelayer.trees.symmetry.population_gd` (autograd on the
+  canonical tree). ``max_abs_diff`` is over the trajectories of ``h1`` and ``h2``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from benchmarks.harness import make_row, peak_rss_mb, time_call
+
+__all__ = ["run", "FULL", "QUICK"]
+
+FULL = dict(seeds=64, m=4, S=31, batch_sizes=(256, 16), steps=50, pop_steps=2000)
+QUICK = dict(seeds=8, m=3, S=15, batch_sizes=(32,), steps=10, pop_steps=200)
+LR = 1.0
+
+
+def _row(name: str, config: str, ours, reference, *, steps: int, quick: bool, diff: float) -> dict:
+    """Time and measure both sides (the reference has already run once, which warms it up)."""
+    repeat, warmup = (1, 0) if quick else (2, 0)
+    return make_row(
+        name, config,
+        ours_s=time_call(ours, repeat=repeat, warmup=warmup).best_s / steps,
+        reference_s=time_call(reference, repeat=repeat, warmup=0).best_s / steps,
+        ours_peak_mb=peak_rss_mb(ours),
+        reference_peak_mb=peak_rss_mb(reference),
+        max_abs_diff=diff,
+    )
+
+
+def run(quick: bool = False) -> list[dict]:
+    """The rows of the module docstring."""
+    from onelayer.trees import backward_model, backward_sweep, embeddings, scaling, symmetry
+
+    torch.set_default_dtype(torch.float64)
+    cfg = QUICK if quick else FULL
+    seeds, m, S, steps = cfg["seeds"], cfg["m"], cfg["S"], cfg["steps"]
+    A = embeddings.one_hot_embeddings(S)
+    rows = []
+    for nb in cfg["batch_sizes"]:
+        kw = dict(m=m, steps=steps, lr=LR, batch_size=nb, record_at=[steps])
+
+        def separate(kw=kw):
+            return [backward_model.train_backward(A, seed=s, **kw) for s in range(seeds)]
+
+        def batched(kw=kw):
+            return backward_sweep.train_backward_members(A, seeds=range(seeds), **kw)
+
+        reference_final = torch.stack([h.params["B"] for h in separate()])
+        diff = float((batched().params["B"] - reference_final).abs().max())
+        rows.append(_row(f"trees sweep: {seeds} SGD seeds batched vs separate, batch {nb}",
+                         f"backward model m={m} S={S}, batch {nb}, lr {LR:g}, {seeds} seeds x {steps} SGD steps, float64",
+                         batched, separate, steps=steps, quick=quick, diff=diff))
+
+    pop_steps, pm, pS = cfg["pop_steps"], 4, 31
+
+    def closed():
+        return scaling.population_run(pm, pS, max_steps=pop_steps)
+
+    def autograd():
+        return symmetry.population_gd(pm, pS, steps=pop_steps, lr=LR)
+
+    a, b = closed(), autograd()
+    pop_diff = float(max(np.abs(a["h1"] - b["h1"]).max(), np.abs(a["h2"] - b["h2"]).max()))
+    rows.append(_row("trees population recursion: closed form vs autograd",
+                     f"exact population GD in (h1, h2), m={pm} S={pS}, lr {LR:g}, {pop_steps} steps, float64",
+                     closed, autograd, steps=pop_steps, quick=quick, diff=pop_diff))
+    return rows
