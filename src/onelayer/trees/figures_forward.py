@@ -13,6 +13,7 @@ import torch
 from matplotlib.patches import Rectangle
 
 from ..plots import PALETTE, mark_steps, new_figure, plot_curves
+from ..tables import text_table  # re-exported: the forward chapters import it from here
 from ..validation import check_float, check_int
 from .data import example_tree
 from .embeddings import one_hot_embeddings
@@ -34,26 +35,6 @@ __all__ = [
     "loss_table_figure",
     "heads_depth_figure",
 ]
-
-
-def text_table(rows: Sequence[Mapping], columns: Sequence[str], *, digits: int = 4) -> str:
-    """A plain-text table of ``rows`` (dicts) restricted to ``columns``; floats to ``digits`` significant digits."""
-    digits = check_int("digits", digits, low=1, high=12)
-    if not columns:
-        raise ValueError("columns must name at least one column")
-
-    def fmt(v):
-        if isinstance(v, (bool, np.bool_)):
-            return str(bool(v))
-        if isinstance(v, (float, np.floating)):
-            return f"{float(v):.{digits}g}"
-        return "-" if v is None else str(v)
-
-    cells = [[str(c) for c in columns]] + [[fmt(r.get(c)) for c in columns] for r in rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(columns))]
-    lines = ["  ".join(v.rjust(w) for v, w in zip(row, widths)) for row in cells]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
 
 
 def step_labels(batch: ForwardBatch, index: int = 0) -> list[str]:
