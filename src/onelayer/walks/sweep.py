@@ -13,9 +13,9 @@ leading member axis ``B``:
   (:func:`walk_sweep_data` samples them, :meth:`SweepData.stack` stacks
   :class:`~onelayer.walks.data.TokenData` objects);
 * :func:`init_params`: ``{"V": (B, K, K), "q": (B, K + M)}`` (zero, or Gaussian
-  per initialisation seed, exactly as :meth:`WalkTransformer.init`);
+  per initialisation seed, exactly as :meth:`~onelayer.walks.model.WalkTransformer.init`);
 * :func:`loss_and_grads`: the closed-form gradients of
-  :meth:`WalkTransformer.loss_and_grads` with a member axis. As there, the
+  :meth:`~onelayer.walks.model.WalkTransformer.loss_and_grads` with a member axis. As there, the
   entry ``"q"`` is ``||x~_N||^2 dL/dq``, so that ``q -= eta * grads["q"]`` is
   the GD step on the merged matrix ``W``;
 * :func:`train_sweep`: the sweep itself, returning a
@@ -32,7 +32,7 @@ matrix-vector product each). In float64 a sweep reproduces separate runs to
 about ``1e-13`` (``tests/test_walks_sweep.py`` asks for ``1e-10``).
 
 Defaults are the paper's Section 5.1 setting (those of :class:`ModelConfig` and
-of :meth:`WalkTransformer.train`): zero initialisation, log-loss with
+of :meth:`~onelayer.walks.model.WalkTransformer.train`): zero initialisation, log-loss with
 ``epsilon = 0.1`` averaged over the walks, step size ``eta = 1``, sinusoidal
 positions, no normalisation. Only plain gradient descent is available (the
 ``q`` reduction is exact for GD only).
@@ -340,7 +340,7 @@ def loss_and_grads(model: WalkTransformer, params: Mapping[str, torch.Tensor], d
                    chunk: int | None = None) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """Per-member losses ``(B,)`` and closed-form gradients ``name -> (B, ...)``.
 
-    Member ``b`` of every entry equals :meth:`WalkTransformer.loss_and_grads` on
+    Member ``b`` of every entry equals :meth:`~onelayer.walks.model.WalkTransformer.loss_and_grads` on
     member ``b``'s parameters and walks; ``grads["q"]`` is ``||x~_N||^2 dL/dq``.
 
     ``chunk`` members are computed at a time (default: about
