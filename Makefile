@@ -17,13 +17,14 @@ export MKL_NUM_THREADS := 1
 export PYTHONHASHSEED := 0
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-NBVAL_FLAGS := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=600
+NBVAL_FLAGS := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=120
 
-.PHONY: help setup book test unit nbval lab execute clean bench e2e sweeps
+.PHONY: help setup book test test-portable unit nbval lab execute clean bench e2e sweeps
 
 help:
 	@echo "make book   build the HTML book (executes every chapter) into _build/html"
 	@echo "make test   unit and theorem tests, then nbval over every notebook"
+	@echo "make test-portable  nbval again with torch's plain CPU kernels and with 2 threads (stand-ins for another CPU)"
 	@echo "make lab    open the chapters in JupyterLab"
 	@echo "make execute [NB=book/x.ipynb]  re-run notebooks in place (stores fresh outputs)"
 	@echo "make bench  benchmarks against plain reference implementations; make sweeps: the stored sweeps"
@@ -56,6 +57,27 @@ test: $(STAMP)
 	$(PY) -m pytest tests -q --durations=10
 	$(PY) -m pytest $(NBVAL_FLAGS) book -q --durations=10
 	echo "test: $$(( $$(date +%s) - start )) s"
+
+# The stored outputs must not depend on the CPU: nbval once more with torch's non-vectorised kernels
+# (ATEN_CPU_CAPABILITY=default, a stand-in for a CPU without AVX2/AVX-512) and once with two BLAS/OpenMP
+# threads (another reduction order), the two in parallel on the two cores. The runtime budget is for the
+# plain run only; logs in _build/portable/.
+PORTABLE := _build/portable
+test-portable: $(STAMP)
+	@start=$$(date +%s)
+	mkdir -p $(PORTABLE)
+	nbval_run() { ONELAYER_BOOK_BUDGET_S=inf ONELAYER_CHAPTER_BUDGET_S=inf ONELAYER_RUNTIME_JSON=$(PORTABLE)/$$1.json \
+	  $(PY) -m pytest $(NBVAL_FLAGS) book -q -p no:cacheprovider > $(PORTABLE)/$$1.log 2>&1; }
+	ATEN_CPU_CAPABILITY=default nbval_run aten-default & aten=$$!
+	OMP_NUM_THREADS=2 MKL_NUM_THREADS=2 nbval_run omp-2-threads & omp=$$!
+	status=0
+	wait $$aten || status=1
+	wait $$omp || status=1
+	for run in aten-default omp-2-threads; do
+	  echo "--- nbval, $$run: $$(grep -E '(passed|failed|error)' $(PORTABLE)/$$run.log | tail -n 1)"
+	done
+	if [ $$status -ne 0 ]; then grep -h -B2 -A30 -E '^(_{5,}|E )' $(PORTABLE)/*.log | head -n 200; echo "test-portable: FAILED (logs in $(PORTABLE)/)"; exit 1; fi
+	echo "test-portable: $$(( $$(date +%s) - start )) s"
 
 NB ?= $(shell find book -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' | sort)
 execute: $(STAMP)

@@ -16,17 +16,20 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+from onelayer import execution
+
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 os.environ.setdefault("PYTHONHASHSEED", "0")
 
 
 def execute(path: Path) -> float:
+    execution.install()  # no stall on cells with an Output widget (see onelayer.execution)
     nb = nbformat.read(path, as_version=4)
     start = time.perf_counter()
     client = NotebookClient(
         nb,
-        timeout=600,
+        timeout=120,
         kernel_name="python3",
         resources={"metadata": {"path": str(path.parent)}},
         store_widget_state=True,
