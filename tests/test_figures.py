@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from onelayer import attention, figures
+from tools import figure_numbers
 
 FOUNDATION = ["selector-default-state", "selector-error-vs-lambda", "selector-scale-for-accuracy"]
 
@@ -45,6 +46,51 @@ def test_every_registered_figure_makes_in_quick_mode(name, tmp_path):
         assert image.shape[0] > 50 and image.shape[1] > 50
     assert ((tmp_path / f"{name}.csv") in made.paths) == ("table" in record["numbers"])
     assert not plt.get_fignums(), "make() must close the figure it saved"
+    # The numbers against the stored ones (tests/data/figure_numbers, tolerance in tools/figure_numbers.py).
+    diffs = figure_numbers.check(name, record["numbers"])
+    if not figure_numbers.reference_path(name).exists():
+        pytest.fail(diffs[0])
+    assert not diffs, (f"{len(diffs)} number(s) of {name} differ from the stored ones; first: {diffs[0]}\n"
+                       f"if the change is intended: {figure_numbers.UPDATE_COMMAND} {name}")
+
+
+def test_stored_numbers_are_those_of_the_registered_figures():
+    stored = {p.stem: json.loads(p.read_text()) for p in figure_numbers.REFERENCE_DIR.glob("*.json")}
+    assert set(stored) == set(figures.available()), (
+        f"stale: {sorted(set(stored) - set(figures.available()))}, "
+        f"missing: {sorted(set(figures.available()) - set(stored))}; run {figure_numbers.UPDATE_COMMAND}")
+    for name, record in stored.items():
+        assert record["name"] == name and record["quick"] is True
+        assert record["tolerance"] == figure_numbers.tolerances(name), f"stale tolerance in {name}.json: {figure_numbers.UPDATE_COMMAND} {name}"
+
+
+def test_number_comparison_names_the_first_difference():
+    stored = {"steps": 3, "ok": True, "label": "a", "bad": "nan", "table": [{"acc": 0.52, "loss": 1e-14}, {"acc": 1.0, "loss": 0.0}]}
+    same = {"steps": 3, "ok": True, "label": "a", "bad": "nan", "table": [{"acc": 0.52 * (1 + 5e-7), "loss": 5e-13}, {"acc": 1.0, "loss": 0.0}]}
+    assert list(figure_numbers.mismatches(stored, same)) == []  # within rel 1e-6 / abs 1e-12
+    changed = json.loads(json.dumps(same))
+    changed["table"][0]["acc"] = 0.55
+    diffs = list(figure_numbers.mismatches(stored, changed))
+    assert len(diffs) == 1 and diffs[0].startswith("numbers.table[0].acc: 0.52 (stored) vs 0.55 (now)")
+    for key, value, expected in [("steps", 3.0, "numbers.steps: 3 (int, stored) vs 3.0 (float, now)"),
+                                 ("ok", False, "numbers.ok: True (stored) vs False (now)"),
+                                 ("bad", "inf", "numbers.bad: 'nan' (stored) vs 'inf' (now)"),
+                                 ("table", same["table"][:1], "numbers.table: length 2 (stored) vs 1 (now)")]:
+        assert list(figure_numbers.mismatches(stored, {**same, key: value}))[0] == expected
+    assert list(figure_numbers.mismatches(stored, {k: v for k, v in same.items() if k != "label"})) == ["numbers.label: stored but missing now"]
+    assert list(figure_numbers.mismatches(stored, {**same, "extra": 1})) == ["numbers.extra: new, not in the stored numbers"]
+    looser = {"numbers.table[*].acc": {"rel": 0.1, "abs": 0.0, "why": "test"}, "numbers.label": {"rel": None, "abs": None, "why": "test"}}
+    assert list(figure_numbers.mismatches(stored, {**changed, "label": "b"}, looser=looser)) == []
+
+
+def test_a_figure_without_stored_numbers_fails_naming_the_update_command():
+    (message,) = figure_numbers.check("no-such-figure", {"x": 1.0})
+    assert "no stored numbers" in message and "python -m tools.figure_numbers --update no-such-figure" in message
+
+
+def test_figure_numbers_command_reports_agreement(capsys):
+    assert figure_numbers.main(["selector-default-state"]) == 0
+    assert "ok   selector-default-state" in capsys.readouterr().out
 
 
 def test_selector_error_vs_lambda_numbers_match_the_attention_module(tmp_path):

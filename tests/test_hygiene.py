@@ -115,3 +115,64 @@ def test_no_dropdown_proofs(path: Path):
     # sphinx-togglebutton cannot fold a prf:proof (it has no title bar) and then breaks the page's other dropdowns.
     text = "".join("".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "markdown")
     assert not re.search(r"\{prf:proof\}[^\n]*\n:class: dropdown", text)
+
+
+# -- stored outputs that a machine's last bits could change ------------------------------------------------------
+_NUMBER = re.compile(r"(?<![\w.])(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
+_TEXT_KINDS = ("text/plain", "text/markdown", "text/latex")
+
+
+def fragile_numbers(text: str) -> list[str]:
+    """Numbers in ``text`` whose digits may depend on the last bits of a machine's arithmetic.
+
+    * a non-zero magnitude below ``onelayer.formatting.SMALLEST`` (``1e-9``: anything written with an exponent of
+      ``-10`` or less) that is not preceded by ``<``: round-off, or a tiny value, printed as is. ``< 1e-12``, a
+      threshold, is fine;
+    * a decimal with 12 or more significant digits: an unrounded float (``1.4999999999999996``).
+    """
+    from onelayer.formatting import SMALLEST
+
+    found = []
+    for m in _NUMBER.finditer(text):
+        token = m.group(0)
+        before = text[: m.start()].rstrip()
+        before = before[:-1].rstrip() if before.endswith("-") else before
+        mantissa = re.split("[eE]", token)[0]
+        if 0 < float(token) < SMALLEST and not before.endswith("<"):
+            found.append(token)
+        elif "." in mantissa and len(mantissa.replace(".", "").lstrip("0")) >= 12:
+            found.append(token)
+    return found
+
+
+def stored_texts(path: Path):
+    """``(cell index, text)`` of every text output nbval compares: code cells not tagged ``nbval-ignore-output``;
+    streams, ``text/plain``, ``text/markdown`` and ``text/latex``, including myst-nb glue records."""
+    for i, cell in enumerate(json.loads(path.read_text())["cells"]):
+        if cell["cell_type"] != "code" or "nbval-ignore-output" in cell.get("metadata", {}).get("tags", []):
+            continue
+        for out in cell.get("outputs", []):
+            yield i, "".join(out.get("text", ""))
+            for kind, value in out.get("data", {}).items():
+                if kind.endswith(_TEXT_KINDS):
+                    yield i, "".join(value) if isinstance(value, list) else str(value)
+
+
+def test_fragile_numbers_detector():
+    assert fragile_numbers("max |V1 - formula| = 5e-16") == ["5e-16"]
+    assert fragile_numbers("largest |p_i . p_j| = 1.5e-12, spread 4.3e-15 and -2.7e-21") == ["1.5e-12", "4.3e-15", "2.7e-21"]
+    assert fragile_numbers("loss  3.775e-10  1e-10") == ["3.775e-10", "1e-10"]
+    assert fragile_numbers("1.4999999999999996") == ["1.4999999999999996"]
+    assert fragile_numbers("max |A^T B A - I| < 1e-12: True; [< 1e-12, < 1e-15]; err < -1e-13") == []
+    assert fragile_numbers("delta = 10^-15, 0.6064453125, 1.23e-05, 500.000000, 0, 0.0, 78125, 1e-09") == []
+
+
+@pytest.mark.parametrize("path", notebooks(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_stored_outputs_have_no_round_off_digits(path: Path):
+    # nbval compares these texts with a fresh run; on another CPU, with other kernels or thread counts, round-off
+    # digits differ. Format such numbers with onelayer.formatting.number_text (glue: rounded / number_text), or
+    # tag a cell whose subject is the machine's own rounding nbval-ignore-output.
+    bad = [(i, token) for i, text in stored_texts(path) for token in fragile_numbers(text)]
+    assert not bad, f"(cell index, number) printed with machine-dependent digits: {bad[:10]}"
+    glued = [text for _, text in stored_texts(path) if text.startswith("np.")]
+    assert not glued, f"glued NumPy scalar reprs (show as 'np.float64(...)' in the prose): {glued}"

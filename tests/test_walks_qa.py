@@ -75,10 +75,14 @@ def test_qa_validation_errors():
 
 @pytest.mark.parametrize("normalize", ["keys_and_query", "none"])
 def test_lemma_task2_symmetry_from_zero(normalize):
-    """From zero the two Task-2 questions get bit-identical outputs at every step (our lemma)."""
+    """From zero the two Task-2 questions get identical outputs at every step (our lemma), up to round-off.
+
+    Not bit for bit: the two questions sum the same numbers in another order, which gives an exact 0 on
+    some CPUs and a few 1e-17 on others (5.6e-17 at step 14 on one Xeon with sin positions).
+    """
     exp = qa.setup_task(2, normalize=normalize)
     hist = qa.run(exp, steps=40, init="zero")
-    assert np.all(hist["output_gap"] == 0.0)
+    assert np.all(hist["output_gap"] < 1e-12)
     shares = [float((exp.test.labels == y).double().mean()) for y in (0, 1)]
     assert min(abs(hist.final("test_accuracy") - s) for s in shares) < 1e-12
 

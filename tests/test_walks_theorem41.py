@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from onelayer.walks import failure, walk_population
-from onelayer.walks.model import rowwise_matmul, batch_sum
+from onelayer.walks import failure, positions, walk_population
+from onelayer.walks.model import ModelConfig, WalkTransformer, batch_sum, rowwise_matmul
 
 
 @pytest.fixture(autouse=True)
@@ -65,6 +65,75 @@ def test_sinusoidal_round_off_breaks_the_symmetry_and_the_model_then_learns():
     exact = failure.escape_run(failure.deterministic_setup(6, 16, train="sample", positions="exact"), steps=30)
     assert np.all(exact["logit_spread"] == 0.0)
     assert exact.final("test_accuracy") < 0.25
+
+
+def test_round_off_illustration_float32_escapes_sooner_and_exact_positions_never_do():
+    # The chapter's machine-rounding cell is not compared by nbval; these are the properties it shows on any machine.
+    steps = {}
+    for dtype in ("float64", "float32"):
+        sin = failure.escape_run(failure.deterministic_setup(6, 16, train="sample", positions="sin", dtype=dtype), steps=30)
+        steps[dtype] = failure.escape_step(sin["logit_spread"])
+        assert steps[dtype] <= 25, dtype
+        assert failure.escape_summary(sin)["class_mass"] > 0.95, dtype
+        exact = failure.escape_run(failure.deterministic_setup(6, 16, train="sample", positions="exact", dtype=dtype), steps=30)
+        assert np.all(exact["logit_spread"] == 0.0), dtype  # exact positions never escape, in float32 as well
+        assert np.isnan(failure.escape_summary(exact)["escape_step"])
+    assert steps["float32"] < steps["float64"]
+
+
+def test_gram_error_has_the_stated_size_and_is_seeded():
+    for kind in ("exact", "sin"):
+        base = positions.positional_matrix(97, 1000, kind)
+        P = positions.positional_matrix(97, 1000, kind, gram_error=1e-9, gram_seed=0)
+        G = positions.gram(P) - positions.gram(base)
+        off = G[~torch.eye(97, dtype=torch.bool)]
+        assert 0.9e-9 < float(off.std()) < 1.1e-9, kind
+        assert torch.equal(P, positions.positional_matrix(97, 1000, kind, gram_error=1e-9, gram_seed=0))
+        assert not torch.equal(P, positions.positional_matrix(97, 1000, kind, gram_error=1e-9, gram_seed=1))
+        assert torch.equal(base, positions.positional_matrix(97, 1000, kind, gram_error=0.0))
+    model = WalkTransformer(K=6, N=97, M=1000, positions="exact", gram_error=1e-9, gram_seed=3)
+    assert torch.equal(model.P, positions.positional_matrix(97, 1000, "exact", gram_error=1e-9, gram_seed=3))
+
+
+def _seeded_summary(threads: int | None = None) -> tuple[dict, np.ndarray]:
+    before = torch.get_num_threads()
+    try:
+        if threads is not None:
+            torch.set_num_threads(threads)
+        (hist,) = failure.gram_error_escape((failure.GRAM_ERROR,), steps=14).values()
+    finally:
+        torch.set_num_threads(before)
+    return failure.escape_summary(hist), np.asarray(hist["logit_spread"])
+
+
+def test_seeded_gram_error_escape_is_reproducible():
+    # The chapter's compared escape: exact positions + a seeded Gram error of 1e-9 (float64, 1000 sampled walks).
+    first, spread = _seeded_summary()
+    again, spread_again = _seeded_summary()
+    two_threads, spread_two = _seeded_summary(threads=2)
+    assert first == again and np.array_equal(spread, spread_again)  # repeated runs: bit for bit
+    assert first["escape_step"] == two_threads["escape_step"] == 10  # the step the chapter prints
+    for key in ("test_accuracy", "class_mass", "top_attention"):
+        assert two_threads[key] == pytest.approx(first[key], rel=1e-9, abs=1e-12)
+    assert np.allclose(spread_two, spread, rtol=1e-6, atol=0)
+    # the crossing of the threshold 1 is far from marginal: a relative change of 10% in the spread (far more than
+    # machine rounding, ~1e-4 of the injected error, can cause) would not move the escape step
+    step = int(first["escape_step"])
+    assert spread[step - 1] < 0.5 and spread[step] > 2.0
+    assert first["test_accuracy"] == pytest.approx(1.0) and first["class_mass"] > 0.99
+
+
+def test_seeded_gram_error_validation():
+    with pytest.raises(ValueError, match="gram_error"):
+        positions.positional_matrix(10, 50, "exact", gram_error=-1e-9)
+    with pytest.raises(TypeError, match="gram_seed"):
+        positions.positional_matrix(10, 50, "exact", gram_error=1e-9, gram_seed=0.5)
+    with pytest.raises(ValueError, match="gram_error"):
+        ModelConfig(K=6, N=97, gram_error=-1.0)
+    with pytest.raises(ValueError, match="size"):
+        failure.gram_error_escape([1e-13])  # below what round-off could imitate
+    with pytest.raises(ValueError, match="sizes"):
+        failure.gram_error_escape([])
 
 
 def test_escape_time_grows_logarithmically_with_the_perturbation():

@@ -34,6 +34,16 @@ The contract:
   as the strings ``"nan"``, ``"inf"``, ``"-inf"``. An entry ``"table"`` holding
   a list of rows (dicts with the same keys) is also written as ``NAME.csv``.
 
+**The numbers are regression-tested.** The quick-mode numbers of every registered
+figure are stored in ``tests/data/figure_numbers/NAME.json``;
+``tests/test_figures.py`` makes each figure in quick mode and compares its
+``numbers`` with them (floats within relative 1e-6 / absolute 1e-12, everything
+else equal; the few looser entries, such as wall-clock timings, are listed with
+their reason in ``tools/figure_numbers.py`` and in the stored file). A new
+figure, or an intended change in what one shows, needs its numbers (re)written:
+``python -m tools.figure_numbers --update [NAME ...]`` (from the repository root); without ``--update`` the
+command prints the differences.
+
 **Where the functions live.** The foundation figures are defined at the end of this module. The figures of
 the two parts live in ``onelayer/walks/registry.py`` and
 ``onelayer/trees/registry.py``; :func:`discover` imports those modules (only

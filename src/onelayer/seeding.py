@@ -21,7 +21,7 @@ __all__ = ["setup", "generator", "numpy_rng", "DTYPES"]
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
 
 
-def setup(seed: int = 0, *, threads: int = 1, dtype: str = "float64") -> torch.dtype:
+def setup(seed: int = 0, *, threads: int | None = None, dtype: str = "float64") -> torch.dtype:
     """Seed Python, NumPy and torch, pin the torch thread count, set the default dtype.
 
     Parameters
@@ -29,8 +29,10 @@ def setup(seed: int = 0, *, threads: int = 1, dtype: str = "float64") -> torch.d
     seed:
         Seed for ``random``, ``numpy`` and ``torch`` (a non-negative integer).
     threads:
-        Number of intra-op threads torch may use (1 by default, so that
-        reductions are summed in the same order on every machine).
+        Number of intra-op threads torch may use. ``None`` (default): the
+        ``OMP_NUM_THREADS`` environment variable, else 1. The ``Makefile`` sets 1;
+        ``make test-portable`` sets 2 to check that no stored output depends on
+        the order in which threads sum a reduction.
     dtype:
         ``"float64"`` (default; every theory check runs in double precision)
         or ``"float32"``.
@@ -41,6 +43,11 @@ def setup(seed: int = 0, *, threads: int = 1, dtype: str = "float64") -> torch.d
         The default floating-point dtype now in force.
     """
     seed = check_int("seed", seed, low=0, high=2**32 - 1)
+    if threads is None:
+        try:
+            threads = int(os.environ.get("OMP_NUM_THREADS", "1"))
+        except ValueError:
+            raise ValueError(f"OMP_NUM_THREADS must be a whole number of threads, got {os.environ['OMP_NUM_THREADS']!r}") from None
     threads = check_int("threads", threads, low=1, high=256)
     check_choice("dtype", dtype, DTYPES)
     os.environ.setdefault("OMP_NUM_THREADS", str(threads))

@@ -2,8 +2,9 @@
 
 A chapter's summary is usually a list of dicts (one per run or size). Printed
 with :func:`text_table`, it shows the chosen columns, right-aligned, with
-floats rounded to a fixed number of significant digits, so the text is stable
-from run to run wherever the numbers are.
+floats formatted by :func:`onelayer.formatting.number_text` (a fixed number of
+significant digits; round-off and magnitudes below ``1e-9`` as ``"< 1e-12"`` /
+``"< 1e-9"``), so the text is stable from run to run and machine to machine.
 """
 
 from __future__ import annotations
@@ -12,17 +13,21 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from .validation import check_int
+from .formatting import MAX_DIGITS, ROUNDOFF, number_text
+from .validation import check_float, check_int
 
 __all__ = ["text_table"]
 
 
-def text_table(rows: Sequence[Mapping], columns: Sequence[str], *, digits: int = 4) -> str:
+def text_table(rows: Sequence[Mapping], columns: Sequence[str], *, digits: int = 4, tol: float = ROUNDOFF) -> str:
     """A plain-text table of ``rows`` (dicts) restricted to ``columns``; floats to ``digits`` significant digits.
 
-    Missing entries and ``None`` print as ``-``; booleans as ``True``/``False``.
+    Floats go through :func:`onelayer.formatting.number_text` (``digits`` at most 6;
+    ``|x| < tol`` prints as ``"< tol"``). Missing entries and ``None`` print as ``-``;
+    booleans as ``True``/``False``.
     """
-    digits = check_int("digits", digits, low=1, high=12)
+    digits = check_int("digits", digits, low=1, high=MAX_DIGITS)
+    tol = check_float("tol", tol, low=0.0)
     if not columns:
         raise ValueError("columns must name at least one column")
 
@@ -30,7 +35,7 @@ def text_table(rows: Sequence[Mapping], columns: Sequence[str], *, digits: int =
         if isinstance(v, (bool, np.bool_)):
             return str(bool(v))
         if isinstance(v, (float, np.floating)):
-            return f"{float(v):.{digits}g}"
+            return number_text(v, digits, tol=tol)
         return "-" if v is None else str(v)
 
     cells = [[str(c) for c in columns]] + [[fmt(r.get(c)) for c in columns] for r in rows]

@@ -14,10 +14,27 @@ The symmetric state is unstable. These functions measure both sides:
   symmetric state along GD for several losses and step-size schedules.
 * :func:`residue_class_mass`: attention mass on each class of positions
   ``j mod K`` (positions in one class carry the same token in a deterministic walk).
-* :func:`escape_run` / :func:`escape_step`: round-off in non-exact positional
-  vectors (or float32) breaking the symmetry.
+* :func:`escape_run` / :func:`escape_step` / :func:`escape_summary`: round-off in
+  non-exact positional vectors (or float32) breaking the symmetry.
+* :func:`gram_error_escape`: the same escape driven by a seeded error of the
+  positions' Gram matrix of a stated size (:data:`GRAM_ERROR`), in place of
+  round-off.
 * :func:`perturbation_escape`: the escape time against the size of a deliberate
   perturbation of the initial ``q``.
+
+Round-off and reproducibility
+-----------------------------
+With GD from zero the symmetric state is left only through something that
+breaks the symmetry. With ``positions="sin"`` that is the round-off of the
+computed sinusoidal vectors and of the arithmetic, which differs between CPUs,
+vectorised kernels and thread counts: the escape step and the state reached
+are then properties of the machine. The reproducible runs instead add a
+seeded Gaussian error of the Gram matrix (model option ``gram_error``, see
+:mod:`onelayer.walks.positions`) large enough that the machine's own rounding,
+about ``1e-13`` on Gram entries of size ``M/2 = 500``, is negligible against
+it: :data:`GRAM_ERROR` ``= 1e-9`` on the sinusoidal positions (whose own
+round-off is at most ``1.5e-12``), and the sizes of :func:`gram_error_escape`
+on exactly orthogonal positions, whose arithmetic is otherwise exact.
 """
 
 from __future__ import annotations
@@ -43,8 +60,12 @@ __all__ = [
     "escape_records",
     "escape_run",
     "escape_step",
+    "escape_summary",
+    "gram_error_escape",
     "perturbation_escape",
     "SCHEDULES",
+    "GRAM_ERROR",
+    "GRAM_ERROR_SIZES",
 ]
 
 #: Step-size schedules used in the chapter: name -> ``t -> eta_t``.
@@ -56,13 +77,25 @@ SCHEDULES = {
 }
 
 
+#: Seeded Gram error added to the sinusoidal positions in the reproducible runs of the paper's recipe
+#: (``gram_error`` of :class:`onelayer.walks.model.ModelConfig`): about 600 times the largest off-diagonal
+#: round-off of their computed Gram matrix (``1.5e-12`` at ``N = 97``, ``M = 1000``), so that round-off,
+#: wherever it differs between machines, does not change the escape.
+GRAM_ERROR = 1e-9
+
+#: Gram errors of :func:`gram_error_escape` in the chapter: a float64 stand-in (:data:`GRAM_ERROR`) and
+#: the size of float32's round-off of the sinusoidal Gram matrix (standard deviation ``1.4e-5``).
+GRAM_ERROR_SIZES = (GRAM_ERROR, 1e-5)
+
+
 def deterministic_setup(K: int = 6, r: int = 16, *, p: float = 1.0, M: int = 1000, positions: str = "exact",
                         train: str = "population", n_train: int = 1000, n_test: int = 1000, seed: int = 0,
                         **options) -> Experiment:
     """``N = rK + 1``; training data is the exact population of the ``K`` walks or ``n_train`` sampled walks.
 
     The test set is always ``n_test`` sampled walks (seed ``seed + 1000``).
-    ``options`` go to :class:`onelayer.walks.model.ModelConfig` (``dtype``, ``loss``, ...).
+    ``options`` go to :class:`onelayer.walks.model.ModelConfig` (``dtype``, ``loss``,
+    ``gram_error``, ``gram_seed``, ...).
     """
     K = check_int("K", K, low=3)
     r = check_int("r", r, low=1)
@@ -167,6 +200,42 @@ def escape_step(spread, threshold: float = 1.0) -> float:
     threshold = check_float("threshold", threshold, low=0.0, low_open=True)
     idx = np.flatnonzero(np.asarray(spread) > threshold)
     return float(idx[0]) if idx.size else float("nan")
+
+
+def escape_summary(hist: History, threshold: float = 1.0) -> dict:
+    """The printed summary of an :func:`escape_run`: ``escape_step`` (:func:`escape_step`, ``nan`` if never),
+    ``steps`` run, and the final ``test_accuracy``, ``class_mass`` and ``top_attention``."""
+    return {
+        "escape_step": escape_step(hist["logit_spread"], threshold),
+        "steps": int(hist.steps[-1]),
+        "test_accuracy": float(hist.final("test_accuracy")),
+        "class_mass": float(hist.final("class_mass")),
+        "top_attention": float(hist.final("top_attention")),
+    }
+
+
+def gram_error_escape(sizes=GRAM_ERROR_SIZES, *, K: int = 6, r: int = 16, M: int = 1000, positions: str = "exact",
+                      train: str = "sample", steps: int = 40, seed: int = 0, gram_seed: int = 0,
+                      lr=1.0) -> dict[str, History]:
+    """:func:`escape_run` with a seeded Gram error of each size in ``sizes`` instead of round-off.
+
+    The positions (exactly orthogonal by default) get the model option
+    ``gram_error=size`` (seed ``gram_seed``): their Gram matrix moves by about
+    ``size`` off the diagonal, the same perturbation on every machine. Each size
+    must exceed ``1e-11``, a hundred times the round-off of Gram entries of size
+    ``M / 2``, or the machine's rounding would again decide the escape. Float64
+    throughout. Returns ``{"Gram error <size>": history}``.
+    """
+    sizes = [check_float("size", g, low=1e-11) for g in sizes]
+    if not sizes:
+        raise ValueError("sizes must name at least one Gram error")
+    steps = check_int("steps", steps, low=1)
+    out = {}
+    for g in sizes:
+        exp = deterministic_setup(K, r, M=M, positions=positions, train=train, seed=seed, gram_error=g,
+                                  gram_seed=gram_seed)
+        out[f"Gram error {g:.0e}".replace("e-0", "e-")] = escape_run(exp, steps=steps, lr=lr)
+    return out
 
 
 def perturbation_escape(deltas, *, K: int = 6, r: int = 16, M: int = 1000, steps: int = 60, seed: int = 0,

@@ -38,6 +38,11 @@ Options (:class:`ModelConfig`; defaults are the paper's Sections 2 and 5.1)
 -----------------------------------------------------------------------------
 ``positions``: ``"sin"`` (default) | ``"exact"`` | ``"none"``
     The positional vectors, see :mod:`onelayer.walks.positions`.
+``gram_error``: ``0.0`` (default) | ``g > 0``; ``gram_seed`` (0)
+    Add a seeded Gaussian perturbation to the positional vectors that moves the
+    off-diagonal entries of their Gram matrix by about ``g`` (see
+    :mod:`onelayer.walks.positions`): a symmetry breaker of a stated size, the
+    same on every machine, in place of floating-point round-off.
 ``normalize``: ``"none"`` (default) | ``"keys"`` | ``"keys_and_query"``
     Unit-normalise the attention inputs: every column ``x~_j`` on the key side,
     and optionally ``x~_N`` on the query side (Section 5.2 normalises "each
@@ -127,6 +132,8 @@ class ModelConfig:
     N: int
     M: int = 1000
     positions: str = "sin"
+    gram_error: float = 0.0
+    gram_seed: int = 0
     normalize: str = "none"
     logit_scale: str = "one"
     residual: bool = False
@@ -141,6 +148,8 @@ class ModelConfig:
         check_int("N", self.N, low=2, high=1_000_000)
         check_int("M", self.M, low=1, high=1_000_000)
         check_choice("positions", self.positions, positions.POSITIONS)
+        check_float("gram_error", self.gram_error, low=0.0)
+        check_int("gram_seed", self.gram_seed, low=0)
         check_choice("normalize", self.normalize, NORMALIZE)
         check_choice("logit_scale", self.logit_scale, LOGIT_SCALES)
         check_bool("residual", self.residual)
@@ -183,7 +192,8 @@ class WalkTransformer:
         self.dtype = DTYPES[c.dtype]
         self.D = c.K + c.M
         #: positional matrix (M, N)
-        self.P = positions.positional_matrix(c.N, c.M, c.positions, dtype=self.dtype)
+        self.P = positions.positional_matrix(c.N, c.M, c.positions, dtype=self.dtype,
+                                             gram_error=c.gram_error, gram_seed=c.gram_seed)
         pos_norm2 = (self.P * self.P).sum(dim=0)
         #: the fixed query column x~_N = [0; p_N]
         self.x_query = torch.cat([torch.zeros(c.K, dtype=self.dtype), self.P[:, -1]])

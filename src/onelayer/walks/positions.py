@@ -17,6 +17,16 @@ displayed formula did not survive, so the choice is an explicit option:
 
 The norm convention ``||p_i||^2 = M / 2`` matters: attention-logit updates scale
 with ``||p_j||^2 ||p_N||^2``.
+
+Injected Gram error (an option, off by default)
+    ``gram_error = g > 0`` adds ``(g / sqrt(M)) Z`` to ``P``, with ``Z`` an ``M x N``
+    standard Gaussian matrix drawn from a generator seeded by ``gram_seed``. The
+    off-diagonal entries of the Gram matrix ``P^T P`` then move by about ``g``
+    (standard deviation ``g``, for ``"sin"`` and ``"exact"`` alike) and the squared
+    norms by about ``sqrt(2) g``. It stands in for the round-off of ``"sin"``
+    with a perturbation of a stated size that is the same on every machine:
+    :mod:`onelayer.walks.failure` uses it to make the escape from the symmetric
+    state of Theorem 4.1 reproducible.
 """
 
 from __future__ import annotations
@@ -25,7 +35,8 @@ import math
 
 import torch
 
-from ..validation import check_choice, check_int
+from ..seeding import generator
+from ..validation import check_choice, check_float, check_int
 
 __all__ = ["POSITIONS", "positional_matrix", "gram"]
 
@@ -33,7 +44,8 @@ __all__ = ["POSITIONS", "positional_matrix", "gram"]
 POSITIONS = ("sin", "exact", "none")
 
 
-def positional_matrix(N: int, M: int, kind: str = "sin", *, dtype: torch.dtype = torch.float64) -> torch.Tensor:
+def positional_matrix(N: int, M: int, kind: str = "sin", *, dtype: torch.dtype = torch.float64,
+                      gram_error: float = 0.0, gram_seed: int = 0) -> torch.Tensor:
     """The ``M x N`` positional matrix ``P`` of the given ``kind``.
 
     Parameters
@@ -46,10 +58,18 @@ def positional_matrix(N: int, M: int, kind: str = "sin", *, dtype: torch.dtype =
         ``"sin"`` | ``"exact"`` | ``"none"`` (see the module docstring).
     dtype:
         Floating type of the result (the sines are computed in float64 first).
+    gram_error:
+        ``>= 0``; if positive, a seeded Gaussian matrix scaled by ``gram_error / sqrt(M)`` is added
+        (in float64, before the conversion to ``dtype``), so that the off-diagonal Gram entries move
+        by about ``gram_error`` (see the module docstring). ``0`` (default) adds nothing.
+    gram_seed:
+        Seed of that Gaussian matrix.
     """
     N = check_int("N", N, low=2)
     M = check_int("M", M, low=1)
     check_choice("positions", kind, POSITIONS)
+    gram_error = check_float("gram_error", gram_error, low=0.0)
+    gram_seed = check_int("gram_seed", gram_seed, low=0)
     if kind == "sin":
         if M <= N:
             raise ValueError(f"M must exceed N for sinusoidal positions (orthogonality needs N < M); got M={M}, N={N}")
@@ -63,6 +83,9 @@ def positional_matrix(N: int, M: int, kind: str = "sin", *, dtype: torch.dtype =
         P[torch.arange(N), torch.arange(N)] = math.sqrt(M / 2.0)
     else:
         P = torch.zeros((M, N), dtype=torch.float64)
+    if gram_error > 0:
+        Z = torch.randn((M, N), generator=generator(gram_seed), dtype=torch.float64)
+        P = P + (gram_error / math.sqrt(M)) * Z
     return P.to(dtype)
 
 

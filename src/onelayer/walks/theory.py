@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ..formatting import ROUNDOFF, number_text
 from ..validation import check_choice, check_float, check_int
 from . import losses, ring
 from .data import TokenData
@@ -50,18 +51,9 @@ __all__ = [
 ]
 
 
-def roundoff_text(x: float, tol: float = 1e-12) -> str:
-    """``"0"`` for an exact zero, ``"< tol"`` below ``tol``, else ``x`` with 4 significant digits.
-
-    Chapters print round-off-level numbers through this, so that their stored
-    outputs do not depend on the last bits of a particular machine's arithmetic.
-    """
-    x = float(x)
-    if x == 0:
-        return "0"
-    if abs(x) < tol:
-        return f"< {tol:.0e}"
-    return f"{x:.4g}"
+def roundoff_text(x: float, tol: float = ROUNDOFF) -> str:
+    """Alias of :func:`onelayer.formatting.number_text` with 4 digits (kept for older code; chapters call that one)."""
+    return number_text(x, tol=tol)
 
 
 def lemma_c1_value(K: int, p: float, N: int, eta: float = 1.0, epsilon: float = 0.1) -> np.ndarray:
