@@ -6,7 +6,7 @@ show an ``ipywidgets.Output`` (the chapters' sliders and labs), more often on a 
 ipykernel 7 and 6 alike; during the wait the kernel and the build were both idle.
 
 **Why.** The build executes notebooks with ``nbclient``. While a cell runs, ``nbclient`` waits for the
-kernel's ``execute_reply`` with ``await shell_socket.poll(timeout)`` (a :mod:`zmq.asyncio` socket) and, in a
+kernel's ``execute_reply`` with ``await shell_socket.poll(timeout)`` (a ``zmq.asyncio`` socket) and, in a
 second task, reads the IOPub outputs. When an output belongs to an ``Output`` widget, ``nbclient``'s widget
 mimic (``nbclient.output_widget.OutputWidget``) sends a ``comm_msg`` back to the kernel **on that same shell
 socket**, through ``jupyter_client.session.Session.send``, which writes raw to a blocking shadow of the
