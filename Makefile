@@ -97,14 +97,14 @@ bench: $(STAMP)
 	echo "bench: $$(( $$(date +%s) - start )) s"
 
 # The heavy sweeps whose results the chapters load (about 15 + 75 + 6 + 17 min on one core; not run in CI:
-# tests/test_walks_random_init.py, tests/test_trees_forward_sweep.py, tests/test_walks_scaling.py and
+# tests/test_walks_random_init.py, tests/test_trees_forward_limits.py, tests/test_walks_scaling.py and
 # tests/test_trees_scaling.py recompute
 # small cases against them).
 sweeps: $(STAMP)
 	@start=$$(date +%s)
 	$(PY) -m onelayer.walks.random_init --out book/walks/data/random_init_sweep.json
-	$(PY) -m onelayer.trees.sweep_forward --out book/trees/data/forward_sweep.json
-	$(PY) -m onelayer.trees.sweep_forward --out book/trees/data/forward_sweep.json --part sweep --only two_head:5 --budget 8000
+	$(PY) -m onelayer.trees.forward.limits --out book/trees/data/forward_sweep.json
+	$(PY) -m onelayer.trees.forward.limits --out book/trees/data/forward_sweep.json --part sweep --only two_head:5 --budget 8000
 	$(PY) -m onelayer.walks.scaling --out book/walks/data/scaling.json
 	$(PY) -m onelayer.trees.scaling --out book/trees/data/scaling.json
 	echo "sweeps: $$(( $$(date +%s) - start )) s"

@@ -1,4 +1,4 @@
-"""Batched sweeps: :func:`onelayer.sweeps.batched_gd` over many seeds vs one ``train`` run per seed.
+"""Batched sweeps: :func:`onelayer.batched.batched_gd` over many seeds vs one ``train`` run per seed.
 
 Problem: the softmax-attention regression of :mod:`benchmarks.problems`, one
 data set per seed, zero initialisation, float64, plain GD with autograd on both
@@ -14,7 +14,7 @@ import torch
 
 from benchmarks import problems
 from benchmarks.harness import make_row, peak_rss_mb, time_call
-from onelayer.sweeps import batched_gd
+from onelayer.batched import batched_gd
 from onelayer.training import train
 
 __all__ = ["run"]

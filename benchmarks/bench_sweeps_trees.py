@@ -7,15 +7,15 @@ Rows (format and measurement method: :mod:`benchmarks.harness`):
   zero init, mini-batch SGD with batch 256, learning rate 1, float64). A
   single run already vectorises its 256 trees, so batching the seeds saves
   little time here; the row with batch 16 shows where it pays. "Ours" is
-  :func:`onelayer.trees.backward_sweep.train_backward_members` with 64 seeds;
+  :func:`onelayer.trees.backward.batched.train_backward_members` with 64 seeds;
   the reference is 64 calls of
-  :func:`onelayer.trees.backward_model.train_backward` (the chapters' single
+  :func:`onelayer.trees.backward.model.train_backward` (the chapters' single
   trainer), one per seed, on the same batches. One step is one update of
   *every* seed. ``max_abs_diff`` is the largest difference of the final ``B``.
 * ``trees population recursion: closed form vs autograd``: 2,000 steps of
   exact population gradient descent at ``m = 4, S = 31``;
   :func:`onelayer.trees.scaling.population_run` (hand-written gradient in
-  NumPy) against :func:`onelayer.trees.symmetry.population_gd` (autograd on the
+  NumPy) against :func:`onelayer.trees.backward.dynamics.population_gd` (autograd on the
   canonical tree). ``max_abs_diff`` is over the trajectories of ``h1`` and ``h2``.
 """
 
@@ -48,7 +48,9 @@ def _row(name: str, config: str, ours, reference, *, steps: int, quick: bool, di
 
 def run(quick: bool = False) -> list[dict]:
     """The rows of the module docstring."""
-    from onelayer.trees import backward_model, backward_sweep, embeddings, scaling, symmetry
+    from onelayer.trees import scaling
+    from onelayer.trees.backward import batched, dynamics, model
+    from onelayer.trees.shared import embeddings
 
     torch.set_default_dtype(torch.float64)
     cfg = QUICK if quick else FULL
@@ -59,10 +61,10 @@ def run(quick: bool = False) -> list[dict]:
         kw = dict(m=m, steps=steps, lr=LR, batch_size=nb, record_at=[steps])
 
         def separate(kw=kw):
-            return [backward_model.train_backward(A, seed=s, **kw) for s in range(seeds)]
+            return [model.train_backward(A, seed=s, **kw) for s in range(seeds)]
 
         def batched(kw=kw):
-            return backward_sweep.train_backward_members(A, seeds=range(seeds), **kw)
+            return batched.train_backward_members(A, seeds=range(seeds), **kw)
 
         reference_final = torch.stack([h.params["B"] for h in separate()])
         diff = float((batched().params["B"] - reference_final).abs().max())
@@ -76,7 +78,7 @@ def run(quick: bool = False) -> list[dict]:
         return scaling.population_run(pm, pS, max_steps=pop_steps)
 
     def autograd():
-        return symmetry.population_gd(pm, pS, steps=pop_steps, lr=LR)
+        return dynamics.population_gd(pm, pS, steps=pop_steps, lr=LR)
 
     a, b = closed(), autograd()
     pop_diff = float(max(np.abs(a["h1"] - b["h1"]).max(), np.abs(a["h2"] - b["h2"]).max()))

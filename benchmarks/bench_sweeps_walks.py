@@ -1,12 +1,12 @@
-"""Batched walks sweep: :func:`onelayer.walks.sweep.train_sweep` over 64 data seeds vs 64 separate runs.
+"""Batched walks sweep: :func:`onelayer.walks.batched.train_sweep` over 64 data seeds vs 64 separate runs.
 
 Problem: the walks paper's Section 5.1 setting (``K=6, N=97, M=1000``, 1000
 sampled walks per seed, ``p=0.5``, zero initialisation, ``eta=1``, log-loss
 with ``epsilon=0.1``, float64). Each of the 64 members has its own training
 walks (data seed ``b``).
 
-* ``ours``: one :func:`~onelayer.walks.sweep.train_sweep` call (closed-form
-  batched gradients through :func:`onelayer.sweeps.batched_gd`; members are
+* ``ours``: one :func:`~onelayer.walks.batched.train_sweep` call (closed-form
+  batched gradients through :func:`onelayer.batched.batched_gd`; members are
   processed in chunks of about ``2^18`` attention entries, two members at
   this size).
 * ``reference``: a loop of 64 :meth:`onelayer.walks.model.WalkTransformer.train`
@@ -32,7 +32,7 @@ import torch
 from benchmarks.harness import make_row, peak_rss_mb, time_call
 from onelayer.walks.data import walk_data
 from onelayer.walks.model import WalkTransformer
-from onelayer.walks.sweep import SweepData, train_sweep
+from onelayer.walks.batched import SweepData, train_sweep
 
 __all__ = ["run"]
 

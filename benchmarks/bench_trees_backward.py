@@ -5,7 +5,7 @@ Rows (format and measurement method: :mod:`benchmarks.harness`):
 * ``trees backward: train step``: one step = teacher-forced loss, its gradient
   in ``B`` and the update, on a batch of perfect trees (m=4, S=31). "Ours"
   computes every chain-of-thought position of every tree in one pass
-  (:func:`onelayer.trees.backward_model.loss`); the reference loops over trees
+  (:func:`onelayer.trees.backward.model.loss`); the reference loops over trees
   and query positions on materialised token tensors ``X`` (``(L, 2d)`` per
   tree) with the literal formula ``softmax(X^(2) B x_q^(1))^T X`` and autograd.
   Both sides get the same batch and the same ``B``; ``max_abs_diff`` is the
@@ -69,17 +69,17 @@ def reference_loss(B: torch.Tensor, X: torch.Tensor, query: torch.Tensor, Y: tor
 
 
 def _materialise(batch, A):
-    from onelayer.trees import backward_layout as layout
-    from onelayer.trees.embeddings import with_empty
+    from onelayer.trees.backward import layout
+    from onelayer.trees.shared.embeddings import with_empty
 
     E = with_empty(A)
     return layout.token_vectors(batch, A), torch.cat([E.T[batch.target_first], E.T[batch.target_second]], -1)
 
 
 def _step_runners(batch_size: int, m: int = 4, S: int = 31):
-    from onelayer.trees import backward_layout as layout
-    from onelayer.trees import backward_model as model
-    from onelayer.trees import embeddings
+    from onelayer.trees.backward import layout
+    from onelayer.trees.backward import model
+    from onelayer.trees.shared import embeddings
 
     A = embeddings.one_hot_embeddings(S)
     batch = layout.perfect_tree_batch(m, S, batch_size, np.random.default_rng(0))
@@ -102,10 +102,10 @@ def _step_runners(batch_size: int, m: int = 4, S: int = 31):
 
 
 def _time_to_accuracy(kind: str, max_steps: int = 1500, check_every: int = 50) -> tuple[float, int]:
-    from onelayer.trees import backward_generalization as gen
-    from onelayer.trees import backward_layout as layout
-    from onelayer.trees import backward_model as model
-    from onelayer.trees import embeddings
+    from onelayer.trees.backward import generalization as gen
+    from onelayer.trees.backward import layout
+    from onelayer.trees.backward import model
+    from onelayer.trees.shared import embeddings
 
     A = embeddings.one_hot_embeddings(31)
     test, _ = layout.random_tree_batch(31, 1024, np.random.default_rng(7), max_depth=7)

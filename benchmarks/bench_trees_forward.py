@@ -4,7 +4,7 @@ Problem: the two-head model of the trees paper (reconstruction R-F) on a fixed
 batch of perfect binary trees (one-hot embeddings, float64), plain GD from zero.
 One step is one GD update (loss, gradient, update) on the whole batch.
 
-* Ours: :func:`onelayer.trees.model_forward.train_forward` with ``fixed_batch``:
+* Ours: :func:`onelayer.trees.forward.model.train_forward` with ``fixed_batch``:
   every tree and every query position in one set of tensor operations, query
   projections computed before the key products, structured blocks only.
 * Reference: the generic formula ``y = sum_l W^V_l X softmax(X^T W^KQ_l x_N)``
@@ -39,9 +39,9 @@ import numpy as np
 import torch
 
 from benchmarks.harness import make_row, peak_rss_mb, time_call
-from onelayer.trees.embeddings import one_hot_embeddings
-from onelayer.trees.layout_forward import forward_target_vectors, forward_token_vectors, perfect_forward_batch
-from onelayer.trees.model_forward import dense_matrices, init_params, train_forward, two_head
+from onelayer.trees.shared.embeddings import one_hot_embeddings
+from onelayer.trees.forward.layout import forward_target_vectors, forward_token_vectors, perfect_forward_batch
+from onelayer.trees.forward.model import dense_matrices, init_params, train_forward, two_head
 
 __all__ = ["run", "reference_train"]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from onelayer import cli, figures
+from onelayer import cli, registry
 
 ENV = {**os.environ, "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
 
@@ -33,7 +33,7 @@ def test_list_in_a_subprocess_shows_every_figure_with_its_description():
     res = run("list")
     assert res.returncode == 0, res.stderr
     lines = res.stdout.splitlines()
-    specs = figures.available()
+    specs = registry.available()
     assert len(lines) == len(specs)
     for line, (name, spec) in zip(lines, specs.items()):
         assert line.startswith(name + " ") and line.endswith(spec.description)
@@ -85,13 +85,13 @@ def test_bad_options_exit_2_with_a_message(argv, message, capsys):
 
 
 def test_make_all_in_process(tmp_path, capsys, monkeypatch):
-    # Only the foundation figures here (tests/test_figures.py runs every registered one).
-    monkeypatch.setattr(figures, "PART_MODULES", ())
-    monkeypatch.setattr(figures, "_REGISTRY", {k: v for k, v in figures._REGISTRY.items() if v.module == "onelayer.figures"})
+    # Only the foundation figures here (tests/test_registry.py runs every registered one).
+    monkeypatch.setattr(registry, "PART_MODULES", ())
+    monkeypatch.setattr(registry, "_REGISTRY", {k: v for k, v in registry._REGISTRY.items() if v.module == "onelayer.registry"})
     assert cli.main(["make", "--all", "--quick", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert len(figures.available()) == 3
-    for name in figures.available():
+    assert len(registry.available()) == 3
+    for name in registry.available():
         assert json.loads((tmp_path / f"{name}.json").read_text())["name"] == name
         assert out.count(f"{name}: ") == 1
 
@@ -99,13 +99,13 @@ def test_make_all_in_process(tmp_path, capsys, monkeypatch):
 def test_list_json(capsys):
     assert cli.main(["list", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
-    assert listed == {name: spec.description for name, spec in figures.available().items()}
+    assert listed == {name: spec.description for name, spec in registry.available().items()}
 
 
 def test_a_failing_figure_exits_1_and_names_it(monkeypatch, tmp_path, capsys):
-    monkeypatch.setattr(figures, "_REGISTRY", dict(figures._REGISTRY))
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
 
-    @figures.register("test-fails", "always raises")
+    @registry.register("test-fails", "always raises")
     def fails(quick):
         raise RuntimeError("boom")
 

@@ -176,3 +176,30 @@ def test_stored_outputs_have_no_round_off_digits(path: Path):
     assert not bad, f"(cell index, number) printed with machine-dependent digits: {bad[:10]}"
     glued = [text for _, text in stored_texts(path) if text.startswith("np.")]
     assert not glued, f"glued NumPy scalar reprs (show as 'np.float64(...)' in the prose): {glued}"
+
+
+def _imported_modules(path: Path, package: str) -> set[str]:
+    """Absolute names of the modules a source file imports (relative imports resolved against ``package``)."""
+    import ast
+
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")
+            base = base[: len(base) - node.level + 1] if node.level else []
+            module = ".".join(base + ([node.module] if node.module else []))
+            names.add(module)
+            names |= {f"{module}.{alias.name}" for alias in node.names}
+    return names
+
+
+@pytest.mark.parametrize("side,other", [("backward", "forward"), ("forward", "backward"), ("shared", "backward"), ("shared", "forward")])
+def test_trees_directions_never_import_each_other(side, other):
+    """trees/backward and trees/forward import trees/shared, never each other; shared imports neither."""
+    folder = ROOT / "src" / "onelayer" / "trees" / side
+    forbidden = f"onelayer.trees.{other}"
+    for path in sorted(folder.glob("*.py")):
+        found = {m for m in _imported_modules(path, f"onelayer.trees.{side}") if m == forbidden or m.startswith(forbidden + ".")}
+        assert not found, f"{path.relative_to(ROOT)} imports {sorted(found)}"

@@ -1,6 +1,6 @@
 """The walks and trees recipes of the figure registry (onelayer.walks.registry, onelayer.trees.registry).
 
-``tests/test_figures.py`` runs every registered figure in quick mode; here: every figure named in the parts'
+``tests/test_registry.py`` runs every registered figure in quick mode; here: every figure named in the parts'
 issues is registered by the parts' registry modules, a few quick runs say what the theorems say, and two
 full-mode runs agree with the numbers their chapters print.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from onelayer import figures
+from onelayer import registry
 
 BOOK = Path(__file__).resolve().parents[1] / "book"
 
@@ -57,7 +57,7 @@ REGISTRIES = {"walks-": "onelayer.walks.registry", "trees-": "onelayer.trees.reg
 
 
 def _numbers(name, tmp_path, quick=True):
-    figures.make(name, tmp_path, quick=quick)
+    registry.make(name, tmp_path, quick=quick)
     return json.loads((tmp_path / f"{name}.json").read_text())["numbers"]
 
 
@@ -70,19 +70,19 @@ def _chapter_text(path: Path) -> str:
 
 
 def test_part_modules_are_the_registries():
-    assert figures.PART_MODULES == ("onelayer.walks.registry", "onelayer.trees.registry")
-    assert set(figures.discover()) == set(figures.PART_MODULES)
+    assert registry.PART_MODULES == ("onelayer.walks.registry", "onelayer.trees.registry")
+    assert set(registry.discover()) == set(registry.PART_MODULES)
 
 
 @pytest.mark.parametrize("name", WALKS_REQUIRED + TREES_REQUIRED)
 def test_required_figure_is_registered(name):
-    specs = figures.available()
+    specs = registry.available()
     assert name in specs, f"{name} is not registered"
     assert specs[name].module == REGISTRIES[name[:6]]
 
 
 def test_every_part_figure_lives_in_its_registry():
-    for name, spec in figures.available().items():
+    for name, spec in registry.available().items():
         for prefix, module in REGISTRIES.items():
             if name.startswith(prefix):
                 assert spec.module == module, f"{name} is registered by {spec.module}, not {module}"

@@ -77,7 +77,7 @@ def test_budget_from_environment(monkeypatch):
 def test_is_notebook():
     plugin = _plugin()
     assert plugin.is_notebook("book/selector.ipynb::Cell 3")
-    assert not plugin.is_notebook("tests/test_sweeps.py::test_x[ipynb]")
+    assert not plugin.is_notebook("tests/test_batched.py::test_x[ipynb]")
 
 
 def test_nbval_run_within_and_over_budget(tmp_path):

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from onelayer.seeding import generator
-from onelayer.trees import embeddings
+from onelayer.trees.shared import embeddings
 
 
 @pytest.mark.parametrize("S, d", [(31, 40), (31, 31), (63, 70)])

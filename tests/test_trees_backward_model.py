@@ -8,10 +8,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from onelayer.seeding import generator, numpy_rng
-from onelayer.trees import backward_figures as figs
-from onelayer.trees import backward_layout as layout
-from onelayer.trees import backward_model as model
-from onelayer.trees import data, embeddings, symmetry
+from onelayer.trees.backward import figures as figs
+from onelayer.trees.backward import layout
+from onelayer.trees.backward import model
+from onelayer.trees.backward import dynamics
+from onelayer.trees.shared import data, embeddings
 
 
 def reference_predictions(B, A, batch):
@@ -153,15 +154,15 @@ def test_validation_errors():
 
 
 def test_symmetry_helpers():
-    H = symmetry.symmetric_matrix(2.0, -0.5, 5)
-    assert symmetry.symmetric_part(H) == pytest.approx((2.0, -0.5))
-    assert symmetry.symmetry_residual(H) == pytest.approx(0.0, abs=1e-15)
+    H = dynamics.symmetric_matrix(2.0, -0.5, 5)
+    assert dynamics.symmetric_part(H) == pytest.approx((2.0, -0.5))
+    assert dynamics.symmetry_residual(H) == pytest.approx(0.0, abs=1e-15)
     H2 = H.clone()
     H2[0, 1] += 1.0
-    assert symmetry.symmetry_residual(H2) > 0.1
-    assert symmetry.symmetry_residual(torch.zeros(3, 3)) == 0.0
+    assert dynamics.symmetry_residual(H2) > 0.1
+    assert dynamics.symmetry_residual(torch.zeros(3, 3)) == 0.0
     with pytest.raises(ValueError, match="square"):
-        symmetry.symmetric_part(torch.zeros(2, 3))
+        dynamics.symmetric_part(torch.zeros(2, 3))
 
 
 def test_figures_and_widget_callbacks():

@@ -5,8 +5,9 @@ import pytest
 import torch
 
 from onelayer.seeding import generator, numpy_rng
-from onelayer.trees import backward_layout as layout
-from onelayer.trees import construction, embeddings
+from onelayer.trees.backward import layout
+from onelayer.trees.backward import construction
+from onelayer.trees.shared import embeddings
 
 
 @pytest.fixture(scope="module")

@@ -4,18 +4,19 @@ import numpy as np
 import pytest
 
 from onelayer.seeding import numpy_rng
-from onelayer.trees import backward_layout as layout
-from onelayer.trees import backward_model as model
-from onelayer.trees import embeddings, phases, symmetry
+from onelayer.trees.backward import layout
+from onelayer.trees.backward import model
+from onelayer.trees.backward import dynamics
+from onelayer.trees.shared import embeddings
 
 
 @pytest.fixture(scope="module")
 def pop_run():
-    return symmetry.population_gd(4, 31, steps=1500, lr=1.0, record_every=10)
+    return dynamics.population_gd(4, 31, steps=1500, lr=1.0, record_every=10)
 
 
 def test_population_gd_converges_and_phases(pop_run):
-    found = phases.detect_phases(pop_run.steps, pop_run["h1"], pop_run["h2"], pop_run["loss"], pop_run["correct_weight"])
+    found = dynamics.detect_phases(pop_run.steps, pop_run["h1"], pop_run["h2"], pop_run["loss"], pop_run["correct_weight"])
     assert found["h1_increasing"] and found["loss_decreasing"]
     assert 400 <= found["T_attention"] <= 1000
     assert pop_run.final("loss") < 0.02 * pop_run["loss"][0]
@@ -29,12 +30,12 @@ def test_population_gd_matches_full_matrix_gd_on_one_tree():
     import torch
 
     S = 15
-    batch = symmetry.canonical_batch(3, S)
+    batch = dynamics.canonical_batch(3, S)
     A = embeddings.one_hot_embeddings(S)
-    B = symmetry.symmetric_matrix(0.7, -0.05, S).requires_grad_(True)
+    B = dynamics.symmetric_matrix(0.7, -0.05, S).requires_grad_(True)
     G = torch.autograd.grad(model.loss(B, A, batch), B)[0]
     h1, h2 = torch.tensor(0.7, requires_grad=True), torch.tensor(-0.05, requires_grad=True)
-    g1, g2 = torch.autograd.grad(symmetry.population_loss(h1, h2, 3, S), (h1, h2))
+    g1, g2 = torch.autograd.grad(dynamics.population_loss(h1, h2, 3, S), (h1, h2))
     assert torch.isclose(g1, torch.diagonal(G).sum()) and torch.isclose(g2, G.sum() - torch.diagonal(G).sum())
     # every labelled perfect tree with a leaf goal has the same loss at a symmetric H (so one tree is the population) ...
     many = layout.perfect_tree_batch(3, S, 64, numpy_rng(0))
@@ -46,14 +47,14 @@ def test_population_gd_matches_full_matrix_gd_on_one_tree():
     Gm = torch.autograd.grad(model.loss(Bg, A, many), Bg)[0]
     assert torch.isclose(torch.diagonal(Gm).sum(), g1) and torch.isclose(Gm.sum() - torch.diagonal(Gm).sum(), g2)
     # while a single tree's gradient itself is far from symmetric: the symmetry is a property of the average
-    assert symmetry.symmetry_residual(G) > 0.1
+    assert dynamics.symmetry_residual(G) > 0.1
 
 
 def test_sgd_follows_population_and_stays_symmetric(pop_run):
     A = embeddings.one_hot_embeddings(31)
     ev = layout.perfect_tree_batch(4, 31, 64, numpy_rng(5))
     sgd = model.train_backward(A, m=4, steps=600, lr=1.0, batch_size=256, seed=0, record_every=50,
-                               record=symmetry.h_records(A, ev))
+                               record=dynamics.h_records(A, ev))
     pop = pop_run
     idx = np.searchsorted(pop.steps, sgd.steps)
     assert np.max(np.abs(sgd["h1"] - pop["h1"][idx])[1:] / pop["h1"][idx][1:]) < 0.01
@@ -61,14 +62,14 @@ def test_sgd_follows_population_and_stays_symmetric(pop_run):
 
 
 def test_late_rate_is_one_over_t():
-    run = symmetry.population_gd(4, 31, steps=1500, lr=128.0, record_every=10)
+    run = dynamics.population_gd(4, 31, steps=1500, lr=128.0, record_every=10)
     et = 128.0 * run.steps
-    slope = phases.loglog_slope(et, run["loss"], t_min=et[-1] / 10)
+    slope = dynamics.loglog_slope(et, run["loss"], t_min=et[-1] / 10)
     assert -1.15 < slope < -0.9
 
 
 def test_sum_normalisation_is_a_rescaled_step(pop_run):
-    summed = symmetry.population_gd(4, 31, steps=300, lr=0.25, record_every=10, options=model.LossOptions(reduction="sum"))
+    summed = dynamics.population_gd(4, 31, steps=300, lr=0.25, record_every=10, options=model.LossOptions(reduction="sum"))
     n = summed.steps.size
     assert np.allclose(summed["h1"], pop_run["h1"][:n], atol=1e-10)
 
@@ -79,12 +80,12 @@ def test_phase_detection_logic():
     h2 = np.array([0, 0.1, 0.2, 0.1, 0.0, -0.1])
     loss = np.array([1, 0.9, 0.5, 0.1, 0.005, 0.001])
     cw = np.array([0.1, 0.2, 0.4, 0.6, 0.9, 0.99])
-    found = phases.detect_phases(steps, h1, h2, loss, cw)
+    found = dynamics.detect_phases(steps, h1, h2, loss, cw)
     assert found["T_offdiag_decreasing"] == 2 and found["T_attention"] == 3 and found["T_loss"] == 4
     assert found["max_abs_h2_phase1"] == pytest.approx(0.2)
     with pytest.raises(ValueError, match="loss_fraction"):
-        phases.detect_phases(steps, h1, h2, loss, cw, loss_fraction=1.5)
+        dynamics.detect_phases(steps, h1, h2, loss, cw, loss_fraction=1.5)
     with pytest.raises(ValueError):
-        phases.detect_phases(steps[:1], h1[:1], h2[:1], loss[:1], cw[:1])
-    assert np.isnan(phases.first_step(steps, cw > 2))
-    assert phases.loglog_slope([1, 10, 100], [1, 0.1, 0.01]) == pytest.approx(-1)
+        dynamics.detect_phases(steps[:1], h1[:1], h2[:1], loss[:1], cw[:1])
+    assert np.isnan(dynamics.first_step(steps, cw > 2))
+    assert dynamics.loglog_slope([1, 10, 100], [1, 0.1, 0.01]) == pytest.approx(-1)

@@ -4,10 +4,11 @@ import numpy as np
 import pytest
 
 from onelayer.seeding import numpy_rng
-from onelayer.trees import backward_generalization as gen
-from onelayer.trees import backward_layout as layout
-from onelayer.trees import backward_model as model
-from onelayer.trees import embeddings, symmetry
+from onelayer.trees.backward import generalization as gen
+from onelayer.trees.backward import layout
+from onelayer.trees.backward import model
+from onelayer.trees.backward import dynamics
+from onelayer.trees.shared import embeddings
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +41,7 @@ def test_margin_bound_holds(trained):
     assert pos.sum() >= 3
     assert np.all(T[pos, 0] <= T[pos, b_idx])
     # for nearly symmetric H with h2 < 0 the margin is close to h1
-    h1, h2 = symmetry.symmetric_part(run.params["B"])
+    h1, h2 = dynamics.symmetric_part(run.params["B"])
     assert h2 < 0 and abs(gen.margin(run.params["B"]) - h1) < 0.1
 
 

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from onelayer.seeding import generator, numpy_rng
-from onelayer.trees import data, embeddings
-from onelayer.trees.data import Tree
+from onelayer.trees.shared import data, embeddings
+from onelayer.trees.shared.data import Tree
 
 FAST = settings(max_examples=40, deadline=None)
 

@@ -1,4 +1,4 @@
-"""Figures, tables and the widget callback of the forward chapters (onelayer.trees.figures_forward)."""
+"""Figures, tables and the widget callback of the forward chapters (onelayer.trees.forward.figures)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from onelayer.trees.construction_forward import constructed_params, scale_sweep
-from onelayer.trees.embeddings import one_hot_embeddings
-from onelayer.trees.figures_forward import (
+from onelayer.trees.forward.construction import constructed_params, scale_sweep
+from onelayer.trees.shared.embeddings import one_hot_embeddings
+from onelayer.trees.forward.figures import (
     accuracy_by_type_figure,
     attention_by_step_figure,
     construction_attention_figure,
@@ -23,9 +23,9 @@ from onelayer.trees.figures_forward import (
     step_labels,
     text_table,
 )
-from onelayer.trees.heads import ROLE_METRICS, SCALAR_NAMES
-from onelayer.trees.model_forward import full_heads, init_params
-from onelayer.trees.sweep_forward import AUTHORS_TABLE, TABLE_STEPS, table_rows
+from onelayer.trees.forward.dynamics import ROLE_METRICS, SCALAR_NAMES
+from onelayer.trees.forward.model import full_heads, init_params
+from onelayer.trees.forward.limits import AUTHORS_TABLE, TABLE_STEPS, table_rows
 from onelayer.widgets import slider_app
 
 

@@ -1,4 +1,4 @@
-"""Unit and property tests of the forward layout R-F (onelayer.trees.layout_forward)."""
+"""Unit and property tests of the forward layout R-F (onelayer.trees.forward.layout)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from onelayer.trees import data
-from onelayer.trees.embeddings import one_hot_embeddings, orthonormal_embeddings
-from onelayer.trees.layout_forward import (
+from onelayer.trees.shared import data
+from onelayer.trees.shared.embeddings import one_hot_embeddings, orthonormal_embeddings
+from onelayer.trees.forward.layout import (
     STAGE_B,
     STAGE_F,
     STEP_TYPES,

@@ -1,4 +1,4 @@
-"""Unit tests of the forward models (onelayer.trees.model_forward)."""
+"""Unit tests of the forward models (onelayer.trees.forward.model)."""
 
 from __future__ import annotations
 
@@ -7,15 +7,15 @@ import pytest
 import torch
 
 from onelayer.seeding import generator
-from onelayer.trees.backward_model import LossOptions
-from onelayer.trees.embeddings import independent_embeddings, one_hot_embeddings
-from onelayer.trees.layout_forward import (
+from onelayer.trees.backward.model import LossOptions
+from onelayer.trees.shared.embeddings import independent_embeddings, one_hot_embeddings
+from onelayer.trees.forward.layout import (
     forward_target_vectors,
     forward_token_vectors,
     perfect_forward_batch,
     random_forward_batch,
 )
-from onelayer.trees.model_forward import (
+from onelayer.trees.forward.model import (
     ForwardArchitecture,
     accuracy_by_type,
     attention,

@@ -7,16 +7,16 @@ import pytest
 import torch
 
 from onelayer.seeding import generator
-from onelayer.trees.construction_forward import (
+from onelayer.trees.forward.construction import (
     constructed_params,
     full_single_head_construction,
     margin_table,
     predicted_margins,
     scale_sweep,
 )
-from onelayer.trees.embeddings import independent_embeddings, one_hot_embeddings
-from onelayer.trees.layout_forward import perfect_forward_batch, random_forward_batch
-from onelayer.trees.model_forward import full_heads, greedy_decode, loss, two_head
+from onelayer.trees.shared.embeddings import independent_embeddings, one_hot_embeddings
+from onelayer.trees.forward.layout import perfect_forward_batch, random_forward_batch
+from onelayer.trees.forward.model import full_heads, greedy_decode, loss, two_head
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from onelayer.trees.embeddings import one_hot_embeddings
-from onelayer.trees.heads import (
+from onelayer.trees.shared.embeddings import one_hot_embeddings
+from onelayer.trees.forward.dynamics import (
     ROLE_METRICS,
     SCALAR_NAMES,
     phase_times,
@@ -15,8 +15,8 @@ from onelayer.trees.heads import (
     specialization_statement,
     tracked_training,
 )
-from onelayer.trees.layout_forward import random_forward_batch
-from onelayer.trees.model_forward import greedy_decode, two_head
+from onelayer.trees.forward.layout import random_forward_batch
+from onelayer.trees.forward.model import greedy_decode, two_head
 
 
 @pytest.fixture(scope="module")

@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from onelayer.trees.embeddings import one_hot_embeddings
-from onelayer.trees.layout_forward import forward_batch, perfect_forward_batch, random_forward_batch
-from onelayer.trees.model_forward import full_heads, greedy_decode, single_head, train_forward, two_head
-from onelayer.trees.sweep_forward import NORMALISATIONS, architecture, params_from_json, run_config
+from onelayer.trees.shared.embeddings import one_hot_embeddings
+from onelayer.trees.forward.layout import forward_batch, perfect_forward_batch, random_forward_batch
+from onelayer.trees.forward.model import full_heads, greedy_decode, single_head, train_forward, two_head
+from onelayer.trees.forward.limits import NORMALISATIONS, architecture, params_from_json, run_config
 
 STORED = Path(__file__).resolve().parents[1] / "book" / "trees" / "data" / "forward_sweep.json"
 S = 16

@@ -11,10 +11,12 @@ import pytest
 import torch
 
 from onelayer.seeding import generator
-from onelayer.trees import backward_layout as layout
-from onelayer.trees import backward_model as model
-from onelayer.trees import backward_sweep as bs
-from onelayer.trees import embeddings, scaling, symmetry
+from onelayer.trees.backward import layout
+from onelayer.trees.backward import model
+from onelayer.trees.backward import batched as bs
+from onelayer.trees import scaling
+from onelayer.trees.backward import dynamics
+from onelayer.trees.shared import embeddings
 
 STORED = scaling.STORED
 
@@ -63,7 +65,7 @@ def test_member_functions_match_single_run_functions_on_padded_random_trees():
         single_cw = model.correct_key_weight(B[b], A, batch)[batch.target_mask].mean()
         assert abs(float(cw[b]) - float(single_cw)) < 1e-12
         assert abs(float(acc[b]) - model.teacher_forced_accuracy(B[b], A, batch)) < 1e-12
-    h1, h2 = symmetry.symmetric_part(A.T @ B[1] @ A)
+    h1, h2 = dynamics.symmetric_part(A.T @ B[1] @ A)
     assert abs(float(bs.member_margin(B, A)[1]) - (h1 - h2)) < 1e-12
 
 
@@ -99,7 +101,7 @@ def test_trainer_validation():
 @pytest.mark.parametrize("m,S,lr,options", [(2, 7, 1.0, model.LossOptions()), (3, 20, 4.0, model.LossOptions("sum", False))])
 def test_population_run_equals_symmetry_population_gd(m, S, lr, options):
     fast = scaling.population_run(m, S, lr=lr, max_steps=150, options=options)
-    ref = symmetry.population_gd(m, S, steps=150, lr=lr, options=options)
+    ref = dynamics.population_gd(m, S, steps=150, lr=lr, options=options)
     for key in ("h1", "h2", "loss", "correct_weight"):
         np.testing.assert_allclose(fast[key], ref[key], rtol=0, atol=1e-12)
     np.testing.assert_array_equal(fast["accuracy"], ref["accuracy"])

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from onelayer.walks import ring, success, theory, walk_population
-from onelayer.walks.failure import deterministic_setup
+from onelayer.walks import ring, theorem31, theory, walk_population
+from onelayer.walks.theorem41 import deterministic_setup
 
 
 @pytest.fixture(autouse=True)
@@ -19,8 +19,8 @@ def _float64():
 @pytest.mark.parametrize("K,p", [(5, 0.7), (6, 0.5), (6, 0.3), (7, 0.9)])
 def test_first_step_equals_closed_form_on_the_exact_population(K, p):
     N = 11
-    exp = success.setup_experiment(p, K=K, N=N, M=60)
-    check = success.lemma_c1_check(exp.model, walk_population(K, p, N), p)
+    exp = theorem31.setup_experiment(p, K=K, N=N, M=60)
+    check = theorem31.lemma_c1_check(exp.model, walk_population(K, p, N), p)
     assert check["max_error"] < 1e-13 * check["max_entry"] * 100  # round-off only
     assert check["max_abs_q1"] == 0.0  # W^(1) = 0 exactly
     assert check["circulant"]
@@ -36,15 +36,15 @@ def test_closed_form_scales_with_eta_and_epsilon():
 
 @pytest.mark.parametrize("p,expected", [(0.7, [1]), (0.3, [5]), (0.5, [0, 1, 5])])
 def test_location_of_the_maximum_lemma_c3(p, expected):
-    exp = success.setup_experiment(p, N=97, n_train=50, n_test=10)
-    check = success.lemma_c1_check(exp.model, exp.train, p)
+    exp = theorem31.setup_experiment(p, N=97, n_train=50, n_test=10)
+    check = theorem31.lemma_c1_check(exp.model, exp.train, p)
     assert check["max_offsets"] == expected
 
 
 @pytest.mark.parametrize("p", [0.5, 0.7])
 def test_first_step_on_the_paper_sample_is_close_to_the_population(p):
-    exp = success.setup_experiment(p)
-    check = success.lemma_c1_check(exp.model, exp.train, p)
+    exp = theorem31.setup_experiment(p)
+    check = theorem31.lemma_c1_check(exp.model, exp.train, p)
     assert check["max_abs_q1"] == 0.0
     assert check["max_error"] < 0.05  # sampling noise of 1000 walks; the largest entry is about 0.28
     assert check["max_error"] > 1e-6  # and it *is* sampling noise, not an exact identity

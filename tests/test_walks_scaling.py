@@ -16,7 +16,7 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from onelayer.walks import scaling as sc  # noqa: E402
-from onelayer.walks import sweep as sw  # noqa: E402
+from onelayer.walks import batched as sw  # noqa: E402
 from onelayer.walks.model import WalkTransformer  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from onelayer.walks import failure, positions, walk_population
+from onelayer.walks import positions, theorem41, walk_population
 from onelayer.walks.model import ModelConfig, WalkTransformer, batch_sum, rowwise_matmul
 
 
@@ -24,7 +24,7 @@ def test_token_average_is_constant_only_when_N_is_rK_plus_1():
 
 
 def test_invariants_hold_exactly_for_every_loss_and_schedule():
-    rows = failure.symmetry_table(steps=40)
+    rows = theorem41.symmetry_table(steps=40)
     assert len(rows) == 12
     for r in rows:
         assert r["max_logit_spread"] == 0.0, r
@@ -34,9 +34,9 @@ def test_invariants_hold_exactly_for_every_loss_and_schedule():
 
 @pytest.mark.parametrize("K,r", [(20, 5), (5, 19)])
 def test_symmetry_is_exact_for_other_ring_sizes(K, r):
-    exp = failure.deterministic_setup(K, r)
-    hist = exp.model.train(exp.model.init(), exp.train, steps=30, lr=1.0, record=failure.symmetry_records(exp.model, exp.train))
-    rec = failure.unpack_symmetry(hist)
+    exp = theorem41.deterministic_setup(K, r)
+    hist = exp.model.train(exp.model.init(), exp.train, steps=30, lr=1.0, record=theorem41.symmetry_records(exp.model, exp.train))
+    rec = theorem41.unpack_symmetry(hist)
     assert np.all(rec["logit_spread"] == 0.0)
     assert np.all(rec["V_dev"] == 0.0)
     assert np.all(np.abs(rec["accuracy"] - 1 / K) < 1e-15)
@@ -54,15 +54,15 @@ def test_symmetric_arithmetic_helpers_are_bit_identical():
 
 
 def test_sinusoidal_round_off_breaks_the_symmetry_and_the_model_then_learns():
-    exp = failure.deterministic_setup(6, 16, train="sample", positions="sin")
-    hist = failure.escape_run(exp, steps=30)
-    step = failure.escape_step(hist["logit_spread"])
+    exp = theorem41.deterministic_setup(6, 16, train="sample", positions="sin")
+    hist = theorem41.escape_run(exp, steps=30)
+    step = theorem41.escape_step(hist["logit_spread"])
     assert 5 <= step <= 25
     assert 0 < hist.at("logit_spread", 3) < 1e-8  # starts at round-off level
     assert hist.final("test_accuracy") == pytest.approx(1.0)
     assert hist.final("class_mass") > 0.99  # all attention on one residue class of positions
 
-    exact = failure.escape_run(failure.deterministic_setup(6, 16, train="sample", positions="exact"), steps=30)
+    exact = theorem41.escape_run(theorem41.deterministic_setup(6, 16, train="sample", positions="exact"), steps=30)
     assert np.all(exact["logit_spread"] == 0.0)
     assert exact.final("test_accuracy") < 0.25
 
@@ -71,13 +71,13 @@ def test_round_off_illustration_float32_escapes_sooner_and_exact_positions_never
     # The chapter's machine-rounding cell is not compared by nbval; these are the properties it shows on any machine.
     steps = {}
     for dtype in ("float64", "float32"):
-        sin = failure.escape_run(failure.deterministic_setup(6, 16, train="sample", positions="sin", dtype=dtype), steps=30)
-        steps[dtype] = failure.escape_step(sin["logit_spread"])
+        sin = theorem41.escape_run(theorem41.deterministic_setup(6, 16, train="sample", positions="sin", dtype=dtype), steps=30)
+        steps[dtype] = theorem41.escape_step(sin["logit_spread"])
         assert steps[dtype] <= 25, dtype
-        assert failure.escape_summary(sin)["class_mass"] > 0.95, dtype
-        exact = failure.escape_run(failure.deterministic_setup(6, 16, train="sample", positions="exact", dtype=dtype), steps=30)
+        assert theorem41.escape_summary(sin)["class_mass"] > 0.95, dtype
+        exact = theorem41.escape_run(theorem41.deterministic_setup(6, 16, train="sample", positions="exact", dtype=dtype), steps=30)
         assert np.all(exact["logit_spread"] == 0.0), dtype  # exact positions never escape, in float32 as well
-        assert np.isnan(failure.escape_summary(exact)["escape_step"])
+        assert np.isnan(theorem41.escape_summary(exact)["escape_step"])
     assert steps["float32"] < steps["float64"]
 
 
@@ -100,10 +100,10 @@ def _seeded_summary(threads: int | None = None) -> tuple[dict, np.ndarray]:
     try:
         if threads is not None:
             torch.set_num_threads(threads)
-        (hist,) = failure.gram_error_escape((failure.GRAM_ERROR,), steps=14).values()
+        (hist,) = theorem41.gram_error_escape((theorem41.GRAM_ERROR,), steps=14).values()
     finally:
         torch.set_num_threads(before)
-    return failure.escape_summary(hist), np.asarray(hist["logit_spread"])
+    return theorem41.escape_summary(hist), np.asarray(hist["logit_spread"])
 
 
 def test_seeded_gram_error_escape_is_reproducible():
@@ -131,13 +131,13 @@ def test_seeded_gram_error_validation():
     with pytest.raises(ValueError, match="gram_error"):
         ModelConfig(K=6, N=97, gram_error=-1.0)
     with pytest.raises(ValueError, match="size"):
-        failure.gram_error_escape([1e-13])  # below what round-off could imitate
+        theorem41.gram_error_escape([1e-13])  # below what round-off could imitate
     with pytest.raises(ValueError, match="sizes"):
-        failure.gram_error_escape([])
+        theorem41.gram_error_escape([])
 
 
 def test_escape_time_grows_logarithmically_with_the_perturbation():
-    res = failure.perturbation_escape([1e-14, 1e-8, 1e-2], steps=30)
+    res = theorem41.perturbation_escape([1e-14, 1e-8, 1e-2], steps=30)
     assert np.all(np.diff(res["escape_step"]) < 0)
     assert res["escape_step"][0] <= 20
     assert np.allclose(res["final_accuracy"], 1.0)
@@ -145,9 +145,9 @@ def test_escape_time_grows_logarithmically_with_the_perturbation():
 
 def test_failure_validation():
     with pytest.raises(ValueError, match="p"):
-        failure.deterministic_setup(6, 16, p=0.5)
+        theorem41.deterministic_setup(6, 16, p=0.5)
     with pytest.raises(ValueError, match="train"):
-        failure.deterministic_setup(6, 16, train="both")
+        theorem41.deterministic_setup(6, 16, train="both")
     with pytest.raises(ValueError, match="threshold"):
-        failure.escape_step([0.0, 2.0], threshold=0.0)
-    assert np.isnan(failure.escape_step([0.0, 0.5]))
+        theorem41.escape_step([0.0, 2.0], threshold=0.0)
+    assert np.isnan(theorem41.escape_step([0.0, 0.5]))

@@ -2,11 +2,11 @@
 
 Usage: python -m tools.figure_numbers [--update] [NAME ...]   (default: every registered figure)
 
-Plain mode makes each figure in quick mode (``onelayer.figures.make(name, dir, quick=True)``),
+Plain mode makes each figure in quick mode (``onelayer.registry.make(name, dir, quick=True)``),
 compares its ``numbers`` with ``tests/data/figure_numbers/NAME.json`` and prints the first
 mismatches; it exits 1 if any figure differs, has no stored reference, or a stored file names
 no registered figure. ``--update`` writes the references instead (and, without names, removes
-stale ones). ``tests/test_figures.py`` runs the same comparison for every figure.
+stale ones). ``tests/test_registry.py`` runs the same comparison for every figure.
 
 Tolerance: floats agree when ``|a - b| <= max(REL * max(|a|, |b|), ABS)`` with :data:`REL` and
 :data:`ABS`; ints, bools, strings (including ``"nan"``, ``"inf"``) and ``None`` must be equal;
@@ -147,17 +147,17 @@ def check(name: str, numbers: dict) -> list[str]:
 
 def stale() -> list[str]:
     """Names of stored reference files that no registered figure matches."""
-    from onelayer import figures
+    from onelayer import registry
 
-    registered = set(figures.available())
+    registered = set(registry.available())
     return sorted(p.stem for p in REFERENCE_DIR.glob("*.json") if p.stem not in registered)
 
 
 def quick_numbers(name: str, out_dir: Path) -> dict:
     """Make ``name`` in quick mode into ``out_dir``; the numbers as the CLI wrote them."""
-    from onelayer import figures
+    from onelayer import registry
 
-    figures.make(name, out_dir, quick=True)
+    registry.make(name, out_dir, quick=True)
     return json.loads((Path(out_dir) / f"{name}.json").read_text())["numbers"]
 
 
@@ -170,17 +170,17 @@ def write_reference(name: str, numbers: dict) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from onelayer import figures
+    from onelayer import registry
 
     parser = argparse.ArgumentParser(prog="python -m tools.figure_numbers", description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", metavar="NAME", help="registered figures (default: all)")
     parser.add_argument("--update", action="store_true", help="write the stored numbers instead of comparing")
     args = parser.parse_args(argv)
-    names = args.names or list(figures.available())
+    names = args.names or list(registry.available())
     failed = 0
     with tempfile.TemporaryDirectory() as tmp:
         for name in names:
-            numbers = quick_numbers(figures.get(name).name, Path(tmp))
+            numbers = quick_numbers(registry.get(name).name, Path(tmp))
             if args.update:
                 print(f"wrote {_shown(write_reference(name, numbers))}")
                 continue

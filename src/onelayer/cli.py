@@ -7,7 +7,7 @@
     python -m onelayer make --all --out DIR [--quick]
 
 ``make`` writes ``DIR/NAME.png``, ``DIR/NAME.json`` (the numbers) and, for
-tables, ``DIR/NAME.csv``; see :mod:`onelayer.figures` for the registry and how
+tables, ``DIR/NAME.csv``; see :mod:`onelayer.registry` for the registry and how
 to add a figure. Exit codes: 0 on success, 1 if a figure failed while running,
 2 for a usage error (unknown name, bad option).
 """
@@ -56,10 +56,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _discover_or_exit() -> dict:
-    from . import figures
+    from . import registry
 
     try:
-        return figures.available()
+        return registry.available()
     except Exception as exc:  # a part's figure module failed to import: say which
         print(f"{PROG}: error: could not load the figure modules: {type(exc).__name__}: {exc}", file=sys.stderr)
         raise SystemExit(1) from exc
@@ -77,7 +77,7 @@ def _list(args) -> int:
 
 
 def _make(args, parser: argparse.ArgumentParser) -> int:
-    from . import figures
+    from . import registry
 
     specs = _discover_or_exit()
     if args.all and args.names:
@@ -89,7 +89,7 @@ def _make(args, parser: argparse.ArgumentParser) -> int:
     if unknown:
         lines = []
         for n in unknown:
-            matches = figures.close_matches(n)
+            matches = registry.close_matches(n)
             hint = f" (did you mean: {', '.join(matches)}?)" if matches else ""
             lines.append(f"unknown figure {n!r}{hint}")
         parser.error("; ".join(lines) + f". '{PROG} list' shows all {len(specs)} names")
@@ -97,7 +97,7 @@ def _make(args, parser: argparse.ArgumentParser) -> int:
     failed = []
     for name in names:
         try:
-            made = figures.make(name, args.out, quick=args.quick)
+            made = registry.make(name, args.out, quick=args.quick)
         except Exception:
             failed.append(name)
             print(f"{name}: FAILED\n{traceback.format_exc()}", file=sys.stderr)

@@ -5,40 +5,46 @@ models and constructions here are a *reconstruction* consistent with the
 published facts (see ``book/trees/index.md``). Every reconstructed choice is an
 explicit, named option.
 
-Shared by both trees parts:
+The package has three parts; :mod:`~onelayer.trees.backward` and
+:mod:`~onelayer.trees.forward` have the same module names and never import
+each other, both import :mod:`~onelayer.trees.shared`.
 
-* :mod:`onelayer.trees.data`: rooted trees (perfect binary training trees,
+Shared (:mod:`onelayer.trees.shared`):
+
+* :mod:`~onelayer.trees.shared.data`: rooted trees (perfect binary training trees,
   random test trees), goals and goal-to-root paths.
-* :mod:`onelayer.trees.embeddings`: node embeddings ``A`` (one-hot,
+* :mod:`~onelayer.trees.shared.embeddings`: node embeddings ``A`` (one-hot,
   orthonormal, linearly independent) and the Lemma 1 matrix ``B``.
+* :mod:`~onelayer.trees.shared.losses`: the loss normalisation of both models.
+* :mod:`~onelayer.trees.shared.sampling`: the random draws behind training and test batches.
+* :mod:`~onelayer.trees.shared.records`: reading recorded runs.
 
-Backward reasoning (Trees I):
+Backward reasoning, Trees I (:mod:`onelayer.trees.backward`):
 
-* :mod:`onelayer.trees.backward_layout`: the R-B token layout, batched.
-* :mod:`onelayer.trees.backward_model`: the single-head model, its loss,
+* :mod:`~onelayer.trees.backward.layout`: the R-B token layout, batched.
+* :mod:`~onelayer.trees.backward.model`: the single-head model, its loss,
   teacher-forced training and greedy decoding.
-* :mod:`onelayer.trees.construction`: Theorem 1's scaled construction.
-* :mod:`onelayer.trees.symmetry`: the reduction ``H = h1 I + h2 (11^T - I)``
-  and exact population gradient descent on ``(h1, h2)``.
-* :mod:`onelayer.trees.phases`: phase boundaries of the training dynamics.
-* :mod:`onelayer.trees.backward_figures`: tree drawings, attention maps, widgets.
-* :mod:`onelayer.trees.backward_generalization`: evaluation on random test trees (Theorem 4).
-* :mod:`onelayer.trees.backward_sweep`: many seeds or step sizes of the backward trainer in one batched call.
+* :mod:`~onelayer.trees.backward.construction`: Theorem 1's scaled construction.
+* :mod:`~onelayer.trees.backward.dynamics`: the reduction ``H = h1 I + h2 (11^T - I)``,
+  exact population gradient descent on ``(h1, h2)`` and the phase boundaries.
+* :mod:`~onelayer.trees.backward.generalization`: evaluation on random test trees (Theorem 4).
+* :mod:`~onelayer.trees.backward.figures`: tree drawings, attention maps, widgets.
+* :mod:`~onelayer.trees.backward.batched`: many seeds or step sizes of the backward trainer in one batched call.
 
-Forward reasoning (Trees II):
+Forward reasoning, Trees II (:mod:`onelayer.trees.forward`):
 
-* :mod:`onelayer.trees.layout_forward`: the R-F token layout (two nodes and a stage flag).
-* :mod:`onelayer.trees.model_forward`: the multi-head model (structured or full heads), training, decoding.
-* :mod:`onelayer.trees.construction_forward`: Theorem 2's construction and its margins.
-* :mod:`onelayer.trees.heads`: the symmetry-reduced head scalars and the roles the heads take.
-* :mod:`onelayer.trees.sweep_forward`: the heads x depth sweep of the limits chapter.
-* :mod:`onelayer.trees.figures_forward`: figures of the forward chapters.
+* :mod:`~onelayer.trees.forward.layout`: the R-F token layout (two nodes and a stage flag).
+* :mod:`~onelayer.trees.forward.model`: the multi-head model (structured or full heads), training, decoding.
+* :mod:`~onelayer.trees.forward.construction`: Theorem 2's construction and its margins.
+* :mod:`~onelayer.trees.forward.dynamics`: the symmetry-reduced head scalars and the roles the heads take.
+* :mod:`~onelayer.trees.forward.limits`: the stored heads x depth sweep of the limits chapter.
+* :mod:`~onelayer.trees.forward.figures`: figures of the forward chapters.
 
 Both: :mod:`onelayer.trees.lab` (the interactive lab),
 :mod:`onelayer.trees.scaling` (steps to converge and time per step against depth and number of labels) and
 :mod:`onelayer.trees.registry` (figures reproducible with ``python -m onelayer``).
 """
 
-from . import data, embeddings
+from . import shared
 
-__all__ = ["data", "embeddings"]
+__all__ = ["shared"]

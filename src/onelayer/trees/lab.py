@@ -4,9 +4,9 @@
 mini-batch SGD on fresh perfect binary trees (the paper's protocol, smaller
 batches), either
 
-* the single-head **backward** model (:mod:`onelayer.trees.backward_model`,
+* the single-head **backward** model (:mod:`onelayer.trees.backward.model`,
   layout R-B with or without the root token), or
-* a **forward** model (:mod:`onelayer.trees.model_forward`, layout R-F with or
+* a **forward** model (:mod:`onelayer.trees.forward.model`, layout R-F with or
   without the chain of thought) with one of the architectures of
   :data:`ARCHITECTURES`: the structured two-head model, the structured single
   head, or one to three full heads,
@@ -18,7 +18,7 @@ draws them; :func:`lab_widget` puts ipywidgets controls in front of it
 
 Symmetry-reduced scalars (:func:`head_scalars`). For each head ``l`` the
 node block ``A^T U_l A`` is summarised by its mean diagonal ``u_{l,1}`` and
-mean off-diagonal ``u_{l,2}`` (:func:`onelayer.trees.symmetry.symmetric_part`),
+mean off-diagonal ``u_{l,2}`` (:func:`onelayer.trees.backward.dynamics.symmetric_part`),
 and the ``2 x 2`` stage block ``V_l`` is kept entry by entry; for the backward
 model the node block is ``H = A^T B A`` with ``(h1, h2)``. A *full* head has no
 separate ``U_l, V_l``; we read the same two blocks out of its key-query matrix,
@@ -48,7 +48,13 @@ from ..seeding import generator
 from ..training import History
 from ..validation import check_choice, check_float, check_int
 from ..widgets import merged_settings, progress_app, selection_slider
-from . import backward_layout, backward_model, embeddings, layout_forward, model_forward, symmetry
+from .backward import dynamics as backward_dynamics
+from .backward import layout as backward_layout
+from .backward import model as backward_model
+from .forward import layout as forward_layout
+from .forward import model as forward_model
+from .shared import embeddings
+from .shared.losses import LossOptions
 
 __all__ = [
     "LAYOUTS",
@@ -79,19 +85,19 @@ LAYOUTS = {
 
 #: Forward architectures by name (the backward model always has one head).
 ARCHITECTURES = {
-    "2 heads (swap, stage)": model_forward.two_head,
-    "1 head (swap+stage)": model_forward.single_head,
-    "1 full head": lambda: model_forward.full_heads(1),
-    "2 full heads": lambda: model_forward.full_heads(2),
-    "3 full heads": lambda: model_forward.full_heads(3),
+    "2 heads (swap, stage)": forward_model.two_head,
+    "1 head (swap+stage)": forward_model.single_head,
+    "1 full head": lambda: forward_model.full_heads(1),
+    "2 full heads": lambda: forward_model.full_heads(2),
+    "3 full heads": lambda: forward_model.full_heads(3),
 }
 
 #: Loss normalisations: mean over positions or sum over positions (averaged over trees), with or without 1/2.
 LOSS_NORMS = {
-    "mean, 1/2": backward_model.LossOptions("mean", True),
-    "mean, 1": backward_model.LossOptions("mean", False),
-    "sum, 1/2": backward_model.LossOptions("sum", True),
-    "sum, 1": backward_model.LossOptions("sum", False),
+    "mean, 1/2": LossOptions("mean", True),
+    "mean, 1": LossOptions("mean", False),
+    "sum, 1/2": LossOptions("sum", True),
+    "sum, 1": LossOptions("sum", False),
 }
 
 #: The default setting of the lab (about one second per retrain on one CPU core).
@@ -122,12 +128,12 @@ def S_for(m: int) -> int:
     return 2 ** (m + 1) + 9
 
 
-def architecture(heads: str) -> model_forward.ForwardArchitecture:
+def architecture(heads: str) -> forward_model.ForwardArchitecture:
     """The forward architecture called ``heads`` in :data:`ARCHITECTURES`."""
     return ARCHITECTURES[check_choice("heads", heads, ARCHITECTURES)]()
 
 
-def _blocks(params, arch: model_forward.ForwardArchitecture, d: int, l: int) -> tuple[torch.Tensor, torch.Tensor]:
+def _blocks(params, arch: forward_model.ForwardArchitecture, d: int, l: int) -> tuple[torch.Tensor, torch.Tensor]:
     """``(node block, stage block)`` of head ``l`` (1-based), indexed [key, query]."""
     if arch.kind == "structured":
         return params[f"U{l}"], params[f"V{l}"]
@@ -135,7 +141,7 @@ def _blocks(params, arch: model_forward.ForwardArchitecture, d: int, l: int) -> 
     return W[d : 2 * d, d : 2 * d], W[2 * d :, 2 * d :]
 
 
-def scalar_names(arch: model_forward.ForwardArchitecture | None) -> tuple[list[str], list[str]]:
+def scalar_names(arch: forward_model.ForwardArchitecture | None) -> tuple[list[str], list[str]]:
     """Names of the node-block and stage-block scalars of :func:`head_scalars` (``arch=None``: backward)."""
     if arch is None:
         return ["h1", "h2"], []
@@ -144,18 +150,18 @@ def scalar_names(arch: model_forward.ForwardArchitecture | None) -> tuple[list[s
     return node, stage
 
 
-def head_scalars(params, A: torch.Tensor, arch: model_forward.ForwardArchitecture | None = None) -> np.ndarray:
+def head_scalars(params, A: torch.Tensor, arch: forward_model.ForwardArchitecture | None = None) -> np.ndarray:
     """Symmetry-reduced scalars: ``(h1, h2)`` of the backward ``B``, or for each forward head
     ``(u_{l,1}, u_{l,2})`` followed by all heads' stage entries ``V_l[key stage, query stage]``
     (order of :func:`scalar_names`)."""
     A = embeddings.check_embeddings(A)
     if arch is None:
-        return np.asarray(symmetry.symmetric_part(A.T @ params["B"] @ A))
+        return np.asarray(backward_dynamics.symmetric_part(A.T @ params["B"] @ A))
     d = A.shape[0]
     node, stage = [], []
     for l in range(1, arch.heads + 1):
         U, V = _blocks(params, arch, d, l)
-        node += list(symmetry.symmetric_part(A.T @ U @ A))
+        node += list(backward_dynamics.symmetric_part(A.T @ U @ A))
         stage += [float(v) for v in V.reshape(-1)]
     return np.asarray(node + stage)
 
@@ -186,7 +192,7 @@ class TreesLabResult:
 
     history: History
     settings: dict
-    arch: model_forward.ForwardArchitecture | None
+    arch: forward_model.ForwardArchitecture | None
     A: torch.Tensor
     eval_batch: object
     accuracy_names: list[str]
@@ -238,21 +244,21 @@ def _check_settings(layout, m, heads, lr, loss_norm, init_scale, steps, batch_si
 def _forward_run(s, flags, A, progress):
     arch = architecture(s["heads"])
     S, m = A.shape[1], s["m"]
-    ev = layout_forward.perfect_forward_batch(m, S, s["eval_size"], np.random.default_rng(s["seed"] + 123), **flags)
-    types = [t for t in layout_forward.STEP_TYPES[:3] if bool((ev.step_type == layout_forward.STEP_TYPES.index(t)).any())]
+    ev = forward_layout.perfect_forward_batch(m, S, s["eval_size"], np.random.default_rng(s["seed"] + 123), **flags)
+    types = [t for t in forward_layout.STEP_TYPES[:3] if bool((ev.step_type == forward_layout.STEP_TYPES.index(t)).any())]
 
     def accuracy(p):
-        acc = model_forward.accuracy_by_type(model_forward.teacher_forced_correct(p, arch, A, ev), ev)
+        acc = forward_model.accuracy_by_type(forward_model.teacher_forced_correct(p, arch, A, ev), ev)
         return np.array([acc[t] for t in types])
 
     init = None
     if s["init_scale"] > 0:
-        init = model_forward.init_params(arch, A, init_scale=s["init_scale"], gen=generator(s["seed"]))
-    hist = model_forward.train_forward(
+        init = forward_model.init_params(arch, A, init_scale=s["init_scale"], gen=generator(s["seed"]))
+    hist = forward_model.train_forward(
         arch, A, m=m, steps=s["steps"], lr=s["lr"], batch_size=s["batch_size"], seed=s["seed"],
         options=LOSS_NORMS[s["loss_norm"]], init=init, progress=progress, record_every=s["record_every"],
         record={"accuracy": accuracy, "scalars": lambda p: head_scalars(p, A, arch)}, **flags)
-    path = model_forward.greedy_decode(hist.params, arch, A, ev).path_accuracy
+    path = forward_model.greedy_decode(hist.params, arch, A, ev).path_accuracy
     return hist, arch, ev, [f"{t} steps" for t in types], path
 
 

@@ -1,12 +1,12 @@
 """The trees parts' figures and tables for ``python -m onelayer make NAME``.
 
-Each recipe below is registered with :func:`onelayer.figures.register` and
+Each recipe below is registered with :func:`onelayer.registry.register` and
 makes one figure (or table) of a trees chapter with the same calls, seeds and
 settings as the chapter: ``quick=True`` shrinks steps and batch sizes so the
 whole set runs in seconds (for tests); ``quick=False`` reproduces the chapter.
 The recipes hold no experiment logic of their own: they call the part's
-modules (:mod:`~onelayer.trees.construction`, :mod:`~onelayer.trees.symmetry`,
-:mod:`~onelayer.trees.phases`, :mod:`~onelayer.trees.backward_generalization`,
+modules (:mod:`~onelayer.trees.backward.construction`, :mod:`~onelayer.trees.backward.dynamics`,
+:mod:`~onelayer.trees.backward.dynamics`, :mod:`~onelayer.trees.backward.generalization`,
 the forward modules, ...) and their figure functions, and turn the results
 into the JSON/CSV numbers of the figure.
 
@@ -26,14 +26,15 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..figures import register
+from ..registry import register
 from ..plots import mark_steps, new_figure, plot_curves
 from ..seeding import generator, numpy_rng
-from . import backward_generalization as gen
-from . import backward_layout as layout
-from . import backward_model as model
-from . import construction, data, embeddings, phases, symmetry
-from .backward_figures import chain_figure, chain_text, decoded_attention_figure, draw_tree
+from .backward import construction, dynamics
+from .backward import generalization as gen
+from .backward import layout
+from .backward import model
+from .backward.figures import chain_figure, chain_text, decoded_attention_figure, draw_tree
+from .shared import data, embeddings
 
 __all__ = ["S_BACKWARD", "M_BACKWARD", "LAMBDAS", "FORWARD_SCALES", "theorem1_setting", "theorem4_setting", "forward_setting",
            "forward_training"]
@@ -121,7 +122,7 @@ def _construction_attention(quick: bool):
 
 @register("trees-construction-attention-default", "Trees I: the widget's default state: lambda I decoding a random depth-5 tree at lambda = 3")
 def _construction_attention_default(quick: bool):
-    from .backward_figures import construction_attention_figure
+    from .backward.figures import construction_attention_figure
 
     return construction_attention_figure(3.0, 0, 5), {"lambda": 3.0, "seed": 0, "max_depth": 5}
 
@@ -135,8 +136,8 @@ def _h_entries(quick: bool):
     A = embeddings.one_hot_embeddings(S)
     eval_batch = layout.perfect_tree_batch(m, S, 256, numpy_rng(5))
     sgd = model.train_backward(A, m=m, steps=steps, lr=1.0, batch_size=256, seed=0, record_every=10,
-                               record=symmetry.h_records(A, eval_batch))
-    pop = symmetry.population_gd(m, S, steps=steps, lr=1.0, record_every=10)
+                               record=dynamics.h_records(A, eval_batch))
+    pop = dynamics.population_gd(m, S, steps=steps, lr=1.0, record_every=10)
     fig, axes = new_figure(2, width=9.0, height=3.2)
     plot_curves(axes[0], sgd.steps, {"h1 (diagonal), SGD": sgd["h1"], "h1, population GD": pop["h1"],
                                      "h2 (off-diagonal) x (S-1), SGD": sgd["h2"] * (S - 1)},
@@ -154,8 +155,8 @@ def _h_entries(quick: bool):
 @register("trees-phases", "Trees I, Theorem 3: population loss, h1, h2 and attention on the correct edge with the detected phase marks")
 def _phases(quick: bool):
     steps = 300 if quick else 3000
-    pop = symmetry.population_gd(M_BACKWARD, S_BACKWARD, steps=steps, lr=1.0, record_every=10)
-    found = phases.detect_phases(pop.steps, pop["h1"], pop["h2"], pop["loss"], pop["correct_weight"])
+    pop = dynamics.population_gd(M_BACKWARD, S_BACKWARD, steps=steps, lr=1.0, record_every=10)
+    found = dynamics.detect_phases(pop.steps, pop["h1"], pop["h2"], pop["loss"], pop["correct_weight"])
     marks = {"T_att": found["T_attention"], "T_loss": found["T_loss"]}
     fig, axes = new_figure(2, width=9.0, height=3.2)
     plot_curves(axes[0], pop.steps, {"loss": pop["loss"]}, xlabel="step t", ylabel="population loss", logy=True)
@@ -171,7 +172,7 @@ def _phases(quick: bool):
 @register("trees-loss-rate", "Trees I, Theorem 3: population loss and margin h1 - h2 against eta t for step sizes 1, 8 and 128")
 def _loss_rate(quick: bool):
     settings = {1.0: 300, 8.0: 300, 128.0: 400} if quick else {1.0: 3000, 8.0: 3000, 128.0: 4000}
-    runs = {lr: symmetry.population_gd(M_BACKWARD, S_BACKWARD, steps=steps, lr=lr, record_every=10) for lr, steps in settings.items()}
+    runs = {lr: dynamics.population_gd(M_BACKWARD, S_BACKWARD, steps=steps, lr=lr, record_every=10) for lr, steps in settings.items()}
     fig, axes = new_figure(2, width=9.0, height=3.3)
     for lr, run in runs.items():
         axes[0].loglog(lr * run.steps[1:], run["loss"][1:], label=f"lr {lr:g}")
@@ -184,7 +185,7 @@ def _loss_rate(quick: bool):
     tail = et >= et[-1] / 16
     rows = [{"lr": lr, "step": int(t), "eta_t": lr * int(t), "loss": float(run["loss"][i]), "margin": float(run["margin"][i])}
             for lr, run in runs.items() for i, t in enumerate(run.steps)]
-    return fig, {"loglog_slope_last_decade": phases.loglog_slope(et, big["loss"], t_min=et[-1] / 10),
+    return fig, {"loglog_slope_last_decade": dynamics.loglog_slope(et, big["loss"], t_min=et[-1] / 10),
                  "margin_gain_per_doubling": float(np.polyfit(np.log2(et[tail]), big["margin"][tail], 1)[0]),
                  "final_loss_lr128": float(big.final("loss")), "table": rows}
 
@@ -232,16 +233,16 @@ FORWARD_SCALES = (0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 5.0, 8.0, 12.0)
 
 def forward_setting(quick: bool = False) -> dict:
     """Gaussian embeddings (S=25, d=32) and the random test trees of the Theorem 2 chapter (``quick``: fewer trees)."""
-    from . import layout_forward
+    from .forward import layout as forward_layout
 
     A = embeddings.independent_embeddings(25, 32, generator(1))
-    test, _ = layout_forward.random_forward_batch(25, 128 if quick else 1024, numpy_rng(2), max_depth=6)
+    test, _ = forward_layout.random_forward_batch(25, 128 if quick else 1024, numpy_rng(2), max_depth=6)
     return {"A": A, "test": test}
 
 
 @register("trees-forward-margins", "Trees II, Theorem 2 (table): measured attention margins of the two-head construction against the predicted ones")
 def _forward_margins(quick: bool):
-    from .construction_forward import constructed_params, margin_table, predicted_margins
+    from .forward.construction import constructed_params, margin_table, predicted_margins
 
     s = forward_setting(quick)
     lam, mu, kappa = 3.0, 1.5, 2.0
@@ -253,9 +254,9 @@ def _forward_margins(quick: bool):
 
 @register("trees-forward-attention", "Trees II, Theorem 2: attention of both heads of the construction at every step of a depth-3 tree")
 def _forward_attention(quick: bool):
-    from .construction_forward import constructed_params
-    from .figures_forward import attention_by_step_figure
-    from .layout_forward import perfect_forward_batch
+    from .forward.construction import constructed_params
+    from .forward.figures import attention_by_step_figure
+    from .forward.layout import perfect_forward_batch
 
     A1 = embeddings.one_hot_embeddings(25)
     tree_batch = perfect_forward_batch(3, 25, 1, numpy_rng(4))
@@ -266,8 +267,8 @@ def _forward_attention(quick: bool):
 
 @register("trees-forward-scale-sweep", "Trees II, Theorem 2: loss and accuracy of the construction c x (2, 1, 1) against the scale c")
 def _forward_scale_sweep(quick: bool):
-    from .construction_forward import scale_sweep
-    from .figures_forward import scale_sweep_figure
+    from .forward.construction import scale_sweep
+    from .forward.figures import scale_sweep_figure
 
     s = forward_setting(quick)
     rows = scale_sweep(s["A"], s["test"], list(FORWARD_SCALES[::2] if quick else FORWARD_SCALES), lam=2.0, mu=1.0, kappa=1.0)
@@ -282,7 +283,7 @@ def _forward_scale_sweep(quick: bool):
 def forward_training(quick: bool = False):
     """The tracked two-head training run of the Theorem 5 chapter (one-hot, S=25, m=3, lr 2, batch 256) and its
     phase marks; cached, since three figures share it."""
-    from .heads import phase_times, tracked_training
+    from .forward.dynamics import phase_times, tracked_training
 
     A = embeddings.one_hot_embeddings(25)
     hist = tracked_training(A, m=3, steps=60 if quick else 1000, lr=2.0, batch_size=256, record_every=20)
@@ -292,7 +293,7 @@ def forward_training(quick: bool = False):
 
 
 def _forward_curve_rows(hist) -> list[dict]:
-    from .heads import SCALAR_NAMES
+    from .forward.dynamics import SCALAR_NAMES
 
     return [{"step": int(t), "loss": float(hist["loss"][i]),
              **{f"accuracy_{name}": float(hist["accuracy"][i, j]) for j, name in enumerate(("backward", "turning", "forward"))},
@@ -303,7 +304,7 @@ def _forward_curve_rows(hist) -> list[dict]:
 
 @register("trees-forward-scalars", "Trees II, Theorem 5: loss and the symmetry-reduced scalars of both heads over training (Figure 9 analogue)")
 def _forward_scalars(quick: bool):
-    from .figures_forward import scalars_figure
+    from .forward.figures import scalars_figure
 
     A, hist, found, marks = forward_training(quick)
     fig = scalars_figure(hist.steps, hist["loss"], hist["scalars"], marks)
@@ -312,7 +313,7 @@ def _forward_scalars(quick: bool):
 
 @register("trees-forward-accuracy-by-type", "Trees II, Theorem 5: teacher-forced accuracy of backward, turning and forward steps over training")
 def _forward_accuracy_by_type(quick: bool):
-    from .figures_forward import accuracy_by_type_figure
+    from .forward.figures import accuracy_by_type_figure
 
     A, hist, found, marks = forward_training(quick)
     fig = accuracy_by_type_figure(hist.steps, hist["accuracy"], marks, title="teacher-forced accuracy by step type")
@@ -322,8 +323,8 @@ def _forward_accuracy_by_type(quick: bool):
 
 @register("trees-forward-roles", "Trees II, Theorem 5: where each head attends over training (traversal target, next-stage tokens) and the sign table")
 def _forward_roles(quick: bool):
-    from .figures_forward import roles_figure
-    from .heads import role_events, sign_table
+    from .forward.figures import roles_figure
+    from .forward.dynamics import role_events, sign_table
 
     A, hist, found, marks = forward_training(quick)
     fig = roles_figure(hist.steps, hist["roles"], marks)
@@ -332,8 +333,8 @@ def _forward_roles(quick: bool):
 
 # --- chapter "forward_limits" (Trees II) ------------------------------------------------------------------------
 
-#: The stored runs of :mod:`onelayer.trees.sweep_forward` that the chapter loads (about an hour to recompute with
-#: ``python -m onelayer.trees.sweep_forward --out ...``).
+#: The stored runs of :mod:`onelayer.trees.forward.limits` that the chapter loads (about an hour to recompute with
+#: ``python -m onelayer.trees.forward.limits --out ...``).
 FORWARD_SWEEP = Path(__file__).resolve().parents[3] / "book" / "trees" / "data" / "forward_sweep.json"
 
 
@@ -343,8 +344,8 @@ def _silent(message: str) -> None:
 
 @register("trees-forward-loss-table", "Trees II: training loss of two structured heads, one structured head and one full head against the authors' table")
 def _forward_loss_table(quick: bool):
-    from . import sweep_forward as sf
-    from .figures_forward import loss_table_figure
+    from .forward import limits as sf
+    from .forward.figures import loss_table_figure
 
     runs = sf.loss_table_runs(quick=True, progress=_silent) if quick else json.loads(FORWARD_SWEEP.read_text())["loss_table"]
     fig = loss_table_figure(runs, sf.AUTHORS_TABLE, sf.TABLE_STEPS)
@@ -355,8 +356,8 @@ def _forward_loss_table(quick: bool):
 
 @register("trees-heads-depth", "Trees II: steps to converge and test whole-path accuracy of 1-4 full heads and two structured heads against training depth")
 def _heads_depth(quick: bool):
-    from . import sweep_forward as sf
-    from .figures_forward import heads_depth_figure
+    from .forward import limits as sf
+    from .forward.figures import heads_depth_figure
 
     runs = sf.heads_depth_runs(quick=True, progress=_silent) if quick else json.loads(FORWARD_SWEEP.read_text())["heads_depth"]
     keys = ("label", "m", "S", "budget", "steps_to_converge", "final_step", "train_path_accuracy", "test_path_accuracy")

@@ -2,7 +2,7 @@
 
 What is measured
 ----------------
-The backward model (:mod:`onelayer.trees.backward_model`, one-hot embeddings,
+The backward model (:mod:`onelayer.trees.backward.model`, one-hot embeddings,
 ``B = 0`` at the start, loss = mean over chain-of-thought positions of
 ``1/2 ||y_hat - y||^2``, learning rate 1, as in the chapter on Theorem 3) is
 trained on perfect binary trees of depth ``m`` whose labels are drawn from
@@ -16,12 +16,12 @@ For every size two measurements of the number of steps to converge:
 
 * the exact population recursion in the reduced coordinates ``(h1, h2)``
   (:func:`population_run`: the recursion of
-  :func:`onelayer.trees.symmetry.population_gd`, written in closed form so that
+  :func:`onelayer.trees.backward.dynamics.population_gd`, written in closed form so that
   ``m = 6`` takes about a second; tested against it to ``1e-12``), computed live;
 * eight sampled runs of mini-batch SGD (batch 256, a fresh batch every step,
   the paper's protocol; ``protocol="fixed"`` gives full-batch GD on a fixed
   sample instead), trained together in one
-  :func:`~onelayer.trees.backward_sweep.train_backward_members` call (seeds
+  :func:`~onelayer.trees.backward.batched.train_backward_members` call (seeds
   0..7); their convergence is measured on a shared batch of 256 fresh
   training trees at about 300 recorded steps (finest, about 0.4% of the step
   count, near the population's crossings). Up to ``m = 5`` (and ``S = 127`` at
@@ -73,7 +73,7 @@ dominates ``c0``. Measured with the population recursion (lr 1):
   (:func:`local_slopes`) rising 1.21, 1.29, 1.40, 1.54 towards 2.
 
 The forward task is not re-run here: :func:`forward_steps_vs_depth` reads the
-stored heads x depth sweep of :mod:`onelayer.trees.sweep_forward`.
+stored heads x depth sweep of :mod:`onelayer.trees.forward.limits`.
 """
 
 from __future__ import annotations
@@ -92,11 +92,11 @@ import torch
 from ..plots import new_figure
 from ..scaling import crossing_steps, fit_power_law, loglog_panel
 from ..validation import check_bool, check_choice, check_float, check_int, check_int_sequence
-from . import backward_sweep
-from .backward_layout import perfect_tree_batch
-from .backward_model import LossOptions
-from .embeddings import one_hot_embeddings
-from .symmetry import canonical_batch
+from .backward import batched as backward_batched
+from .backward.dynamics import canonical_batch
+from .backward.layout import perfect_tree_batch
+from .shared.embeddings import one_hot_embeddings
+from .shared.losses import LossOptions
 
 __all__ = [
     "CRITERIA",
@@ -149,7 +149,7 @@ SAMPLED_LABEL_SIZES = (15, 31, 63, 127)
 _ROOT = Path(__file__).resolve().parents[3]
 #: Where :func:`main` stores the sampled runs by default.
 STORED = _ROOT / "book" / "trees" / "data" / "scaling.json"
-#: The stored forward heads x depth sweep (:mod:`onelayer.trees.sweep_forward`).
+#: The stored forward heads x depth sweep (:mod:`onelayer.trees.forward.limits`).
 FORWARD_SWEEP = _ROOT / "book" / "trees" / "data" / "forward_sweep.json"
 
 
@@ -279,7 +279,7 @@ def population_run(
 ) -> dict[str, np.ndarray]:
     """Exact population gradient descent on ``(h1, h2)`` from zero (one-hot embeddings), in closed form.
 
-    The same recursion as :func:`onelayer.trees.symmetry.population_gd`:
+    The same recursion as :func:`onelayer.trees.backward.dynamics.population_gd`:
     ``h1 <- h1 - eta/S dl/dh1``, ``h2 <- h2 - eta/(S(S-1)) dl/dh2`` with ``l``
     the loss of the canonical tree, whose gradient is computed by hand here
     (``dl/ds_i = 2c w_i <x_i - y_hat, y_hat - y>``) instead of by autograd,
@@ -296,7 +296,7 @@ def population_run(
     stop:
         Optional :class:`Criterion`: stop at the first step where it holds.
     options, root_token, eos:
-        Loss normalisation and layout, as in :mod:`onelayer.trees.backward_model`.
+        Loss normalisation and layout, as in :mod:`onelayer.trees.backward.model`.
 
     Returns
     -------
@@ -385,7 +385,7 @@ def sampled_run(
 ) -> dict:
     """Train ``len(seeds)`` sampled runs together and measure when each converges.
 
-    The runs are :func:`~onelayer.trees.backward_sweep.train_backward_members`
+    The runs are :func:`~onelayer.trees.backward.batched.train_backward_members`
     (one-hot embeddings, zero init, default loss) for ``steps`` steps, recorded
     at about ``2 * record_points`` steps (a linear and a geometric grid), plus
     ``record_points // 2`` steps within 10% of each step in ``focus`` (the
@@ -413,7 +413,7 @@ def sampled_run(
     A = one_hot_embeddings(S)
     ev = perfect_tree_batch(m, S, eval_size, np.random.default_rng(eval_seed))
     start = time.perf_counter()
-    hist = backward_sweep.train_backward_members(A, m=m, steps=steps, lr=lr, seeds=seeds, batch_size=batch_size,
+    hist = backward_batched.train_backward_members(A, m=m, steps=steps, lr=lr, seeds=seeds, batch_size=batch_size,
                                                  protocol=protocol, eval_batch=ev,
                                                  record_at=_record_grid(steps, record_points, focus), progress=progress)
     seconds = time.perf_counter() - start
@@ -572,14 +572,14 @@ def step_times(sizes="depth", *, members: int = 8, batch_size: int = 256, steps:
     rows = []
     sizes = _sizes(sizes)
     warm = one_hot_embeddings(sizes[0][1])  # first calls of a process are slow: warm up once
-    backward_sweep.train_backward_members(warm, m=sizes[0][0], steps=2, lr=1.0, seeds=range(members), batch_size=batch_size)
+    backward_batched.train_backward_members(warm, m=sizes[0][0], steps=2, lr=1.0, seeds=range(members), batch_size=batch_size)
     population_run(*sizes[0], max_steps=50)
     for m, S in sizes:
         A = one_hot_embeddings(S)
         kw = dict(m=m, lr=1.0, seeds=range(members), batch_size=batch_size, record_every=steps + 1)
-        backward_sweep.train_backward_members(A, steps=1, **kw)
+        backward_batched.train_backward_members(A, steps=1, **kw)
         start = time.perf_counter()
-        backward_sweep.train_backward_members(A, steps=steps, **kw)
+        backward_batched.train_backward_members(A, steps=steps, **kw)
         sampled = (time.perf_counter() - start) / steps
         pop = population_run(m, S, max_steps=200)
         rows.append({"m": m, "S": S, "n_nodes": nodes(m), "tokens": tokens(m), "members": members,
@@ -659,7 +659,7 @@ def linear_model(rows: Sequence[Mapping], y: str = "population_steps") -> dict[s
 def forward_steps_vs_depth(data: Mapping | None = None, *, arch: str = "two_head") -> list[dict]:
     """Steps to converge against depth of one architecture in the stored forward sweep (no recomputation).
 
-    What the file holds (:mod:`onelayer.trees.sweep_forward`): one run per
+    What the file holds (:mod:`onelayer.trees.forward.limits`): one run per
     (architecture, depth) with seed 0, mini-batch SGD (batch 256), learning
     rate 2, mean normalisation, ``m = 2..5`` with ``S = 2^(m+1) + 9``; a run
     has converged at the first recorded step (every 25 steps for ``m <= 3``, 50

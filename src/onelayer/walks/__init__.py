@@ -22,13 +22,13 @@ Core (shared by every walks chapter):
 * :mod:`onelayer.walks.reference`: the literal full-``W`` autograd model.
 * :mod:`onelayer.walks.theory`: closed forms from the proofs and the measured
   quantities of the theorems.
-* :mod:`onelayer.walks.sweep`: many members (data seeds, ``p``, step sizes)
+* :mod:`onelayer.walks.batched`: many members (data seeds, ``p``, step sizes)
   of one size trained in one batched call, with closed-form gradients.
 
 Chapters:
 
-* :mod:`onelayer.walks.success`: the Theorem 3.1 experiments.
-* :mod:`onelayer.walks.failure`: the Theorem 4.1 experiments and the escape
+* :mod:`onelayer.walks.theorem31`: the Theorem 3.1 experiments.
+* :mod:`onelayer.walks.theorem41`: the Theorem 4.1 experiments and the escape
   from the symmetric state.
 * :mod:`onelayer.walks.figures`: figures and the ring widget.
 * :mod:`onelayer.walks.random_init`: Section 5.2, small Gaussian initialisation and its sweep.
@@ -40,13 +40,12 @@ Chapters:
 * :mod:`onelayer.walks.registry`: the figures reproducible with ``python -m onelayer``.
 """
 
-from . import data, failure, figures, losses, model, positions, prediction, reference, ring, success, theory
+from . import data, figures, losses, model, positions, prediction, reference, ring, theorem31, theorem41, theory
 from .data import TokenData, walk_data, walk_population
 from .model import ModelConfig, WalkTransformer
 
 __all__ = [
     "data",
-    "failure",
     "figures",
     "losses",
     "model",
@@ -54,7 +53,8 @@ __all__ = [
     "prediction",
     "reference",
     "ring",
-    "success",
+    "theorem31",
+    "theorem41",
     "theory",
     "TokenData",
     "walk_data",

@@ -25,7 +25,7 @@ Injected Gram error (an option, off by default)
     (standard deviation ``g``, for ``"sin"`` and ``"exact"`` alike) and the squared
     norms by about ``sqrt(2) g``. It stands in for the round-off of ``"sin"``
     with a perturbation of a stated size that is the same on every machine:
-    :mod:`onelayer.walks.failure` uses it to make the escape from the symmetric
+    :mod:`onelayer.walks.theorem41` uses it to make the escape from the symmetric
     state of Theorem 4.1 reproducible.
 """
 

@@ -52,7 +52,7 @@ from ..validation import check_choice, check_float, check_int, check_int_sequenc
 from ..widgets import slider_app
 from . import kl, prediction, ring
 from .model import NORMALIZE, REDUCTIONS
-from .success import Experiment, setup_experiment
+from .theorem31 import Experiment, setup_experiment
 
 __all__ = [
     "PAPER",

@@ -1,11 +1,11 @@
 """The walks part's figures and tables for ``python -m onelayer make NAME``.
 
-Each recipe below is registered with :func:`onelayer.figures.register` and
+Each recipe below is registered with :func:`onelayer.registry.register` and
 makes one figure (or table) of a walks chapter with the same calls, seeds and
 settings as the chapter: ``quick=True`` shrinks steps, grid sizes and sample
 sizes so the whole set runs in seconds (for tests); ``quick=False``
 reproduces the chapter. The recipes hold no experiment logic of their own:
-they call :mod:`onelayer.walks.success`, :mod:`onelayer.walks.failure`,
+they call :mod:`onelayer.walks.theorem31`, :mod:`onelayer.walks.theorem41`,
 :mod:`onelayer.walks.ring`, ... and :mod:`onelayer.walks.figures`, and turn
 the results into the JSON/CSV numbers of the figure.
 
@@ -25,8 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..figures import register
-from . import failure, figures, ring, success, theory
+from ..registry import register
+from . import figures, ring, theorem31, theorem41, theory
 from .data import walk_population
 
 __all__ = ["FIG4", "FIG8", "DIRECTION_PS", "LOG_ODDS_NS", "STEPS_TABLE_SIZES", "PERTURBATIONS", "training_numbers"]
@@ -47,7 +47,7 @@ PERTURBATIONS = (1e-15, 1e-12, 1e-9, 1e-6, 1e-3)
 
 def training_numbers(hist, exp) -> dict:
     """Numbers behind a :func:`onelayer.walks.figures.training_figure`: steps to optimal and a per-step table."""
-    optimal = np.abs(hist["conditional_accuracy"] - exp.bayes_accuracy) < success.OPTIMAL_TOL
+    optimal = np.abs(hist["conditional_accuracy"] - exp.bayes_accuracy) < theorem31.OPTIMAL_TOL
     c = exp.model.config
     return {
         "K": c.K, "N": c.N, "M": c.M, "p": exp.p, "positions": c.positions,
@@ -98,9 +98,9 @@ def _bayes_accuracy(quick: bool):
 def _lemma_c1(quick: bool):
     rows, checks = [], {}
     for p in (0.5, 0.7):
-        exact = success.lemma_c1_check(success.setup_experiment(p, N=13, M=100).model, walk_population(6, p, 13), p)
-        exp = success.setup_experiment(p)
-        checks[p] = sampled = success.lemma_c1_check(exp.model, exp.train, p)
+        exact = theorem31.lemma_c1_check(theorem31.setup_experiment(p, N=13, M=100).model, walk_population(6, p, 13), p)
+        exp = theorem31.setup_experiment(p)
+        checks[p] = sampled = theorem31.lemma_c1_check(exp.model, exp.train, p)
         for name, N, res in (("population", 13, exact), ("1000 walks", 97, sampled)):
             rows.append({"p": p, "data": name, "N": N, "max_error": res["max_error"], "max_entry": res["max_entry"],
                          "max_abs_q1": res["max_abs_q1"], "circulant": res["circulant"],
@@ -113,8 +113,8 @@ def _lemma_c1(quick: bool):
 @register("walks-parent-log-odds", "Theorem 3.1: step-2 log-odds of the parent and its attention against N (M = N^1.5 and M = 1000)")
 def _parent_log_odds(quick: bool):
     Ns, n = ((13, 25, 37), 500) if quick else (LOG_ODDS_NS, 8000)
-    odds = {"M = ceil(N^1.5)": success.log_odds_vs_N(0.7, Ns, M_rule="power", n=n),
-            "M = 1000 fixed": success.log_odds_vs_N(0.7, Ns, M_rule="fixed", n=n)}
+    odds = {"M = ceil(N^1.5)": theorem31.log_odds_vs_N(0.7, Ns, M_rule="power", n=n),
+            "M = 1000 fixed": theorem31.log_odds_vs_N(0.7, Ns, M_rule="fixed", n=n)}
     fig = figures.log_odds_figure(odds)
     rows = [{"M_rule": label, "N": int(N), "M": int(M), "median_min_log_odds": float(lo), "parent_attention": float(pa)}
             for label, res in odds.items()
@@ -123,8 +123,8 @@ def _parent_log_odds(quick: bool):
 
 
 def _success_figure(setting: dict, quick: bool, title: str):
-    exp = success.setup_experiment(setting["p"], K=setting["K"], N=setting["N"])
-    hist = success.run(exp, steps=5 if quick else setting["steps"])
+    exp = theorem31.setup_experiment(setting["p"], K=setting["K"], N=setting["N"])
+    hist = theorem31.run(exp, steps=5 if quick else setting["steps"])
     return figures.training_figure(hist, exp, title=title), training_numbers(hist, exp)
 
 
@@ -141,13 +141,13 @@ def _fig8(quick: bool):
 @register("walks-steps-to-optimal", "Theorem 3.1 (table): first step with Bayes-optimal test predictions for several K, N (p=0.7)")
 def _steps_to_optimal(quick: bool):
     sizes, steps = (STEPS_TABLE_SIZES[:2], 5) if quick else (STEPS_TABLE_SIZES, 20)
-    return None, {"p": 0.7, "steps": steps, "table": success.steps_to_optimal_table(0.7, sizes, steps=steps)}
+    return None, {"p": 0.7, "steps": steps, "table": theorem31.steps_to_optimal_table(0.7, sizes, steps=steps)}
 
 
 @register("walks-value-direction", "Theorem 3.1: direction of V against Pi^T and sqrt(Pi^T) (p = 0.5, 0.7, 0.9) and ||V|| against sqrt(t)")
 def _value_direction(quick: bool):
     steps = 30 if quick else 1000
-    runs = [success.direction_run(p, steps=steps, **({"n_records": 8} if quick else {})) for p in DIRECTION_PS]
+    runs = [theorem31.direction_run(p, steps=steps, **({"n_records": 8} if quick else {})) for p in DIRECTION_PS]
     fig = figures.direction_figure(runs)
     rows = [{"p": r["p"], "steps": int(r["steps"][-1]), "d_Pi": float(r["d_Pi"][-1]), "d_sqrt": float(r["d_sqrt"][-1]),
              "d_empirical": float(r["d_empirical"][-1]), "sampling_floor": float(r["sampling_floor"]),
@@ -167,7 +167,7 @@ def _value_direction(quick: bool):
 def _lemma_d1(quick: bool):
     rows = []
     for loss in ("log", "squared", "cross_entropy"):
-        exp = failure.deterministic_setup(6, 16, loss=loss)
+        exp = theorem41.deterministic_setup(6, 16, loss=loss)
         V1 = exp.model.train(exp.model.init(), exp.train, steps=1, lr=1.0).params["V"]
         rows.append({"loss": loss, "V1_min": float(V1.min()), "V1_max": float(V1.max()),
                      "lemma_d1": theory.lemma_d1_entry(6, 97, 1.0, loss, 0.1)})
@@ -177,14 +177,14 @@ def _lemma_d1(quick: bool):
 @register("walks-symmetry-table", "Theorem 4.1 (table): the symmetric state under GD for three losses and four step-size schedules")
 def _symmetry_table(quick: bool):
     steps = 10 if quick else 100
-    return None, {"K": 6, "N": 97, "steps": steps, "table": failure.symmetry_table(steps=steps)}
+    return None, {"K": 6, "N": 97, "steps": steps, "table": theorem41.symmetry_table(steps=steps)}
 
 
 def _deterministic_figure(K: int, r: int, quick: bool, title: str, recipes: dict, shown: str):
     runs = {}
     for name, kw in recipes.items():
-        exp = failure.deterministic_setup(K, r, **kw)
-        runs[name] = (exp, success.run(exp, steps=20 if quick else 50))
+        exp = theorem41.deterministic_setup(K, r, **kw)
+        runs[name] = (exp, theorem31.run(exp, steps=20 if quick else 50))
     exp, hist = runs[shown]
     numbers = training_numbers(hist, exp)
     numbers["runs"] = {name: {"test_accuracy": h["test_accuracy"], "final_V_spread": float(h.final("V").max() - h.final("V").min())}
@@ -192,13 +192,13 @@ def _deterministic_figure(K: int, r: int, quick: bool, title: str, recipes: dict
     return figures.training_figure(hist, exp, title=title), numbers
 
 
-#: The paper's recipe with sinusoidal positions is run with a seeded Gram error (failure.GRAM_ERROR) that
+#: The paper's recipe with sinusoidal positions is run with a seeded Gram error (theorem41.GRAM_ERROR) that
 #: dominates their round-off, so that its escape from the symmetric state is the same on every machine.
 _SIN = "1000 walks, sin positions + Gram error 1e-9"
 _FIG5_RECIPES = {
     "population, exact positions": dict(train="population", positions="exact"),
     "1000 walks, exact positions": dict(train="sample", positions="exact"),
-    _SIN: dict(train="sample", positions="sin", gram_error=failure.GRAM_ERROR),
+    _SIN: dict(train="sample", positions="sin", gram_error=theorem41.GRAM_ERROR),
 }
 
 
@@ -226,20 +226,20 @@ def _fig9(quick: bool):
                                   "exact positions (1e-9, 1e-5) stands in for float64/float32 round-off")
 def _roundoff_escape(quick: bool):
     steps = 20 if quick else 40
-    escape = failure.gram_error_escape(failure.GRAM_ERROR_SIZES, steps=steps)
+    escape = theorem41.gram_error_escape(theorem41.GRAM_ERROR_SIZES, steps=steps)
     fig = figures.escape_figure(escape)
     rows = []
     for name, h in escape.items():
-        summary = failure.escape_summary(h)
+        summary = theorem41.escape_summary(h)
         rows.append({"run": name, "escape_step": summary["escape_step"], "final_test_accuracy": summary["test_accuracy"],
                      "final_class_mass": summary["class_mass"], "final_top_attention": summary["top_attention"]})
-    return fig, {"steps": steps, "gram_errors": list(failure.GRAM_ERROR_SIZES), "table": rows}
+    return fig, {"steps": steps, "gram_errors": list(theorem41.GRAM_ERROR_SIZES), "table": rows}
 
 
 @register("walks-perturbation-escape", "Theorem 4.1: escape step of the symmetric state against the size of a perturbation of q")
 def _perturbation_escape(quick: bool):
     deltas, steps = (PERTURBATIONS[::2], 20) if quick else (PERTURBATIONS, 40)
-    pert = failure.perturbation_escape(deltas, steps=steps)
+    pert = theorem41.perturbation_escape(deltas, steps=steps)
     fig = figures.perturbation_figure(pert)
     slope = float(np.polyfit(np.log10(pert["delta"]), pert["escape_step"], 1)[0])
     rows = [{"delta": float(d), "initial_spread": float(s0), "escape_step": float(s), "final_accuracy": float(a)}

@@ -7,8 +7,8 @@ attention logit leads the others by a gap of order ``eta^2 M^2 / (epsilon^2 N^2 
 (the positional vectors have ``||p_i||^2 = M/2`` and every logit update carries
 ``||p_j||^2 ||p_N||^2``), and asking that gap to be ``Omega(N)`` gives
 ``M ~ N^{3/2}``. This module measures the consequences with the batched
-trainer :mod:`onelayer.walks.sweep` (all seeds of one size in one
-:func:`onelayer.sweeps.batched_gd` call):
+trainer :mod:`onelayer.walks.batched` (all seeds of one size in one
+:func:`onelayer.batched.batched_gd` call):
 
 * :func:`measure` trains every seed of each ``(N, M)`` and returns one row per
   size: steps to converge under two criteria (upper median, min and max over
@@ -105,8 +105,8 @@ from ..validation import check_choice, check_float, check_int, check_int_sequenc
 from . import ring, theory
 from .lab import M_for
 from .model import WalkTransformer
-from .success import OPTIMAL_TOL
-from .sweep import SweepData, attention_records, forward_pass, train_sweep, walk_sweep_data
+from .theorem31 import OPTIMAL_TOL
+from .batched import SweepData, attention_records, forward_pass, train_sweep, walk_sweep_data
 
 __all__ = [
     "DEFAULTS",

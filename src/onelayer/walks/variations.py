@@ -44,7 +44,7 @@ from . import prediction, reference, ring, theory
 from .data import TokenData, walk_data
 from .model import WalkTransformer
 from .random_init import optimal_fraction
-from .success import setup_experiment
+from .theorem31 import setup_experiment
 
 __all__ = [
     "residual_check",

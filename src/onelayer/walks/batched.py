@@ -5,7 +5,7 @@ its own training walks (data seed, walk parameter ``p``), its own step size
 and, for the Gaussian initialisation, its own initialisation seed. Members
 that share the model (``K``, ``N``, ``M`` and every option of
 :class:`~onelayer.walks.model.ModelConfig`) and the number of training walks
-``n`` are trained together by :func:`onelayer.sweeps.batched_gd` with a
+``n`` are trained together by :func:`onelayer.batched.batched_gd` with a
 leading member axis ``B``:
 
 * :class:`SweepData`: the training walks of every member, int64 tokens
@@ -19,7 +19,7 @@ leading member axis ``B``:
   entry ``"q"`` is ``||x~_N||^2 dL/dq``, so that ``q -= eta * grads["q"]`` is
   the GD step on the merged matrix ``W``;
 * :func:`train_sweep`: the sweep itself, returning a
-  :class:`~onelayer.sweeps.BatchedHistory`;
+  :class:`~onelayer.batched.BatchedHistory`;
 * :func:`attention_records`: per-member record functions (attention on the
   parent, accuracy, conditional accuracy) on any batched walks.
 
@@ -29,7 +29,7 @@ sequential ``scatter_add``), so member ``b`` goes through the same
 floating-point operations as a separate run except the two products with the
 positional matrix ``P`` (one matrix product for all members instead of one
 matrix-vector product each). In float64 a sweep reproduces separate runs to
-about ``1e-13`` (``tests/test_walks_sweep.py`` asks for ``1e-10``).
+about ``1e-13`` (``tests/test_walks_batched.py`` asks for ``1e-10``).
 
 Defaults are the paper's Section 5.1 setting (those of :class:`ModelConfig` and
 of :meth:`~onelayer.walks.model.WalkTransformer.train`): zero initialisation, log-loss with
@@ -47,7 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..sweeps import BatchedHistory, batched_gd
+from ..batched import BatchedHistory, batched_gd
 from ..validation import check_float, check_instances, check_int, check_probability
 from . import losses, prediction, ring
 from .data import TokenData, walk_data
@@ -183,7 +183,7 @@ def _check_model(model) -> WalkTransformer:
 
 def _check_data(model: WalkTransformer, data) -> SweepData:
     if not isinstance(data, SweepData):
-        raise TypeError(f"data must be a onelayer.walks.sweep.SweepData, got {type(data).__name__}")
+        raise TypeError(f"data must be a onelayer.walks.batched.SweepData, got {type(data).__name__}")
     if data.K != model.config.K or data.N != model.config.N:
         raise ValueError(f"data has K={data.K}, N={data.N}; the model expects K={model.config.K}, N={model.config.N}")
     return data
@@ -195,7 +195,7 @@ def _check_params(model: WalkTransformer, params, size: int) -> None:
     if c.hidden is not None:
         shapes["A"] = (size, c.K, c.hidden)
     if not isinstance(params, Mapping) or set(params) != set(shapes):
-        raise ValueError(f"params must contain exactly {sorted(shapes)} (use onelayer.walks.sweep.init_params)")
+        raise ValueError(f"params must contain exactly {sorted(shapes)} (use onelayer.walks.batched.init_params)")
     for name, shape in shapes.items():
         t = params[name]
         if not isinstance(t, torch.Tensor) or tuple(t.shape) != shape:
@@ -411,7 +411,7 @@ def train_sweep(model: WalkTransformer, data: SweepData, *, steps: int, lr=1.0, 
                 record: Mapping[str, Callable] | None = None, record_every: int = 1, record_at=None,
                 snapshot_at=(), chunk: int | None = None, progress: bool = False,
                 desc: str = "walks sweep") -> BatchedHistory:
-    """Full-batch GD of every member at once (:func:`onelayer.sweeps.batched_gd` with :func:`loss_and_grads`).
+    """Full-batch GD of every member at once (:func:`onelayer.batched.batched_gd` with :func:`loss_and_grads`).
 
     Parameters
     ----------
@@ -424,7 +424,7 @@ def train_sweep(model: WalkTransformer, data: SweepData, *, steps: int, lr=1.0, 
     lr:
         Step size: a positive number, one per member (``(B,)``), a schedule
         ``t -> number or (B,)`` or a mapping ``{"V": ..., "q": ...}``
-        (as :func:`onelayer.sweeps.batched_gd`). Default 1, the paper's.
+        (as :func:`onelayer.batched.batched_gd`). Default 1, the paper's.
     init, sigma, init_seeds:
         Initialisation when ``params`` is not given (see :func:`init_params`;
         default zero, the paper's).
@@ -433,13 +433,13 @@ def train_sweep(model: WalkTransformer, data: SweepData, *, steps: int, lr=1.0, 
     record:
         ``name -> fn(params) -> (B, ...)`` (e.g. :func:`attention_records`).
     record_every, record_at, snapshot_at, progress, desc:
-        As in :func:`onelayer.sweeps.batched_gd`.
+        As in :func:`onelayer.batched.batched_gd`.
     chunk:
         Members per chunk of :func:`loss_and_grads` (default: automatic).
 
     Returns
     -------
-    onelayer.sweeps.BatchedHistory
+    onelayer.batched.BatchedHistory
         Records ``(T, B, ...)``; ``history.member(b)`` is member ``b`` as an
         ordinary :class:`~onelayer.training.History`.
     """

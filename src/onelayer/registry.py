@@ -9,7 +9,7 @@ numbers include a table.
 
 **Adding a figure.** Decorate a function ``fn(quick: bool)`` that returns ``(figure, numbers)``::
 
-    from onelayer.figures import register
+    from onelayer.registry import register
 
     @register("walks-accuracy-vs-steps", "Test accuracy of GD from zero for p = 0.5, 0.7, 1")
     def accuracy_vs_steps(quick: bool):
@@ -36,7 +36,7 @@ The contract:
 
 **The numbers are regression-tested.** The quick-mode numbers of every registered
 figure are stored in ``tests/data/figure_numbers/NAME.json``;
-``tests/test_figures.py`` makes each figure in quick mode and compares its
+``tests/test_registry.py`` makes each figure in quick mode and compares its
 ``numbers`` with them (floats within relative 1e-6 / absolute 1e-12, everything
 else equal; the few looser entries, such as wall-clock timings, are listed with
 their reason in ``tools/figure_numbers.py`` and in the stored file). A new

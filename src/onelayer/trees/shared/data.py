@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..validation import check_bool, check_int
+from ...validation import check_bool, check_int
 
 __all__ = [
     "Tree",

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..plots import PALETTE, new_figure
-from ..validation import check_int
-from .backward_layout import backward_tokens, token_text
-from .data import Tree, random_tree, sample_goal
+from ...plots import PALETTE, new_figure
+from ...validation import check_int
+from ..shared.data import Tree, random_tree, sample_goal
+from .layout import backward_tokens, token_text
 
 __all__ = ["tree_positions", "draw_tree", "chain_text", "chain_figure", "sample_chain_figure", "attention_steps_figure"]
 
@@ -117,7 +117,7 @@ def decoded_attention_figure(B, A, batch, index: int = 0, *, title: str | None =
     Columns are the tokens the last step can see (prompt and emitted chain);
     row ``k`` is the attention of step ``k + 1``.
     """
-    from .backward_model import greedy_decode
+    from .model import greedy_decode
 
     index = check_int("index", index, low=0, high=batch.size - 1)
     res = greedy_decode(B, A, batch[index])
@@ -138,9 +138,9 @@ def construction_attention_figure(lam: float = 3.0, seed: int = 0, max_depth: in
     """Widget callback: a random tree (labels in ``range(31)``, one-hot embeddings) decoded by ``lam * I``."""
     import torch
 
-    from ..validation import check_float
-    from .backward_layout import random_tree_batch
-    from .embeddings import one_hot_embeddings
+    from ...validation import check_float
+    from ..shared.embeddings import one_hot_embeddings
+    from .layout import random_tree_batch
 
     lam = check_float("lam", lam, low=0.0)
     seed = check_int("seed", seed, low=0)

@@ -1,7 +1,7 @@
-"""Batched backward training: many members (seeds, step sizes) in one :func:`onelayer.sweeps.batched_gd` call.
+"""Batched backward training: many members (seeds, step sizes) in one :func:`onelayer.batched.batched_gd` call.
 
 A *member* is one training run of the single-head backward model
-(:mod:`onelayer.trees.backward_model`): its own ``B`` (the trainable
+(:mod:`onelayer.trees.backward.model`): its own ``B`` (the trainable
 key-query block, zero at the start), its own training data and its own step
 size. :func:`train_backward_members` trains ``M`` members at once with ``B``
 of shape ``(M, d, d)``; member ``b`` follows exactly the trajectory of
@@ -16,12 +16,12 @@ of shape ``(M, d, d)``; member ``b`` follows exactly the trajectory of
   ``batch_size`` trees.
 
 How the batching works: the trees of all members are stacked member-major
-into one :class:`~onelayer.trees.backward_layout.BackwardBatch`
+into one :class:`~onelayer.trees.backward.layout.BackwardBatch`
 (:class:`MemberBatch`); each tree row looks up its scores in its own member's
 ``H_b = E^T B_b E`` (``E = [A, 0]``), and the squared errors are reduced per
-member with the normalisation of :class:`~onelayer.trees.backward_model.LossOptions`.
+member with the normalisation of :class:`~onelayer.trees.shared.losses.LossOptions`.
 Everything else (causal mask, attention mass per symbol, error through the
-Gram matrix) is the single-run code of :mod:`onelayer.trees.backward_model`,
+Gram matrix) is the single-run code of :mod:`onelayer.trees.backward.model`,
 so a member reproduces a separate run up to the order of floating-point
 summation (tested to ``1e-10`` in float64).
 """
@@ -34,11 +34,12 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..sweeps import BatchedHistory, batched_gd
-from ..validation import check_bool, check_choice, check_instances, check_int, check_int_sequence
-from .backward_layout import BackwardBatch, perfect_tree_batch
-from .backward_model import LossOptions, _query_mask, _round, _sq_error, predict_mass
-from .embeddings import check_embeddings, with_empty
+from ...batched import BatchedHistory, batched_gd
+from ...validation import check_bool, check_choice, check_instances, check_int, check_int_sequence
+from ..shared.embeddings import check_embeddings, with_empty
+from ..shared.losses import LossOptions
+from .layout import BackwardBatch, perfect_tree_batch
+from .model import predict_mass, query_mask, round_prediction, squared_error
 
 __all__ = [
     "PROTOCOLS",
@@ -143,7 +144,7 @@ def member_scores(B: torch.Tensor, A: torch.Tensor, mb: MemberBatch) -> torch.Te
     H = E.T @ B @ E  # (M, S+1, S+1): H[b, c, v] = a_c^T B_b a_v
     q_sym = torch.gather(batch.first, 1, batch.query)
     s = H[mb.member[:, None, None], batch.second[:, None, :], q_sym[:, :, None]]
-    return s.masked_fill(~_query_mask(batch, batch.query), float("-inf"))
+    return s.masked_fill(~query_mask(batch, batch.query), float("-inf"))
 
 
 def _attention(B, A, mb):
@@ -159,14 +160,14 @@ def _error(m1: torch.Tensor, m2: torch.Tensor, batch: BackwardBatch, A: torch.Te
     """``||y_hat - y||^2`` per (tree, position); skips the dense Gram product when ``[A, 0]^T [A, 0]`` is diagonal.
 
     The diagonal case (one-hot or exactly orthonormal embeddings) gives the
-    same numbers as :func:`onelayer.trees.backward_model._sq_error` up to the
+    same numbers as :func:`onelayer.trees.backward.model.squared_error` up to the
     order of summation, at a fraction of the cost for large ``S``.
     """
     E = with_empty(A).to(m1.dtype)
     G = E.T @ E
     g = torch.diagonal(G)
     if not bool(torch.equal(G, torch.diag(g))):
-        return _sq_error(m1, m2, batch, A)
+        return squared_error(m1, m2, batch, A)
     S1 = batch.S + 1
     r1 = m1 - torch.nn.functional.one_hot(batch.target_first, S1).to(m1.dtype)
     r2 = m2 - torch.nn.functional.one_hot(batch.target_second, S1).to(m1.dtype)
@@ -176,7 +177,7 @@ def _error(m1: torch.Tensor, m2: torch.Tensor, batch: BackwardBatch, A: torch.Te
 def member_losses(B: torch.Tensor, A: torch.Tensor, mb: MemberBatch, options: LossOptions = LossOptions()) -> torch.Tensor:
     """Each member's teacher-forced squared loss on its own trees: shape ``(M,)``, differentiable in ``B``.
 
-    Member ``b``'s entry equals ``backward_model.loss(B[b], A, batch_b, options)``.
+    Member ``b``'s entry equals ``onelayer.trees.backward.model.loss(B[b], A, batch_b, options)``.
     """
     if not isinstance(options, LossOptions):
         raise TypeError("options must be a LossOptions")
@@ -204,7 +205,7 @@ def member_accuracy(B: torch.Tensor, A: torch.Tensor, mb: MemberBatch) -> torch.
     """Each member's teacher-forced accuracy (both blocks of the rounded prediction right): ``(M,)``."""
     batch = mb.batch
     m1, m2 = predict_mass(_attention(B, A, mb), batch)
-    ok = (_round(m1, A) == batch.target_first) & (_round(m2, A) == batch.target_second)
+    ok = (round_prediction(m1, A) == batch.target_first) & (round_prediction(m2, A) == batch.target_second)
     mask = batch.target_mask.to(B.dtype)
     return _per_member(ok.to(B.dtype) * mask, mb) / _per_member(mask, mb)
 
@@ -221,7 +222,7 @@ def member_margin(B: torch.Tensor, A: torch.Tensor) -> torch.Tensor:
 
 
 def member_records(A: torch.Tensor, eval_batch: BackwardBatch, members: int) -> dict[str, Callable]:
-    """Record functions for :func:`onelayer.sweeps.batched_gd`, measured on one batch shared by all members.
+    """Record functions for :func:`onelayer.batched.batched_gd`, measured on one batch shared by all members.
 
     ``"correct_weight"`` (:func:`member_correct_weight`), ``"accuracy"``
     (:func:`member_accuracy`) and ``"margin"`` (:func:`member_margin`), each of shape ``(M,)``.
@@ -272,7 +273,7 @@ def train_backward_members(
     protocol:
         ``"sgd"`` (fresh batches, default) or ``"fixed"`` (full-batch GD on a fixed sample).
     options:
-        Loss normalisation (:class:`~onelayer.trees.backward_model.LossOptions`; default mean with 1/2).
+        Loss normalisation (:class:`~onelayer.trees.shared.losses.LossOptions`; default mean with 1/2).
     init:
         Optional initial ``B`` of shape ``(M, d, d)``; default zero (the paper's).
     record:
@@ -280,15 +281,15 @@ def train_backward_members(
     eval_batch:
         With it, the records of :func:`member_records` are added, measured on this shared batch.
     root_token, eos:
-        Layout options of :func:`~onelayer.trees.backward_layout.perfect_tree_batch`.
+        Layout options of :func:`~onelayer.trees.backward.layout.perfect_tree_batch`.
     progress:
         Show a progress bar.
     **sweep_kwargs:
-        Passed on to :func:`onelayer.sweeps.batched_gd` (``record_every``, ``record_at``, ``snapshot_at``).
+        Passed on to :func:`onelayer.batched.batched_gd` (``record_every``, ``record_at``, ``snapshot_at``).
 
     Returns
     -------
-    onelayer.sweeps.BatchedHistory
+    onelayer.batched.BatchedHistory
         ``records["loss"]`` of shape ``(T, M)``; ``params["B"]`` of shape ``(M, d, d)``.
     """
     A = check_embeddings(A)

@@ -11,7 +11,7 @@ residual, no MLP; the softmax is causal (it runs over the tokens up to and
 including the query). All of this is reconstructed from the published
 description.
 
-Implementation: tokens are symbol pairs (:mod:`.backward_layout`), so the
+Implementation: tokens are symbol pairs (:mod:`.layout`), so the
 scores are ``H_ext[second_i, first_N]`` with ``H_ext = E^T B E`` and
 ``E = [A, 0]``, and a prediction is ``E`` applied to the attention mass per
 symbol. This equals the formula above on materialised tokens (tested), and
@@ -32,18 +32,20 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..training import History, train
-from ..validation import check_bool, check_choice, check_int
-from .backward_layout import BackwardBatch, perfect_tree_batch
-from .data import check_rng
-from .embeddings import check_embeddings, with_empty
+from ...training import History, train
+from ...validation import check_int
+from ..shared.data import check_rng
+from ..shared.embeddings import check_embeddings, with_empty
+from ..shared.losses import LossOptions
+from .layout import BackwardBatch, perfect_tree_batch
 
 __all__ = [
-    "REDUCTIONS",
-    "LossOptions",
     "scores",
     "attention",
     "predict_mass",
+    "query_mask",
+    "squared_error",
+    "round_prediction",
     "predict",
     "loss",
     "teacher_forced_accuracy",
@@ -53,27 +55,6 @@ __all__ = [
     "zero_init",
     "train_backward",
 ]
-
-#: Accepted values of ``reduction``.
-REDUCTIONS = ("mean", "sum")
-
-
-@dataclass(frozen=True)
-class LossOptions:
-    """Loss normalisation (reconstructed choice; the paper's is unknown).
-
-    ``reduction="mean"`` averages over all (tree, position) pairs,
-    ``"sum"`` sums over positions and averages over trees; ``half`` puts the
-    factor 1/2 in front of the squared error. Default: mean with 1/2.
-    """
-
-    reduction: str = "mean"
-    half: bool = True
-
-    def __post_init__(self):
-        check_choice("reduction", self.reduction, REDUCTIONS)
-        check_bool("half", self.half)
-
 
 def _check(B, A, batch):
     if not isinstance(batch, BackwardBatch):
@@ -86,7 +67,8 @@ def _check(B, A, batch):
         raise ValueError(f"B must be a tensor of shape (d, d) = ({A.shape[0]}, {A.shape[0]})")
 
 
-def _query_mask(batch: BackwardBatch, query: torch.Tensor) -> torch.Tensor:
+def query_mask(batch: BackwardBatch, query: torch.Tensor) -> torch.Tensor:
+    """Keys each query may attend to: causal (up to and including the query) and not padding."""
     pos = torch.arange(batch.length)
     return (pos[None, None, :] <= query[:, :, None]) & batch.valid[:, None, :]
 
@@ -103,7 +85,7 @@ def scores(B: torch.Tensor, A: torch.Tensor, batch: BackwardBatch, *, first: tor
     fst = batch.first if first is None else first
     q_sym = torch.gather(fst, 1, batch.query)  # (batch, K)
     s = H[batch.second[:, None, :], q_sym[:, :, None]]
-    return s.masked_fill(~_query_mask(batch, batch.query), float("-inf"))
+    return s.masked_fill(~query_mask(batch, batch.query), float("-inf"))
 
 
 def attention(B: torch.Tensor, A: torch.Tensor, batch: BackwardBatch) -> torch.Tensor:
@@ -130,7 +112,7 @@ def predict(B: torch.Tensor, A: torch.Tensor, batch: BackwardBatch) -> torch.Ten
     return torch.cat([m1 @ E.T, m2 @ E.T], dim=-1)
 
 
-def _sq_error(m1, m2, batch: BackwardBatch, A: torch.Tensor) -> torch.Tensor:
+def squared_error(m1, m2, batch: BackwardBatch, A: torch.Tensor) -> torch.Tensor:
     """``||y_hat - y||^2`` per (tree, position) from the masses, via the Gram matrix of ``[A, 0]``."""
     E = with_empty(A).to(m1.dtype)
     G = E.T @ E
@@ -154,10 +136,10 @@ def loss(B: torch.Tensor, A: torch.Tensor, batch: BackwardBatch, options: LossOp
         raise TypeError("options must be a LossOptions")
     w = attention(B, A, batch)
     m1, m2 = predict_mass(w, batch)
-    return _reduce(_sq_error(m1, m2, batch, A), batch, options)
+    return _reduce(squared_error(m1, m2, batch, A), batch, options)
 
 
-def _round(m: torch.Tensor, A: torch.Tensor) -> torch.Tensor:
+def round_prediction(m: torch.Tensor, A: torch.Tensor) -> torch.Tensor:
     """Nearest node symbol to ``E m`` in each position: ``argmin_s ||E m - a_s||^2`` over ``s < S``."""
     E = with_empty(A).to(m.dtype)
     G = E.T @ E
@@ -168,7 +150,7 @@ def _round(m: torch.Tensor, A: torch.Tensor) -> torch.Tensor:
 def teacher_forced_accuracy(B: torch.Tensor, A: torch.Tensor, batch: BackwardBatch) -> float:
     """Fraction of targets whose rounded teacher-forced prediction equals the target token (both blocks)."""
     m1, m2 = predict_mass(attention(B, A, batch), batch)
-    ok = (_round(m1, A) == batch.target_first) & (_round(m2, A) == batch.target_second)
+    ok = (round_prediction(m1, A) == batch.target_first) & (round_prediction(m2, A) == batch.target_second)
     return float(ok[batch.target_mask].double().mean())
 
 
@@ -250,7 +232,7 @@ def greedy_decode(B: torch.Tensor, A: torch.Tensor, batch: BackwardBatch) -> Dec
         weights[:, k] = w * batch.target_mask[:, k, None]
         m1 = torch.zeros(batch.size, batch.S + 1, dtype=w.dtype).scatter_add_(1, first, w)
         m2 = torch.zeros(batch.size, batch.S + 1, dtype=w.dtype).scatter_add_(1, second, w)
-        p1, p2 = _round(m1, A), _round(m2, A)
+        p1, p2 = round_prediction(m1, A), round_prediction(m2, A)
         out1[:, k], out2[:, k] = p1, p2
         if k + 1 < batch.steps:
             more = batch.target_mask[:, k + 1]

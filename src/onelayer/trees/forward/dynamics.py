@@ -27,14 +27,14 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ..training import History
-from ..validation import check_float, check_int
-from .construction_forward import constructed_params
-from .embeddings import check_embeddings
-from .layout_forward import STEP_TYPES, ForwardBatch
-from .backward_model import LossOptions
-from .layout_forward import perfect_forward_batch
-from .model_forward import (
+from ...training import History
+from ...validation import check_float, check_int
+from ..shared.embeddings import check_embeddings
+from ..shared.losses import LossOptions
+from ..shared.records import first_step
+from .construction import constructed_params
+from .layout import STEP_TYPES, ForwardBatch, perfect_forward_batch
+from .model import (
     ForwardArchitecture,
     accuracy_by_type,
     attention,
@@ -42,7 +42,6 @@ from .model_forward import (
     train_forward,
     two_head,
 )
-from .phases import first_step
 
 __all__ = [
     "SCALAR_NAMES",
@@ -245,7 +244,7 @@ def tracked_training(
     ``"accuracy"`` (teacher-forced accuracy of the backward, turning and
     forward steps), ``"roles"`` (:func:`role_metrics`) and ``"residual"``
     (:func:`symmetry_residual`). Training as in
-    :func:`~.model_forward.train_forward` (fresh batches of ``batch_size``
+    :func:`~.model.train_forward` (fresh batches of ``batch_size``
     perfect trees of depth ``m`` at every step).
     """
     m = check_int("m", m, low=1, high=8)

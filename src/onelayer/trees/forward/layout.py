@@ -3,7 +3,7 @@
 A token is a column ``x = [x^(1); x^(2); x^(s)]``: two node blocks and a
 two-dimensional stage block. It is stored as three integers
 ``(first, second, stage)``; the node symbol ``S`` stands for the empty block
-``0`` (as in :func:`onelayer.trees.embeddings.with_empty`) and the stage is
+``0`` (as in :func:`onelayer.trees.shared.embeddings.with_empty`) and the stage is
 ``0`` (no flag, ``x^(s) = 0``), ``1`` (``s_b = e_1``, backward stage) or ``2``
 (``s_f = e_2``, forward stage).
 
@@ -31,7 +31,7 @@ the model must produce the root-to-goal path directly.
 
 Every choice in the table is a reconstruction (spec section 3.5): the paper's
 layout was not visible to us. Batches are padded on the right, exactly as in
-:mod:`onelayer.trees.backward_layout`; :class:`ForwardBatch` carries the masks.
+:mod:`onelayer.trees.backward.layout`; :class:`ForwardBatch` carries the masks.
 """
 
 from __future__ import annotations
@@ -42,10 +42,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..validation import check_bool, check_int
-from .backward_layout import random_tree_batch
-from .data import PaddedBatch, Tree, check_rng
-from .embeddings import with_empty
+from ...validation import check_bool, check_int
+from ..shared.data import PaddedBatch, Tree, check_rng
+from ..shared.embeddings import with_empty
+from ..shared.sampling import perfect_tree_draws, random_trees
 
 __all__ = [
     "STAGE_NONE",
@@ -294,32 +294,19 @@ def perfect_forward_batch(
     """A batch from the training distribution, built without a Python loop over trees.
 
     Perfect binary trees of depth ``m`` (breadth-first node indices, as in
-    :func:`onelayer.trees.data.perfect_binary_tree`), uniformly random
+    :func:`onelayer.trees.shared.data.perfect_binary_tree`), uniformly random
     injective labels into ``range(S)``, a uniform leaf as goal, shuffled
     edges. Every sequence has the same length: no padding. With
     ``return_trees=True`` also returns ``(trees, goals, edge_orders)`` such
     that :func:`forward_batch` rebuilds the same batch (used by the tests).
     """
-    m = check_int("m", m, low=1, high=12)
-    n = 2 ** (m + 1) - 1
-    S = check_int("S", S, low=n)
-    batch_size = check_int("batch_size", batch_size, low=1)
-    check_rng("rng", rng)
     _flags(cot, eos, shuffle)
     check_bool("return_trees", return_trees)
+    draws = perfect_tree_draws(m, S, batch_size, rng, shuffle=shuffle)
+    m, S, n, batch_size = draws.m, draws.S, draws.n, draws.batch_size
+    labels, parent, child, order, goal = draws.labels, draws.parent, draws.child, draws.order, draws.goal
     rows = np.arange(batch_size)[:, None]
-    labels = np.argsort(rng.random((batch_size, S)), axis=1)[:, :n]
-    child = np.arange(1, n)
-    parent = (child - 1) // 2
-    if shuffle:
-        order = np.argsort(rng.random((batch_size, n - 1)), axis=1)
-    else:
-        order = np.broadcast_to(np.arange(n - 1), (batch_size, n - 1))
-    goal = rng.integers(n - 2**m, n, size=batch_size)
-    path = [goal]
-    for _ in range(m):
-        path.append((path[-1] - 1) // 2)
-    plab = labels[rows, np.stack(path, axis=1)]  # (batch, m + 1): g = v_0, ..., v_m = r
+    plab = draws.path_labels  # (batch, m + 1): g = v_0, ..., v_m = r
     r = plab[:, m]
     full = lambda v: np.full((batch_size, 1), v, dtype=np.int64)  # noqa: E731
     edges = np.stack([labels[rows, parent[order]], labels[rows, child[order]], np.zeros((batch_size, n - 1), np.int64)], -1)
@@ -376,7 +363,7 @@ def random_forward_batch(
     """``count`` random test trees with goals, as a padded :class:`ForwardBatch`.
 
     The trees and goals are drawn exactly as by
-    :func:`onelayer.trees.backward_layout.random_tree_batch` (depth cap
+    :func:`onelayer.trees.shared.sampling.random_trees` (depth cap
     uniform in ``max(min_depth, 1)..max_depth``, ``0..max_children``
     children per node, goal uniform over the non-root nodes or, with
     ``leaves_only``, over the leaves); then laid out in R-F. Returns the batch
@@ -384,9 +371,13 @@ def random_forward_batch(
     """
     check_bool("cot", cot)
     check_bool("eos", eos)
-    backward, trees = random_tree_batch(S, count, rng, max_depth=max_depth, max_children=max_children,
-                                        min_depth=min_depth, leaves_only=leaves_only)
-    goals = [t.node_of(int(g)) for t, g in zip(trees, backward.goal)]
+    trees, goals = random_trees(S, count, rng, max_depth=max_depth, max_children=max_children,
+                                min_depth=min_depth, leaves_only=leaves_only)
+    for tree in trees:
+        # One edge permutation per tree is drawn and not used: the stream then
+        # stands where the stored batches (drawn before the layouts were
+        # separated) had it, so every stored result stays the same.
+        rng.permutation(len(tree.edges()))
     return forward_batch(trees, goals, rng, cot=cot, eos=eos), trees
 
 

@@ -2,7 +2,7 @@
 
 A token is a column ``x = [x^(1); x^(2)]`` of two node blocks. It is stored as
 a pair of symbols ``(first, second)``; the symbol ``S`` stands for the empty
-block ``0`` (see :func:`onelayer.trees.embeddings.with_empty`), so the vector
+block ``0`` (see :func:`onelayer.trees.shared.embeddings.with_empty`), so the vector
 of a token is ``[a_first; a_second]`` with ``a_S = 0``.
 
 ======================  ==================  ========================================
@@ -35,9 +35,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..validation import check_bool, check_int
-from .data import PaddedBatch, Tree, check_rng
-from .embeddings import with_empty
+from ...validation import check_bool, check_int
+from ..shared.data import PaddedBatch, Tree, check_rng
+from ..shared.embeddings import with_empty
+from ..shared.sampling import perfect_tree_draws, random_trees
 
 __all__ = [
     "BackwardBatch",
@@ -226,29 +227,17 @@ def perfect_tree_batch(
     """A batch from the training distribution, built without a Python loop over trees.
 
     Perfect binary trees of depth ``m`` (breadth-first node indices as in
-    :func:`onelayer.trees.data.perfect_binary_tree`), uniformly random
+    :func:`onelayer.trees.shared.data.perfect_binary_tree`), uniformly random
     injective labels into ``range(S)``, a uniform leaf as goal. Every sequence
     has the same length, so there is no padding.
     """
-    m = check_int("m", m, low=1, high=12)
-    n = 2 ** (m + 1) - 1
-    S = check_int("S", S, low=n)
-    batch_size = check_int("batch_size", batch_size, low=1)
-    check_rng("rng", rng)
     _layout_flags(root_token, eos, shuffle)
-    labels = np.argsort(rng.random((batch_size, S)), axis=1)[:, :n]
-    child = np.arange(1, n)
-    parent = (child - 1) // 2
-    order = np.argsort(rng.random((batch_size, n - 1)), axis=1) if shuffle else np.broadcast_to(np.arange(n - 1), (batch_size, n - 1))
+    draws = perfect_tree_draws(m, S, batch_size, rng, shuffle=shuffle)
+    S, n, batch_size = draws.S, draws.n, draws.batch_size
+    labels, order, plab = draws.labels, draws.order, draws.path_labels
     rows = np.arange(batch_size)[:, None]
-    e_first = labels[rows, parent[order]]
-    e_second = labels[rows, child[order]]
-    goal = rng.integers(n - 2**m, n, size=batch_size)
-    path = [goal]
-    for _ in range(m):
-        path.append((path[-1] - 1) // 2)
-    path = np.stack(path, axis=1)  # (batch, m + 1), ends at the root (node 0)
-    plab = labels[rows, path]
+    e_first = labels[rows, draws.parent[order]]
+    e_second = labels[rows, draws.child[order]]
     root = labels[:, 0]
     t_first = [plab[:, 1:]]
     t_second = [plab[:, :-1]]
@@ -290,7 +279,7 @@ def random_tree_batch(
     root_token: bool = True,
     eos: bool = False,
 ) -> tuple[BackwardBatch, list[Tree]]:
-    """``count`` random test trees (:func:`onelayer.trees.data.random_tree`) with goals, as a padded batch.
+    """``count`` random test trees with goals (:func:`onelayer.trees.shared.sampling.random_trees`), as a padded batch.
 
     The maximal depth of each tree is drawn uniformly from
     ``min_depth..max_depth`` (at least 1) so that shapes and depths vary; the
@@ -298,19 +287,8 @@ def random_tree_batch(
     reading of the test distribution) or over the leaves. Returns the batch
     and the list of trees.
     """
-    from .data import random_tree, sample_goal
-
-    S = check_int("S", S, low=2)
-    count = check_int("count", count, low=1)
-    check_rng("rng", rng)
-    max_depth = check_int("max_depth", max_depth, low=1)
-    min_depth = check_int("min_depth", min_depth, low=0, high=max_depth)
-    trees, goals = [], []
-    for _ in range(count):
-        depth_cap = int(rng.integers(max(min_depth, 1), max_depth + 1))
-        tree = random_tree(S, rng, max_depth=depth_cap, max_children=max_children, min_depth=min_depth)
-        trees.append(tree)
-        goals.append(sample_goal(tree, rng, leaves_only=leaves_only))
+    trees, goals = random_trees(S, count, rng, max_depth=max_depth, max_children=max_children,
+                                min_depth=min_depth, leaves_only=leaves_only)
     return backward_batch(trees, goals, rng, root_token=root_token, eos=eos), trees
 
 

@@ -12,14 +12,14 @@ import numpy as np
 import torch
 from matplotlib.patches import Rectangle
 
-from ..plots import PALETTE, mark_steps, new_figure, plot_curves
-from ..tables import text_table  # re-exported: the forward chapters import it from here
-from ..validation import check_float, check_int
-from .data import example_tree
-from .embeddings import one_hot_embeddings
-from .heads import ROLE_METRICS, SCALAR_NAMES
-from .layout_forward import STEP_TYPES, ForwardBatch, forward_batch, forward_token_text, random_forward_batch
-from .model_forward import ForwardArchitecture, greedy_decode, two_head
+from ...plots import PALETTE, mark_steps, new_figure, plot_curves
+from ...tables import text_table  # re-exported: the forward chapters import it from here
+from ...validation import check_float, check_int
+from ..shared.data import example_tree
+from ..shared.embeddings import one_hot_embeddings
+from .dynamics import ROLE_METRICS, SCALAR_NAMES
+from .layout import STEP_TYPES, ForwardBatch, forward_batch, forward_token_text, random_forward_batch
+from .model import ForwardArchitecture, greedy_decode, two_head
 
 __all__ = [
     "text_table",
@@ -89,7 +89,7 @@ def attention_by_step_figure(params, A: torch.Tensor, batch: ForwardBatch, index
 
 def construction_attention_figure(scale: float = 2.0, seed: int = 0, max_depth: int = 3):
     """Widget callback: a random tree (``S = 25``, one-hot) decoded by the construction at ``scale * (2, 1, 1)``."""
-    from .construction_forward import constructed_params
+    from .construction import constructed_params
 
     scale = check_float("scale", scale, low=0.0, low_open=True)
     seed = check_int("seed", seed, low=0)
@@ -107,7 +107,7 @@ def example_batch() -> ForwardBatch:
 
 
 def scale_sweep_figure(rows: Sequence[Mapping]):
-    """Loss (log scale) and whole-path accuracy of the construction against its scale (rows of :func:`~.construction_forward.scale_sweep`)."""
+    """Loss (log scale) and whole-path accuracy of the construction against its scale (rows of :func:`~.construction.scale_sweep`)."""
     c = [r["scale"] for r in rows]
     fig, (a1, a2) = new_figure(2, width=8.0, height=3.0)
     plot_curves(a1, c, {"teacher-forced loss": [r["loss"] for r in rows]}, xlabel="scale c", ylabel="loss", logx=True, logy=True)

@@ -1,4 +1,4 @@
-"""The stored-results script of the limits chapter (onelayer.trees.sweep_forward) and the heads helpers' checks."""
+"""The stored-results script of the limits chapter (onelayer.trees.forward.limits) and the heads helpers' checks."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 import torch
 
-from onelayer.trees.embeddings import one_hot_embeddings
-from onelayer.trees.heads import ROLE_METRICS, role_metrics, specialization_statement
-from onelayer.trees.layout_forward import perfect_forward_batch
-from onelayer.trees.model_forward import init_params, single_head
-from onelayer.trees.sweep_forward import main, run_config
+from onelayer.trees.shared.embeddings import one_hot_embeddings
+from onelayer.trees.forward.dynamics import ROLE_METRICS, role_metrics, specialization_statement
+from onelayer.trees.forward.layout import perfect_forward_batch
+from onelayer.trees.forward.model import init_params, single_head
+from onelayer.trees.forward.limits import main, run_config
 
 
 def test_command_line_quick_table(tmp_path):

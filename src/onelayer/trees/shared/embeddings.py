@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import torch
 
-from ..validation import check_int
+from ...validation import check_int
 
 __all__ = [
     "one_hot_embeddings",

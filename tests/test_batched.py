@@ -1,4 +1,4 @@
-"""Batched sweeps (onelayer.sweeps): a sweep of B members is B separate ``train`` runs."""
+"""Batched sweeps (onelayer.batched): a sweep of B members is B separate ``train`` runs."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from benchmarks import problems
-from onelayer.sweeps import BatchedHistory, batched_gd, grid, stack_params, unstack_params
+from onelayer.batched import BatchedHistory, batched_gd, grid, stack_params, unstack_params
 from onelayer.training import train
 
 B, D, STEPS = 5, 3, 30

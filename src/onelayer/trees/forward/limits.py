@@ -20,11 +20,11 @@ binary training trees (batch 256) from a seeded stream:
 
 Reproduce the stored file (about an hour on one core)::
 
-    OMP_NUM_THREADS=1 .venv/bin/python -m onelayer.trees.sweep_forward --out book/trees/data/forward_sweep.json
+    OMP_NUM_THREADS=1 .venv/bin/python -m onelayer.trees.forward.limits --out book/trees/data/forward_sweep.json
 
 and the longer run of the structured two-head model at ``m = 5`` shown beside it::
 
-    OMP_NUM_THREADS=1 .venv/bin/python -m onelayer.trees.sweep_forward --out book/trees/data/forward_sweep.json \\
+    OMP_NUM_THREADS=1 .venv/bin/python -m onelayer.trees.forward.limits --out book/trees/data/forward_sweep.json \\
         --part sweep --only two_head:5 --budget 8000
 
 ``--quick`` runs a tiny version (seconds), which the tests use; ``--only`` alone
@@ -41,11 +41,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..validation import check_bool, check_choice, check_float, check_int
-from .backward_model import LossOptions
-from .embeddings import one_hot_embeddings
-from .layout_forward import perfect_forward_batch, random_forward_batch
-from .model_forward import (
+from ...validation import check_bool, check_choice, check_float, check_int
+from ..shared.embeddings import one_hot_embeddings
+from ..shared.losses import LossOptions
+from .layout import perfect_forward_batch, random_forward_batch
+from .model import (
     ForwardArchitecture,
     full_heads,
     greedy_decode,
@@ -271,7 +271,7 @@ def params_from_json(row: dict, dtype=torch.float64) -> dict[str, torch.Tensor]:
 
 def main(argv=None) -> int:
     """Command line: run the experiments and write them as JSON (see the module docstring)."""
-    parser = argparse.ArgumentParser(prog="python -m onelayer.trees.sweep_forward", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m onelayer.trees.forward.limits", description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True, help="output JSON file")
     parser.add_argument("--quick", action="store_true", help="tiny version for tests")
     parser.add_argument("--part", choices=("table", "sweep", "all"), default="all")
@@ -288,7 +288,7 @@ def main(argv=None) -> int:
     key = "heads_depth" if args.budget is None else "heads_depth_extra"
     torch.set_num_threads(1)
     torch.set_default_dtype(torch.float64)
-    result = {"command": "python -m onelayer.trees.sweep_forward --out " + str(args.out) + (" --quick" if args.quick else ""),
+    result = {"command": "python -m onelayer.trees.forward.limits --out " + str(args.out) + (" --quick" if args.quick else ""),
               "quick": args.quick}
     if args.out.exists():
         result = {**json.loads(args.out.read_text()), **result}

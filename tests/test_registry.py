@@ -1,4 +1,4 @@
-"""The registry of reproducible figures (onelayer.figures): registration, discovery, output files."""
+"""The registry of reproducible figures (onelayer.registry): registration, discovery, output files."""
 
 from __future__ import annotations
 
@@ -11,30 +11,30 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from onelayer import attention, figures
+from onelayer import attention, registry
 from tools import figure_numbers
 
 FOUNDATION = ["selector-default-state", "selector-error-vs-lambda", "selector-scale-for-accuracy"]
 
 
 @pytest.fixture
-def registry(monkeypatch):
+def scratch_registry(monkeypatch):
     """A scratch copy of the registry, so test figures never leak into other tests."""
-    monkeypatch.setattr(figures, "_REGISTRY", dict(figures._REGISTRY))
-    return figures._REGISTRY
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    return registry._REGISTRY
 
 
 def test_foundation_figures_are_registered_with_one_line_descriptions():
-    specs = figures.available()
+    specs = registry.available()
     assert set(FOUNDATION) <= set(specs)
     assert list(specs) == sorted(specs)
     for spec in specs.values():
         assert spec.description and "\n" not in spec.description
 
 
-@pytest.mark.parametrize("name", list(figures.available()))
+@pytest.mark.parametrize("name", list(registry.available()))
 def test_every_registered_figure_makes_in_quick_mode(name, tmp_path):
-    made = figures.make(name, tmp_path, quick=True)
+    made = registry.make(name, tmp_path, quick=True)
     record = json.loads((tmp_path / f"{name}.json").read_text())
     assert record["name"] == name and record["quick"] is True and isinstance(record["numbers"], dict)
     assert (tmp_path / f"{name}.json") in made.paths
@@ -56,9 +56,9 @@ def test_every_registered_figure_makes_in_quick_mode(name, tmp_path):
 
 def test_stored_numbers_are_those_of_the_registered_figures():
     stored = {p.stem: json.loads(p.read_text()) for p in figure_numbers.REFERENCE_DIR.glob("*.json")}
-    assert set(stored) == set(figures.available()), (
-        f"stale: {sorted(set(stored) - set(figures.available()))}, "
-        f"missing: {sorted(set(figures.available()) - set(stored))}; run {figure_numbers.UPDATE_COMMAND}")
+    assert set(stored) == set(registry.available()), (
+        f"stale: {sorted(set(stored) - set(registry.available()))}, "
+        f"missing: {sorted(set(registry.available()) - set(stored))}; run {figure_numbers.UPDATE_COMMAND}")
     for name, record in stored.items():
         assert record["name"] == name and record["quick"] is True
         assert record["tolerance"] == figure_numbers.tolerances(name), f"stale tolerance in {name}.json: {figure_numbers.UPDATE_COMMAND} {name}"
@@ -94,9 +94,9 @@ def test_figure_numbers_command_reports_agreement(capsys):
 
 
 def test_selector_error_vs_lambda_numbers_match_the_attention_module(tmp_path):
-    figures.make("selector-error-vs-lambda", tmp_path)
+    registry.make("selector-error-vs-lambda", tmp_path)
     numbers = json.loads((tmp_path / "selector-error-vs-lambda.json").read_text())["numbers"]
-    z = np.array(figures.SELECTOR_LOGITS)
+    z = np.array(registry.SELECTOR_LOGITS)
     assert numbers["gap"] == pytest.approx(0.6)
     assert numbers["maximal_set"] == [0]
     assert numbers["bound_holds"] is True
@@ -110,7 +110,7 @@ def test_selector_error_vs_lambda_numbers_match_the_attention_module(tmp_path):
 
 
 def test_default_state_weights_are_a_distribution(tmp_path):
-    figures.make("selector-default-state", tmp_path)
+    registry.make("selector-default-state", tmp_path)
     numbers = json.loads((tmp_path / "selector-default-state.json").read_text())["numbers"]
     assert sum(numbers["weights"]) == pytest.approx(1.0)
     assert numbers["limit"] == [1.0, 0.0, 0.0, 0.0, 0.0, 0.0]
@@ -118,89 +118,89 @@ def test_default_state_weights_are_a_distribution(tmp_path):
 
 
 def test_table_only_figure_writes_no_png_and_the_bound_is_attained(tmp_path):
-    made = figures.make("selector-scale-for-accuracy", tmp_path)
+    made = registry.make("selector-scale-for-accuracy", tmp_path)
     assert {p.suffix for p in made.paths} == {".json", ".csv"}
     rows = json.loads((tmp_path / "selector-scale-for-accuracy.json").read_text())["numbers"]["table"]
     assert [r["l1_error"] for r in rows] == pytest.approx([1e-6] * 3, rel=1e-5)
 
 
 def test_make_is_deterministic(tmp_path):
-    figures.make("selector-error-vs-lambda", tmp_path / "a")
-    figures.make("selector-error-vs-lambda", tmp_path / "b")
+    registry.make("selector-error-vs-lambda", tmp_path / "a")
+    registry.make("selector-error-vs-lambda", tmp_path / "b")
     assert (tmp_path / "a/selector-error-vs-lambda.json").read_text() == (tmp_path / "b/selector-error-vs-lambda.json").read_text()
 
 
-def test_register_validates(registry):
+def test_register_validates(scratch_registry):
     with pytest.raises(ValueError, match="lower-case words"):
-        figures.register("Bad Name", "x")
+        registry.register("Bad Name", "x")
     with pytest.raises(ValueError, match="one non-empty line"):
-        figures.register("ok-name", "two\nlines")
+        registry.register("ok-name", "two\nlines")
     with pytest.raises(TypeError, match="must decorate a function"):
-        figures.register("ok-name", "x")(3)
+        registry.register("ok-name", "x")(3)
 
-    @figures.register("test-dup", "first")
+    @registry.register("test-dup", "first")
     def first(quick):
         return None, {}
 
-    figures.register("test-dup", "same function again")(first)  # a re-import is fine
+    registry.register("test-dup", "same function again")(first)  # a re-import is fine
     with pytest.raises(ValueError, match="already registered"):
 
-        @figures.register("test-dup", "second")
+        @registry.register("test-dup", "second")
         def second(quick):
             return None, {}
 
 
-def test_quick_flag_reaches_the_function(registry, tmp_path):
+def test_quick_flag_reaches_the_function(scratch_registry, tmp_path):
     seen = []
 
-    @figures.register("test-quick", "records its argument")
+    @registry.register("test-quick", "records its argument")
     def fn(quick):
         seen.append(quick)
         return None, {"quick_seen": quick, "values": np.arange(3), "bad": np.nan, "big": -np.inf}
 
-    figures.make("test-quick", tmp_path, quick=True)
-    figures.make("test-quick", tmp_path)
+    registry.make("test-quick", tmp_path, quick=True)
+    registry.make("test-quick", tmp_path)
     assert seen == [True, False]
     numbers = json.loads((tmp_path / "test-quick.json").read_text())["numbers"]
     assert numbers == {"quick_seen": False, "values": [0, 1, 2], "bad": "nan", "big": "-inf"}
     with pytest.raises(TypeError, match="quick must be"):
-        figures.make("test-quick", tmp_path, quick="yes")
+        registry.make("test-quick", tmp_path, quick="yes")
 
 
-def test_bad_results_are_reported_by_name(registry, tmp_path):
-    figures.register("test-not-a-tuple", "x")(lambda quick: {"a": 1})
-    figures.register("test-not-a-figure", "x")(lambda quick: ("figure", {}))
-    figures.register("test-ragged-table", "x")(lambda quick: (None, {"table": [{"a": 1}, {"b": 2}]}))
-    figures.register("test-object", "x")(lambda quick: (None, {"obj": object()}))
+def test_bad_results_are_reported_by_name(scratch_registry, tmp_path):
+    registry.register("test-not-a-tuple", "x")(lambda quick: {"a": 1})
+    registry.register("test-not-a-figure", "x")(lambda quick: ("figure", {}))
+    registry.register("test-ragged-table", "x")(lambda quick: (None, {"table": [{"a": 1}, {"b": 2}]}))
+    registry.register("test-object", "x")(lambda quick: (None, {"obj": object()}))
     with pytest.raises(TypeError, match="test-not-a-tuple.*must return"):
-        figures.make("test-not-a-tuple", tmp_path)
+        registry.make("test-not-a-tuple", tmp_path)
     with pytest.raises(TypeError, match="test-not-a-figure.*not a matplotlib Figure"):
-        figures.make("test-not-a-figure", tmp_path)
+        registry.make("test-not-a-figure", tmp_path)
     with pytest.raises(ValueError, match="test-ragged-table.*columns"):
-        figures.make("test-ragged-table", tmp_path)
+        registry.make("test-ragged-table", tmp_path)
     with pytest.raises(TypeError, match="cannot store a object"):
-        figures.make("test-object", tmp_path)
+        registry.make("test-object", tmp_path)
     (tmp_path / "file").write_text("")
     with pytest.raises(ValueError, match="out_dir must be a directory"):
-        figures.make("selector-default-state", tmp_path / "file")
+        registry.make("selector-default-state", tmp_path / "file")
 
 
 def test_unknown_name_suggests_close_matches():
-    with pytest.raises(figures.UnknownFigureError, match="did you mean selector-default-state") as info:
-        figures.get("selector-default-stat")
+    with pytest.raises(registry.UnknownFigureError, match="did you mean selector-default-state") as info:
+        registry.get("selector-default-stat")
     assert info.value.matches[0] == "selector-default-state"
     assert isinstance(info.value, ValueError)
-    found = figures.close_matches("selector")
+    found = registry.close_matches("selector")
     assert 1 <= len(found) <= 3 and all("selector" in name for name in found)
-    assert figures.close_matches("zzzz") == []
+    assert registry.close_matches("zzzz") == []
 
 
-def test_discover_imports_existing_part_modules_lazily(registry, monkeypatch, tmp_path):
+def test_discover_imports_existing_part_modules_lazily(scratch_registry, monkeypatch, tmp_path):
     pkg = tmp_path / "fakepart"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
     (pkg / "figures.py").write_text(textwrap.dedent('''
-        from onelayer.figures import register
+        from onelayer.registry import register
 
         @register("fake-part-figure", "registered by a part module")
         def fake(quick):
@@ -208,12 +208,12 @@ def test_discover_imports_existing_part_modules_lazily(registry, monkeypatch, tm
     '''))
     (pkg / "broken.py").write_text("raise RuntimeError('broken figure module')\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(figures, "PART_MODULES", ("fakepart.figures", "missingpart.figures", "fakepart.missing"))
-    assert "fake-part-figure" not in registry
-    assert figures.discover() == ["fakepart.figures"]
-    assert "fake-part-figure" in figures.available()
-    monkeypatch.setattr(figures, "PART_MODULES", ("fakepart.broken",))
+    monkeypatch.setattr(registry, "PART_MODULES", ("fakepart.figures", "missingpart.figures", "fakepart.missing"))
+    assert "fake-part-figure" not in scratch_registry
+    assert registry.discover() == ["fakepart.figures"]
+    assert "fake-part-figure" in registry.available()
+    monkeypatch.setattr(registry, "PART_MODULES", ("fakepart.broken",))
     with pytest.raises(RuntimeError, match="broken figure module"):
-        figures.discover()
+        registry.discover()
     for name in [m for m in sys.modules if m.startswith("fakepart")]:
         monkeypatch.delitem(sys.modules, name)

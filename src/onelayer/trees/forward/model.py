@@ -1,6 +1,6 @@
 """One-layer multi-head models for the forward task (reconstruction R-F, spec sections 4.3-4.4).
 
-Tokens are ``x = [x^(1); x^(2); x^(s)] in R^(2d+2)`` (:mod:`.layout_forward`).
+Tokens are ``x = [x^(1); x^(2); x^(s)] in R^(2d+2)`` (:mod:`.layout`).
 Every head ``l`` attends causally from the query ``x_N`` (the last token) and
 the heads' outputs are added; the sum is regressed onto the next token:
 
@@ -30,7 +30,7 @@ genuinely multi-head *full* model needs the named variation
 ``init_scale > 0`` (a small Gaussian initialisation).
 
 Loss: squared error ``c * ||y_hat - y||^2`` with the normalisation of
-:class:`onelayer.trees.backward_model.LossOptions` (mean over positions with
+:class:`onelayer.trees.shared.losses.LossOptions` (mean over positions with
 ``c = 1/2`` by default, or sum over positions; ``c = 1`` with ``half=False``),
 shared with the backward part.
 """
@@ -43,11 +43,11 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..training import History, train
-from ..validation import check_choice, check_float, check_int
-from .backward_model import LossOptions
-from .embeddings import check_embeddings, with_empty
-from .layout_forward import (
+from ...training import History, train
+from ...validation import check_choice, check_float, check_int
+from ..shared.embeddings import check_embeddings, with_empty
+from ..shared.losses import LossOptions
+from .layout import (
     STEP_TYPES,
     ForwardBatch,
     answer_from_chain,
@@ -254,7 +254,7 @@ def _values(params, arch, weights, X):
 def head_logits(params, arch: ForwardArchitecture, A: torch.Tensor, batch: ForwardBatch, X: torch.Tensor | None = None) -> torch.Tensor:
     """Teacher-forced logits of every head at every query: ``(heads, batch, K, L)``; masked keys get ``-inf``.
 
-    ``X`` optionally passes the materialised tokens (:func:`~.layout_forward.forward_token_vectors`).
+    ``X`` optionally passes the materialised tokens (:func:`~.layout.forward_token_vectors`).
     """
     _check_all(params, arch, A, batch)
     X = forward_token_vectors(batch, A) if X is None else X
@@ -374,7 +374,7 @@ class ForwardDecodeResult:
         ``(batch,)``: the whole chain of thought is correct.
     answer_correct:
         ``(batch,)``: the root-to-goal answer read out of the generated chain
-        (:func:`~.layout_forward.answer_from_chain`) equals the true path.
+        (:func:`~.layout.answer_from_chain`) equals the true path.
     batch:
         The decoded batch.
     """

@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import torch
 
-from .backward_layout import BackwardBatch
-from .backward_model import LossOptions, greedy_decode, loss
+from ..shared.losses import LossOptions
+from .layout import BackwardBatch
+from .model import greedy_decode, loss
 
 __all__ = ["margin", "margin_bound", "evaluate", "TEST_FIELDS", "test_record", "accuracy_by_length"]
 
@@ -48,7 +49,7 @@ def margin(H: torch.Tensor) -> float:
 def margin_bound(H: torch.Tensor, batch: BackwardBatch, options: LossOptions = LossOptions()) -> float:
     """Upper bound on the teacher-forced loss of ``batch`` from the margin of ``H`` (orthonormal embeddings).
 
-    Uses the same normalisation as :func:`onelayer.trees.backward_model.loss`.
+    Uses the same normalisation as :func:`onelayer.trees.backward.model.loss`.
     """
     if not isinstance(batch, BackwardBatch):
         raise TypeError("batch must be a BackwardBatch")

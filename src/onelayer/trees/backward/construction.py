@@ -1,7 +1,7 @@
 """Theorem 1 (reconstruction): a backward reasoner by construction.
 
 Take linearly independent embeddings ``A`` and the Lemma 1 matrix ``B``
-(``A^T B A = I_S``, :func:`onelayer.trees.embeddings.lemma1_matrix`) and set
+(``A^T B A = I_S``, :func:`onelayer.trees.shared.embeddings.lemma1_matrix`) and set
 ``B_lam = lam * B``. At a query whose current node is ``v`` the score of a
 token is ``lam`` if its second block (the child) is ``v`` and ``0`` otherwise
 (other children, or the empty block of the goal token). In any tree the node
@@ -22,10 +22,11 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ..validation import check_float
-from .backward_layout import BackwardBatch
-from .backward_model import LossOptions, correct_key_weight, greedy_decode, loss
-from .embeddings import lemma1_matrix
+from ...validation import check_float
+from ..shared.embeddings import lemma1_matrix
+from ..shared.losses import LossOptions
+from .layout import BackwardBatch
+from .model import correct_key_weight, greedy_decode, loss
 
 __all__ = ["constructed_B", "exact_correct_weight", "visible_tokens", "lambda_sweep", "log_slope"]
 

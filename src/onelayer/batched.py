@@ -1,6 +1,6 @@
-"""Batched sweeps: train many independent problems with one set of tensor operations.
+"""Batched training: train many independent problems with one set of tensor operations.
 
-A sweep runs plain gradient descent on ``B`` independent *members* (seeds, step
+A batched run is plain gradient descent on ``B`` independent *members* (seeds, step
 sizes, problem sizes that share shapes, ...). Instead of ``B`` calls of
 :func:`onelayer.training.train`, :func:`batched_gd` keeps every parameter with
 a leading batch axis and updates all members at once.
@@ -11,7 +11,7 @@ Shapes
 
 * ``init_params``: ``name -> tensor of shape (B, *shape)``, where ``shape`` is
   the shape the parameter has in a single run (``W`` of a single run is
-  ``(d, d)``, so the sweep passes ``(B, d, d)``).
+  ``(d, d)``, so a batched run passes ``(B, d, d)``).
 * ``loss_fn(params) -> tensor of shape (B,)``: member ``b``'s loss. It must
   depend only on member ``b`` of every parameter (and on member ``b``'s data,
   which the caller keeps with a leading ``B`` axis, e.g. ``X`` of shape
@@ -31,12 +31,12 @@ With ``vmap=True`` the caller writes the *single-run* functions instead:
 same signature) and passes the per-member data as ``member_data``, a tuple of
 tensors with leading axis ``B``. :func:`torch.func.vmap` vectorises them, so
 the same function serves a single :func:`~onelayer.training.train` run and the
-sweep. (The first ``torch.func`` call of a process takes a few seconds to
+batched run. (The first ``torch.func`` call of a process takes a few seconds to
 initialise; per step, the batched path is usually faster than ``vmap``.)
 
 Step conventions follow :func:`onelayer.training.train` exactly: step ``t``
 means after ``t`` updates, the loss recorded at ``t`` is ``L(theta_t)``, and
-the update is ``theta <- theta - eta_t * grad``. In float64 a sweep reproduces
+the update is ``theta <- theta - eta_t * grad``. In float64 a batched run reproduces
 separate ``train`` runs up to floating-point summation order (tested to
 ``1e-12``).
 """
