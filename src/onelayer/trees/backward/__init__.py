@@ -1,8 +1,8 @@
 """Backward reasoning (Trees I): from the goal up to the root, one single-head layer.
 
-Modules: :mod:`~.layout` (R-B tokens), :mod:`~.model`, :mod:`~.construction`
-(Theorem 1), :mod:`~.dynamics` (symmetry reduction and phases),
-:mod:`~.generalization` (Theorem 4), :mod:`~.figures` and :mod:`~.batched`
+Modules: :mod:`~onelayer.trees.backward.layout` (R-B tokens), :mod:`~onelayer.trees.backward.model`, :mod:`~onelayer.trees.backward.construction`
+(Theorem 1), :mod:`~onelayer.trees.backward.dynamics` (symmetry reduction and phases),
+:mod:`~onelayer.trees.backward.generalization` (Theorem 4), :mod:`~onelayer.trees.backward.figures` and :mod:`~onelayer.trees.backward.batched`
 (many runs in one call). They import :mod:`onelayer.trees.shared`, never
 :mod:`onelayer.trees.forward`.
 """

@@ -11,7 +11,7 @@ residual, no MLP; the softmax is causal (it runs over the tokens up to and
 including the query). All of this is reconstructed from the published
 description.
 
-Implementation: tokens are symbol pairs (:mod:`.layout`), so the
+Implementation: tokens are symbol pairs (:mod:`~onelayer.trees.backward.layout`), so the
 scores are ``H_ext[second_i, first_N]`` with ``H_ext = E^T B E`` and
 ``E = [A, 0]``, and a prediction is ``E`` applied to the attention mass per
 symbol. This equals the formula above on materialised tokens (tested), and

@@ -102,7 +102,7 @@ def construction_attention_figure(scale: float = 2.0, seed: int = 0, max_depth: 
 
 
 def example_batch() -> ForwardBatch:
-    """The book's worked example (:func:`~.data.example_tree`, goal 7) in the R-F layout, edges unshuffled."""
+    """The book's worked example (:func:`~onelayer.trees.shared.data.example_tree`, goal 7) in the R-F layout, edges unshuffled."""
     return forward_batch([example_tree()], [4], shuffle=False)
 
 
@@ -148,7 +148,7 @@ def roles_figure(steps, roles, marks: Mapping[str, float] | None = None):
     """Where each head looks over training: traversal-target mass (left) and next-stage mass (right), per step type.
 
     ``roles`` has one row per recorded step, columns in the order of
-    :data:`~.heads.ROLE_METRICS`.
+    :data:`~onelayer.trees.forward.dynamics.ROLE_METRICS`.
     """
     roles = np.asarray(roles)
     if roles.ndim != 2 or roles.shape[1] != len(ROLE_METRICS):

@@ -1,6 +1,6 @@
 """One-layer multi-head models for the forward task (reconstruction R-F, spec sections 4.3-4.4).
 
-Tokens are ``x = [x^(1); x^(2); x^(s)] in R^(2d+2)`` (:mod:`.layout`).
+Tokens are ``x = [x^(1); x^(2); x^(s)] in R^(2d+2)`` (:mod:`~onelayer.trees.forward.layout`).
 Every head ``l`` attends causally from the query ``x_N`` (the last token) and
 the heads' outputs are added; the sum is regressed onto the next token:
 
