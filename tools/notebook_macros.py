@@ -3,7 +3,10 @@
 The HTML book gets its macros (``\\R``, ``\\softmax``, ...) from ``_config.yml``
 (``mathjax3_config``); JupyterLab does not read that file. This tool makes the
 first cell of each notebook a markdown cell, tagged ``remove-cell`` (so the book
-does not show it), that defines the same macros with ``\\newcommand``.
+does not show it), that defines the same macros with ``\\newcommand``, for readers
+who write their own cells. The chapters' own text does not use the macros: JupyterLab
+typesets cells in no fixed order, so a formula may be typeset before this cell
+(``tests/test_hygiene.py`` checks that chapters write the TeX out).
 
 Usage: python tools/notebook_macros.py [--check] [NOTEBOOK ...]   (default: every notebook in book/)
 ``--check`` changes nothing and exits 1 if a notebook lacks the cell or has a stale one.
