@@ -1,0 +1,66 @@
+"""The bookkeeping every chapter does, so a chapter's cells show only its mathematics and its calls.
+
+A chapter starts with::
+
+    from onelayer.chapter import glue_numbers, number_text, show_table, start
+    start()
+
+and then
+
+* :func:`start` seeds everything (:func:`onelayer.seeding.setup`) and applies the book's plot style;
+* :func:`glue_numbers` hands computed numbers to the prose (``myst_nb.glue`` with ``display=False``,
+  one keyword per name), so the text cannot drift from what ran;
+* :func:`show_table` prints a list of result rows through :func:`onelayer.tables.text_table`;
+* the formatting and seeding helpers a chapter needs are re-exported here
+  (:func:`~onelayer.formatting.number_text`, :func:`~onelayer.formatting.near_zero_text`,
+  :func:`~onelayer.formatting.rounded`, :func:`~onelayer.seeding.generator`,
+  :func:`~onelayer.seeding.numpy_rng`), so a chapter imports from this module, its part's
+  package and :mod:`onelayer.plots`, and from little else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from .formatting import ROUNDOFF, near_zero_text, number_text, rounded
+from .seeding import generator, numpy_rng, setup
+from .tables import text_table
+
+__all__ = [
+    "start",
+    "glue_numbers",
+    "show_table",
+    "number_text",
+    "near_zero_text",
+    "rounded",
+    "generator",
+    "numpy_rng",
+]
+
+
+def start(seed: int = 0, **setup_options) -> None:
+    """Seed every generator with ``seed`` (see :func:`onelayer.seeding.setup`) and use the book's plot style."""
+    from .plots import use_book_style
+
+    setup(seed, **setup_options)
+    use_book_style()
+
+
+def glue_numbers(**values) -> None:
+    """``myst_nb.glue(name, value, display=False)`` for every ``name=value``; the values must already be rounded.
+
+    A float glued with all its digits would put machine-dependent last bits into the
+    prose: round it first (:func:`~onelayer.formatting.rounded`) or glue its
+    :func:`~onelayer.formatting.number_text`.
+    """
+    if not values:
+        raise ValueError("glue_numbers needs at least one name=value")
+    from myst_nb import glue
+
+    for name, value in values.items():
+        glue(name, value, display=False)
+
+
+def show_table(rows: Sequence[Mapping], columns: Sequence[str], *, digits: int = 4, tol: float = ROUNDOFF) -> None:
+    """Print :func:`onelayer.tables.text_table` of ``rows`` restricted to ``columns``."""
+    print(text_table(rows, columns, digits=digits, tol=tol))
