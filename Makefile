@@ -93,7 +93,7 @@ lab: $(STAMP)
 
 bench: $(STAMP)
 	@start=$$(date +%s)
-	$(PY) -m benchmarks
+	$(PY) -m onelayer bench
 	echo "bench: $$(( $$(date +%s) - start )) s"
 
 # The heavy sweeps whose results the chapters load (about 15 + 75 + 6 + 17 min on one core; not run in CI:

@@ -10,13 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from onelayer import cli, registry
+from onelayer import cli, registry, store, sweeps
 
 ENV = {**os.environ, "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
 
 
-def run(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "onelayer", *args], capture_output=True, text=True, env=ENV, cwd=cwd, timeout=120)
+def run(*args, cwd=None, env_extra=None):
+    env = {k: v for k, v in ENV.items() if k != "ONELAYER_DATA"} | (env_extra or {})
+    return subprocess.run([sys.executable, "-m", "onelayer", *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=120)
 
 
 def test_help_lists_the_subcommands(capsys):
@@ -47,7 +48,9 @@ def test_make_in_a_subprocess_writes_png_and_json(tmp_path):
         record = json.loads((tmp_path / "out" / f"{name}.json").read_text())
         assert record["name"] == name and record["quick"] is True
         assert name in res.stdout
-    assert (tmp_path / "out" / "selector-error-vs-lambda.csv").read_text().startswith("lambda,l1_error,bound")
+    csv_lines = (tmp_path / "out" / "selector-error-vs-lambda.csv").read_text().splitlines()
+    assert csv_lines[0] == "# schema_version: 1, kind: figure-table selector-error-vs-lambda"
+    assert csv_lines[1].startswith("lambda,l1_error,bound")
 
 
 def test_console_script_runs(tmp_path):
@@ -114,3 +117,58 @@ def test_a_failing_figure_exits_1_and_names_it(monkeypatch, tmp_path, capsys):
     assert "test-fails: FAILED" in captured.err and "boom" in captured.err
     assert "1 of 2 failed: test-fails" in captured.err
     assert (tmp_path / "selector-default-state.json").exists(), "the other figures are still made"
+
+
+def test_make_writes_versioned_json(tmp_path):
+    assert cli.main(["make", "selector-default-state", "--out", str(tmp_path), "--quick"]) == 0
+    raw = json.loads((tmp_path / "selector-default-state.json").read_text())
+    assert raw["schema_version"] == 1 and raw["kind"] == "figure"
+    assert store.read_json(tmp_path / "selector-default-state.json", kind="figure")["name"] == "selector-default-state"
+
+
+def test_works_from_a_temporary_directory_with_another_data_dir(tmp_path):
+    """Installed and run from elsewhere: no path depends on the working directory."""
+    data = tmp_path / "data"
+    res = run("--data-dir", str(data), "info", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert f"data directory: {data.resolve()} (from $ONELAYER_DATA)" in res.stdout
+    res = run("sweep", "--list", cwd=tmp_path, env_extra={"ONELAYER_DATA": str(data)})
+    assert res.returncode == 0, res.stderr
+    assert len(res.stdout.splitlines()) == len(sweeps.SWEEPS)
+    for name, sw in sweeps.SWEEPS.items():
+        assert str(data.resolve() / sw.stored) in res.stdout and name in res.stdout
+    res = run("make", "selector-error-vs-lambda", "--out", "figs", "--quick", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert (tmp_path / "figs" / "selector-error-vs-lambda.png").exists()
+
+
+def test_sweep_usage_errors(capsys):
+    for argv, message in ((["sweep"], "name a sweep"), (["sweep", "nope"], "unknown sweep 'nope'"),
+                          (["sweep", "--list", "walks-scaling"], "either --list or NAME"),
+                          (["--data-dir", " ", "info"], "--data-dir must not be empty"),
+                          (["list", "--bogus"], "unrecognized arguments: --bogus")):
+        with pytest.raises(SystemExit) as info:
+            cli.main(argv)
+        assert info.value.code == 2
+        assert message in capsys.readouterr().err
+
+
+def test_every_sweep_entry_point_exists_and_takes_out():
+    for sw in sweeps.SWEEPS.values():
+        main = sw.load_main()
+        with pytest.raises(SystemExit) as info:
+            main(["--help"])
+        assert info.value.code == 0
+
+
+def test_sweeps_get_validates():
+    with pytest.raises(ValueError, match="unknown sweep"):
+        sweeps.get("nope")
+    with pytest.raises(TypeError, match="name"):
+        sweeps.get(3)
+
+
+def test_bench_subcommand_hands_options_to_the_benchmarks(capsys):
+    with pytest.raises(SystemExit) as info:
+        cli.main(["bench", "--help"])
+    assert info.value.code == 0 and "--quick" in capsys.readouterr().out

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 import sys
 import textwrap
@@ -11,7 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from onelayer import attention, registry
+from onelayer import attention, registry, store
 from tools import figure_numbers
 
 FOUNDATION = ["selector-default-state", "selector-error-vs-lambda", "selector-scale-for-accuracy"]
@@ -100,8 +99,7 @@ def test_selector_error_vs_lambda_numbers_match_the_attention_module(tmp_path):
     assert numbers["gap"] == pytest.approx(0.6)
     assert numbers["maximal_set"] == [0]
     assert numbers["bound_holds"] is True
-    with (tmp_path / "selector-error-vs-lambda.csv").open() as fh:
-        rows = list(csv.DictReader(fh))
+    rows = store.read_csv(tmp_path / "selector-error-vs-lambda.csv", kind="figure-table selector-error-vs-lambda")
     assert [r["lambda"] for r in rows] == ["0.0", "1.0", "2.0", "5.0", "10.0", "20.0", "40.0"]
     for row in rows:
         lam = float(row["lambda"])

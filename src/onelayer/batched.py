@@ -34,6 +34,9 @@ the same function serves a single :func:`~onelayer.training.train` run and the
 batched run. (The first ``torch.func`` call of a process takes a few seconds to
 initialise; per step, the batched path is usually faster than ``vmap``.)
 
+Why this is a second trainer and not an option of :func:`onelayer.training.train`:
+see "Why there are two trainers" in :mod:`onelayer.training`.
+
 Step conventions follow :func:`onelayer.training.train` exactly: step ``t``
 means after ``t`` updates, the loss recorded at ``t`` is ``L(theta_t)``, and
 the update is ``theta <- theta - eta_t * grad``. In float64 a batched run reproduces

@@ -1,21 +1,32 @@
 """The command line: ``python -m onelayer`` (or the ``onelayer`` script).
 
-::
+One program, one subcommand per job::
 
     python -m onelayer list                          # every figure/table, one line each
     python -m onelayer make NAME [NAME ...] --out DIR [--quick]
     python -m onelayer make --all --out DIR [--quick]
+    python -m onelayer sweep --list                  # the stored sweeps the chapters load
+    python -m onelayer sweep NAME [--out FILE] [sweep options]
+    python -m onelayer bench [--quick] [--only NAME]  # benchmarks (from a repository checkout)
+    python -m onelayer info                          # version and data directory
 
 ``make`` writes ``DIR/NAME.png``, ``DIR/NAME.json`` (the numbers) and, for
 tables, ``DIR/NAME.csv``; see :mod:`onelayer.registry` for the registry and how
-to add a figure. Exit codes: 0 on success, 1 if a figure failed while running,
-2 for a usage error (unknown name, bad option).
+to add a figure. ``sweep`` runs one of :data:`onelayer.sweeps.SWEEPS` and writes
+its JSON file, by default into the data directory. Every JSON and CSV file is
+written through :mod:`onelayer.store` (with a schema version).
+
+``--data-dir DIR`` (before the subcommand) or the environment variable
+``ONELAYER_DATA`` sets the data directory (default: the repository's ``book``
+folder; see :mod:`onelayer.paths`). Exit codes: 0 on success, 1 if a figure or
+sweep failed while running, 2 for a usage error (unknown name, bad option).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import traceback
 from collections.abc import Sequence
@@ -35,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=f"Run '{PROG} COMMAND --help' for the options of a command.",
     )
     parser.add_argument("--version", action="version", version=f"onelayer {__version__}")
+    parser.add_argument("--data-dir", metavar="DIR", help="data directory for stored sweeps (default: $ONELAYER_DATA, else the repository's book/)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
     sub.required = True
 
@@ -52,6 +64,29 @@ def build_parser() -> argparse.ArgumentParser:
     p_make.add_argument("--out", required=True, metavar="DIR", help="output directory (created if needed)")
     p_make.add_argument("--quick", action="store_true", help="fast variants (fewer steps, coarser grids), for tests")
     p_make.set_defaults(subparser=p_make)
+
+    p_sweep = sub.add_parser(
+        "sweep",
+        help="run a stored sweep (minutes to an hour) and write its JSON file",
+        description="Run one stored sweep; the options after NAME are the sweep's own ('sweep NAME --help'). "
+        "--out defaults to the sweep's file in the data directory.",
+    )
+    p_sweep.add_argument("--list", action="store_true", help="list the sweeps with their files and typical minutes")
+    p_sweep.add_argument("name", nargs="?", metavar="NAME", help="a name shown by 'sweep --list'")
+    p_sweep.add_argument("options", nargs=argparse.REMAINDER, help="the sweep's own options")
+    p_sweep.set_defaults(subparser=p_sweep)
+
+    p_bench = sub.add_parser(
+        "bench",
+        help="benchmarks against plain reference implementations (repository checkout only)",
+        description="Run benchmarks/ (ratios against plain reference implementations); options as 'python -m benchmarks'.",
+        add_help=False,
+    )
+    p_bench.add_argument("options", nargs=argparse.REMAINDER, help="options of the benchmarks (--quick, --only NAME, --out DIR)")
+    p_bench.set_defaults(subparser=p_bench)
+
+    p_info = sub.add_parser("info", help="version and data directory", description="Print the version and the data directory in use.")
+    p_info.set_defaults(subparser=p_info)
     return parser
 
 
@@ -110,6 +145,50 @@ def _make(args, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
+def _sweep(args, parser: argparse.ArgumentParser) -> int:
+    from . import sweeps
+    from .paths import data_path
+
+    if args.list:
+        if args.name:
+            parser.error("give either --list or NAME, not both")
+        width = max(len(n) for n in sweeps.SWEEPS)
+        for name, sw in sweeps.SWEEPS.items():
+            print(f"{name:<{width}}  ~{sw.minutes} min  {data_path(sw.stored)}  {sw.description}")
+        return 0
+    if not args.name:
+        parser.error(f"name a sweep ('{PROG} sweep --list' shows them)")
+    if args.name not in sweeps.SWEEPS:
+        parser.error(f"unknown sweep {args.name!r}; the sweeps are: {', '.join(sweeps.SWEEPS)}")
+    return sweeps.run(args.name, args.options)
+
+
+def _bench(args) -> int:
+    from .paths import REPOSITORY_DATA
+
+    root = REPOSITORY_DATA.parent
+    if not (root / "benchmarks" / "__main__.py").exists():
+        print(f"{PROG}: error: the benchmarks are part of the repository checkout, not of the installed package "
+              f"(no {root / 'benchmarks'})", file=sys.stderr)
+        return 2
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    from benchmarks.__main__ import main as bench_main
+
+    return bench_main(args.options)
+
+
+def _info() -> int:
+    from . import __version__
+    from .paths import ENV_VAR, data_dir
+
+    where = data_dir()
+    print(f"onelayer {__version__}")
+    print(f"data directory: {where} ({'from $' + ENV_VAR if os.environ.get(ENV_VAR, '').strip() else 'the repository default'})"
+          f"{'' if where.is_dir() else ' (does not exist yet)'}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv`` (default: ``sys.argv[1:]``); return the exit code.
 
@@ -119,7 +198,23 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     matplotlib.use("Agg")  # files only: never open a window
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # options that belong to a sweep or to the benchmarks are handed on; elsewhere they are errors
+        if args.command not in ("sweep", "bench"):
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        args.options = [*extra, *args.options]
+    if args.data_dir is not None:
+        if not args.data_dir.strip():
+            parser.error("--data-dir must not be empty")
+        from .paths import ENV_VAR
+
+        os.environ[ENV_VAR] = args.data_dir  # read at call time by onelayer.paths, also by the sweep modules
     if args.command == "list":
         return _list(args)
+    if args.command == "sweep":
+        return _sweep(args, args.subparser)
+    if args.command == "bench":
+        return _bench(args)
+    if args.command == "info":
+        return _info()
     return _make(args, args.subparser)

@@ -54,12 +54,9 @@ needs no other change. Adding a new module of figures is one line in
 
 from __future__ import annotations
 
-import csv
 import difflib
 import importlib
 import importlib.util
-import json
-import math
 import re
 import time
 from collections.abc import Callable, Mapping
@@ -67,6 +64,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from . import store
+from .store import to_jsonable  # re-exported: registry.to_jsonable stays valid
 
 __all__ = [
     "FigureSpec",
@@ -199,23 +199,6 @@ def get(name: str) -> FigureSpec:
     return specs[name]
 
 
-def to_jsonable(value):
-    """``value`` with NumPy types turned into Python ones and non-finite floats into strings."""
-    if isinstance(value, Mapping):
-        return {str(k): to_jsonable(v) for k, v in value.items()}
-    if isinstance(value, np.ndarray):
-        return to_jsonable(value.tolist())
-    if isinstance(value, (list, tuple)):
-        return [to_jsonable(v) for v in value]
-    if isinstance(value, np.generic):
-        return to_jsonable(value.item())
-    if isinstance(value, float) and not math.isfinite(value):
-        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    raise TypeError(f"cannot store a {type(value).__name__} in the numbers of a figure: {value!r}")
-
-
 def _table_rows(name: str, table) -> list[dict]:
     if not isinstance(table, (list, tuple)) or not table or not all(isinstance(r, Mapping) for r in table):
         raise TypeError(f"numbers['table'] of {name!r} must be a non-empty list of rows (dicts)")
@@ -284,17 +267,9 @@ def make(name: str, out_dir, *, quick: bool = False) -> Made:
         "onelayer_version": __version__,
         "numbers": to_jsonable(dict(numbers)),
     }
-    path = out / f"{name}.json"
-    path.write_text(json.dumps(record, indent=2, allow_nan=False) + "\n")
-    paths.append(path)
+    paths.append(store.write_json(out / f"{name}.json", record, kind="figure", indent=2))
     if "table" in numbers:
-        rows = _table_rows(name, numbers["table"])
-        path = out / f"{name}.csv"
-        with path.open("w", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-            writer.writeheader()
-            writer.writerows(rows)
-        paths.append(path)
+        paths.append(store.write_csv(out / f"{name}.csv", _table_rows(name, numbers["table"]), kind=f"figure-table {name}"))
     return Made(name, tuple(paths), seconds)
 
 

@@ -13,6 +13,23 @@ Conventions
   produces update ``t + 1``. The final step ``steps`` is always recorded.
 * The default optimiser is plain gradient descent, ``theta <- theta - eta * grad``.
   Anything else (``"adam"``) is a named variation, never the default.
+
+Why there are two trainers
+--------------------------
+:func:`train` runs one model; :func:`onelayer.batched.batched_gd` runs ``B``
+independent members with a leading member axis. They share their conventions
+(step numbering, what is recorded when, the update rule, the shape of a
+:class:`History`: ``batched_gd(...).member(b)`` is one) and their checks
+(:func:`check_record`, :func:`steps_to_record`), and a test holds that a
+batched run reproduces separate :func:`train` runs. They are kept apart on
+purpose: every chapter's single runs go through :func:`train`, whose stored
+outputs were produced by unbatched tensor operations; routing them through a
+member axis of size one changes the BLAS kernels (batched instead of plain
+matrix products) and with them the last bits of every run, and it would give
+the one-run loop the batched one's per-member bookkeeping (``(B,)`` step sizes,
+``vmap``) that a single run never needs. Only :func:`train` has the ``"adam"``
+variation and progress bars by default; only the batched trainer has per-member
+step sizes.
 """
 
 from __future__ import annotations
