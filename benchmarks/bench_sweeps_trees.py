@@ -63,14 +63,14 @@ def run(quick: bool = False) -> list[dict]:
         def separate(kw=kw):
             return [model.train_backward(A, seed=s, **kw) for s in range(seeds)]
 
-        def batched(kw=kw):
+        def together(kw=kw):
             return batched.train_backward_members(A, seeds=range(seeds), **kw)
 
         reference_final = torch.stack([h.params["B"] for h in separate()])
-        diff = float((batched().params["B"] - reference_final).abs().max())
+        diff = float((together().params["B"] - reference_final).abs().max())
         rows.append(_row(f"trees sweep: {seeds} SGD seeds batched vs separate, batch {nb}",
                          f"backward model m={m} S={S}, batch {nb}, lr {LR:g}, {seeds} seeds x {steps} SGD steps, float64",
-                         batched, separate, steps=steps, quick=quick, diff=diff))
+                         together, separate, steps=steps, quick=quick, diff=diff))
 
     pop_steps, pm, pS = cfg["pop_steps"], 4, 31
 

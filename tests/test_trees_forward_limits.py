@@ -63,9 +63,9 @@ def test_validation():
 
 def test_stored_sweep_matches_the_current_code():
     """The stored heads-by-depth file is reproduced by today's code: recompute the start of one stored run."""
-    from pathlib import Path
+    from onelayer.trees.forward.limits import load_stored
 
-    stored = json.loads((Path(__file__).resolve().parents[1] / "book/trees/data/forward_sweep.json").read_text())
+    stored = load_stored()
     row = next(r for r in stored["heads_depth"] if r["arch"] == "two_head" and r["m"] == 2)
     every = row["steps"][1] - row["steps"][0]
     fresh = run_config(row["arch"], m=row["m"], S=row["S"], steps=4 * every, lr=row["lr"], record_every=every,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,9 +9,10 @@ import pytest
 from onelayer.trees.shared.embeddings import one_hot_embeddings
 from onelayer.trees.forward.layout import forward_batch, perfect_forward_batch, random_forward_batch
 from onelayer.trees.forward.model import full_heads, greedy_decode, single_head, train_forward, two_head
-from onelayer.trees.forward.limits import NORMALISATIONS, architecture, params_from_json, run_config
+from onelayer.paths import data_path
+from onelayer.trees.forward.limits import NORMALISATIONS, architecture, load_stored, params_from_json, run_config
 
-STORED = Path(__file__).resolve().parents[1] / "book" / "trees" / "data" / "forward_sweep.json"
+STORED = data_path("trees/data/forward_sweep.json")
 S = 16
 
 
@@ -72,7 +71,7 @@ def test_sweep_small_case_and_stored_results():
         architecture("three_heads")
     if not STORED.exists():
         pytest.skip("book/trees/data/forward_sweep.json not generated yet")
-    stored = json.loads(STORED.read_text())
+    stored = load_stored()
     assert {r["norm"] for r in stored["loss_table"]} == set(NORMALISATIONS)
     first = next(r for r in stored["loss_table"] if r["arch"] == "two_head" and r["norm"] == "mean, 1/2")
     # the stored run is reproducible: its first steps come out identical

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import torch
 
+from onelayer.paths import data_path
 from onelayer.seeding import generator
 from onelayer.trees.backward import layout
 from onelayer.trees.backward import model
@@ -18,7 +19,7 @@ from onelayer.trees import scaling
 from onelayer.trees.backward import dynamics
 from onelayer.trees.shared import embeddings
 
-STORED = scaling.STORED
+STORED = data_path(scaling.STORED)
 
 
 # --- the batched trainer ------------------------------------------------------------------------------------------
@@ -192,10 +193,11 @@ def test_tiny_grid_rows_figure_and_table(tmp_path):
     out = tmp_path / "scaling.json"
     assert scaling.main(["--out", str(out), "--quick", "--sweep", "depth"]) == 0
     assert set(json.loads(out.read_text())["runs"]) == {"depth"}
+    assert set(scaling.load_stored(out)["runs"]) == {"depth"}
 
 
 def test_forward_rows_from_the_stored_sweep():
-    if not scaling.FORWARD_SWEEP.exists():
+    if not data_path(scaling.FORWARD_SWEEP).exists():
         pytest.skip("book/trees/data/forward_sweep.json not generated")
     rows = scaling.forward_steps_vs_depth()
     assert [r["m"] for r in rows] == [2, 3, 4, 5]

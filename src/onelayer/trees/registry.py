@@ -20,7 +20,6 @@ reasoning): ``forward_construction`` (Theorem 2), ``forward_training``
 from __future__ import annotations
 
 import functools
-import json
 from pathlib import Path
 
 import numpy as np
@@ -333,10 +332,6 @@ def _forward_roles(quick: bool):
 
 # --- chapter "forward_limits" (Trees II) ------------------------------------------------------------------------
 
-#: The stored runs of :mod:`onelayer.trees.forward.limits` that the chapter loads (about an hour to recompute with
-#: ``python -m onelayer.trees.forward.limits --out ...``).
-FORWARD_SWEEP = Path(__file__).resolve().parents[3] / "book" / "trees" / "data" / "forward_sweep.json"
-
 
 def _silent(message: str) -> None:
     """Progress callback that prints nothing."""
@@ -347,11 +342,11 @@ def _forward_loss_table(quick: bool):
     from .forward import limits as sf
     from .forward.figures import loss_table_figure
 
-    runs = sf.loss_table_runs(quick=True, progress=_silent) if quick else json.loads(FORWARD_SWEEP.read_text())["loss_table"]
+    runs = sf.loss_table_runs(quick=True, progress=_silent) if quick else sf.load_stored()["loss_table"]
     fig = loss_table_figure(runs, sf.AUTHORS_TABLE, sf.TABLE_STEPS)
     rows = sf.table_rows(runs)
     columns = list(dict.fromkeys(k for r in rows for k in r))  # the authors' rows have no test accuracy
-    return fig, {"source": "quick live runs" if quick else FORWARD_SWEEP.name, "table": [{c: r.get(c) for c in columns} for r in rows]}
+    return fig, {"source": "quick live runs" if quick else Path(sf.STORED).name, "table": [{c: r.get(c) for c in columns} for r in rows]}
 
 
 @register("trees-heads-depth", "Trees II: steps to converge and test whole-path accuracy of 1-4 full heads and two structured heads against training depth")
@@ -359,9 +354,9 @@ def _heads_depth(quick: bool):
     from .forward import limits as sf
     from .forward.figures import heads_depth_figure
 
-    runs = sf.heads_depth_runs(quick=True, progress=_silent) if quick else json.loads(FORWARD_SWEEP.read_text())["heads_depth"]
+    runs = sf.heads_depth_runs(quick=True, progress=_silent) if quick else sf.load_stored()["heads_depth"]
     keys = ("label", "m", "S", "budget", "steps_to_converge", "final_step", "train_path_accuracy", "test_path_accuracy")
-    return heads_depth_figure(runs), {"source": "quick live runs" if quick else FORWARD_SWEEP.name,
+    return heads_depth_figure(runs), {"source": "quick live runs" if quick else Path(sf.STORED).name,
                                       "table": [{k: r[k] for k in keys} for r in runs]}
 
 

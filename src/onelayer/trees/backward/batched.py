@@ -39,7 +39,7 @@ from ...validation import check_bool, check_choice, check_instances, check_int, 
 from ..shared.embeddings import check_embeddings, with_empty
 from ..shared.losses import LossOptions
 from .layout import BackwardBatch, perfect_tree_batch
-from .model import predict_mass, query_mask, round_prediction, squared_error
+from .model import attention, predict_mass, round_prediction, scores, squared_error
 
 __all__ = [
     "PROTOCOLS",
@@ -139,16 +139,12 @@ def _check(B, A, mb: MemberBatch):
 def member_scores(B: torch.Tensor, A: torch.Tensor, mb: MemberBatch) -> torch.Tensor:
     """Attention logits of every tree row under its member's ``B``: shape ``(rows, K, L)`` (``-inf`` where masked)."""
     _check(B, A, mb)
-    batch = mb.batch
-    E = with_empty(A).to(B.dtype)
-    H = E.T @ B @ E  # (M, S+1, S+1): H[b, c, v] = a_c^T B_b a_v
-    q_sym = torch.gather(batch.first, 1, batch.query)
-    s = H[mb.member[:, None, None], batch.second[:, None, :], q_sym[:, :, None]]
-    return s.masked_fill(~query_mask(batch, batch.query), float("-inf"))
+    return scores(B, A, mb.batch, member=mb.member)
 
 
 def _attention(B, A, mb):
-    return torch.softmax(member_scores(B, A, mb), dim=-1) * mb.batch.target_mask[:, :, None]
+    _check(B, A, mb)
+    return attention(B, A, mb.batch, member=mb.member)
 
 
 def _per_member(x: torch.Tensor, mb: MemberBatch) -> torch.Tensor:

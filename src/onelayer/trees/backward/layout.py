@@ -38,6 +38,7 @@ import torch
 from ...validation import check_bool, check_int
 from ..shared.data import PaddedBatch, Tree, check_rng
 from ..shared.embeddings import with_empty
+from ..shared.padding import check_trees, pad_sequences, unpadded_fields
 from ..shared.sampling import perfect_tree_draws, random_trees
 
 __all__ = [
@@ -155,33 +156,15 @@ def backward_tokens(
 
 
 def _assemble(S: int, prompts: Sequence[np.ndarray], targets: Sequence[np.ndarray], roots, goals, sizes) -> BackwardBatch:
-    P = np.array([len(p) for p in prompts])
-    K = np.array([len(t) for t in targets])
-    L = int((P + K - 1).max())
-    Kmax = int(K.max())
-    nb = len(prompts)
-    first = np.full((nb, L), S, dtype=np.int64)
-    second = np.full((nb, L), S, dtype=np.int64)
-    valid = np.zeros((nb, L), dtype=bool)
-    query = np.zeros((nb, Kmax), dtype=np.int64)
-    tfirst = np.full((nb, Kmax), S, dtype=np.int64)
-    tsecond = np.full((nb, Kmax), S, dtype=np.int64)
-    tmask = np.zeros((nb, Kmax), dtype=bool)
-    for b, (p, t) in enumerate(zip(prompts, targets)):
-        seq = np.concatenate([p, t[:-1]])
-        first[b, : len(seq)] = seq[:, 0]
-        second[b, : len(seq)] = seq[:, 1]
-        valid[b, : len(seq)] = True
-        query[b, : len(t)] = len(p) - 1 + np.arange(len(t))
-        tfirst[b, : len(t)] = t[:, 0]
-        tsecond[b, : len(t)] = t[:, 1]
-        tmask[b, : len(t)] = True
+    pad = pad_sequences(S, prompts, targets)
+    seq, tgt = pad["seq"], pad["targets"]
     as_t = torch.as_tensor
     return BackwardBatch(
-        S=S, first=as_t(first), second=as_t(second), valid=as_t(valid), query=as_t(query),
-        target_first=as_t(tfirst), target_second=as_t(tsecond), target_mask=as_t(tmask),
-        prompt_len=as_t(P), root=as_t(np.asarray(roots, dtype=np.int64)),
-        goal=as_t(np.asarray(goals, dtype=np.int64)), n_nodes=as_t(np.asarray(sizes, dtype=np.int64)),
+        S=S, first=as_t(seq[..., 0].copy()), second=as_t(seq[..., 1].copy()), valid=as_t(pad["valid"]),
+        query=as_t(pad["query"]), target_first=as_t(tgt[..., 0].copy()), target_second=as_t(tgt[..., 1].copy()),
+        target_mask=as_t(pad["target_mask"]), prompt_len=as_t(pad["prompt_len"]),
+        root=as_t(np.asarray(roots, dtype=np.int64)), goal=as_t(np.asarray(goals, dtype=np.int64)),
+        n_nodes=as_t(np.asarray(sizes, dtype=np.int64)),
     )
 
 
@@ -198,15 +181,7 @@ def backward_batch(
 
     All trees must share the vocabulary size ``S``. Options as in :func:`backward_tokens`.
     """
-    trees = list(trees)
-    goals = list(goals)
-    if not trees:
-        raise ValueError("trees must contain at least one tree")
-    if len(goals) != len(trees):
-        raise ValueError(f"goals must have one entry per tree: {len(trees)} trees, {len(goals)} goals")
-    S = trees[0].S
-    if any(t.S != S for t in trees):
-        raise ValueError("all trees must share the same vocabulary size S")
+    trees, goals, S = check_trees(trees, goals)
     pairs = [backward_tokens(t, g, rng, root_token=root_token, eos=eos, shuffle=shuffle) for t, g in zip(trees, goals)]
     return _assemble(
         S, [p for p, _ in pairs], [t for _, t in pairs],
@@ -259,11 +234,8 @@ def perfect_tree_batch(
     K = t_first.shape[1]
     as_t = torch.as_tensor
     return BackwardBatch(
-        S=S, first=as_t(first), second=as_t(second), valid=torch.ones(first.shape, dtype=torch.bool),
-        query=as_t(np.broadcast_to(P - 1 + np.arange(K), (batch_size, K)).copy()),
-        target_first=as_t(t_first), target_second=as_t(t_second), target_mask=torch.ones((batch_size, K), dtype=torch.bool),
-        prompt_len=torch.full((batch_size,), P, dtype=torch.int64), root=as_t(root.copy()),
-        goal=as_t(plab[:, 0].copy()), n_nodes=torch.full((batch_size,), n, dtype=torch.int64),
+        S=S, first=as_t(first), second=as_t(second), target_first=as_t(t_first), target_second=as_t(t_second),
+        **unpadded_fields(batch_size, P, K, root, plab[:, 0], n),
     )
 
 

@@ -56,15 +56,17 @@ __all__ = [
     "train_backward",
 ]
 
-def _check(B, A, batch):
+def _check(B, A, batch, *, members: bool = False):
     if not isinstance(batch, BackwardBatch):
         raise TypeError(f"batch must be a BackwardBatch, got {type(batch).__name__}")
     if not isinstance(A, torch.Tensor) or A.dim() != 2:
         raise TypeError("A must be a 2-D torch.Tensor of shape (d, S)")
     if A.shape[1] != batch.S:
         raise ValueError(f"A has {A.shape[1]} columns but the batch uses S={batch.S} symbols")
-    if not isinstance(B, torch.Tensor) or B.shape != (A.shape[0], A.shape[0]):
-        raise ValueError(f"B must be a tensor of shape (d, d) = ({A.shape[0]}, {A.shape[0]})")
+    d = A.shape[0]
+    if not isinstance(B, torch.Tensor) or B.shape[-2:] != (d, d) or B.dim() != (3 if members else 2):
+        shape = "(members, d, d)" if members else "(d, d)"
+        raise ValueError(f"B must be a tensor of shape {shape} with d = {d}")
 
 
 def query_mask(batch: BackwardBatch, query: torch.Tensor) -> torch.Tensor:
@@ -73,24 +75,34 @@ def query_mask(batch: BackwardBatch, query: torch.Tensor) -> torch.Tensor:
     return (pos[None, None, :] <= query[:, :, None]) & batch.valid[:, None, :]
 
 
-def scores(B: torch.Tensor, A: torch.Tensor, batch: BackwardBatch, *, first: torch.Tensor | None = None) -> torch.Tensor:
+def scores(B: torch.Tensor, A: torch.Tensor, batch: BackwardBatch, *, first: torch.Tensor | None = None,
+           member: torch.Tensor | None = None) -> torch.Tensor:
     """Attention logits ``s[b, k, i] = x_i^(2)T B x_q^(1)`` at every query: shape ``(batch, K, L)``.
 
     Keys after the query or on padding get ``-inf``. ``first`` optionally
-    replaces the first-block symbols (used by greedy decoding).
+    replaces the first-block symbols (used by greedy decoding). With
+    ``member`` (an index ``(batch,)``), ``B`` holds one matrix per member,
+    shape ``(members, d, d)``, and tree ``b`` uses ``B[member[b]]``
+    (:mod:`onelayer.trees.backward.batched`).
     """
-    _check(B, A, batch)
+    _check(B, A, batch, members=member is not None)
     E = with_empty(A).to(B.dtype)
-    H = E.T @ B @ E  # (S+1, S+1): H[c, v] = a_c^T B a_v
+    H = E.T @ B @ E  # (S+1, S+1) or (members, S+1, S+1): H[c, v] = a_c^T B a_v
     fst = batch.first if first is None else first
     q_sym = torch.gather(fst, 1, batch.query)  # (batch, K)
-    s = H[batch.second[:, None, :], q_sym[:, :, None]]
+    if member is None:
+        s = H[batch.second[:, None, :], q_sym[:, :, None]]
+    else:
+        s = H[member[:, None, None], batch.second[:, None, :], q_sym[:, :, None]]
     return s.masked_fill(~query_mask(batch, batch.query), float("-inf"))
 
 
-def attention(B: torch.Tensor, A: torch.Tensor, batch: BackwardBatch) -> torch.Tensor:
-    """Teacher-forced attention weights ``softmax(s)``: shape ``(batch, K, L)``; padded targets get zeros."""
-    w = torch.softmax(scores(B, A, batch), dim=-1)
+def attention(B: torch.Tensor, A: torch.Tensor, batch: BackwardBatch, *, member: torch.Tensor | None = None) -> torch.Tensor:
+    """Teacher-forced attention weights ``softmax(s)``: shape ``(batch, K, L)``; padded targets get zeros.
+
+    ``member``: one ``B`` per member, as in :func:`scores`.
+    """
+    w = torch.softmax(scores(B, A, batch, member=member), dim=-1)
     return w * batch.target_mask[:, :, None]
 
 

@@ -45,6 +45,7 @@ import torch
 from ...validation import check_bool, check_int
 from ..shared.data import PaddedBatch, Tree, check_rng
 from ..shared.embeddings import with_empty
+from ..shared.padding import check_trees, pad_sequences, unpadded_fields
 from ..shared.sampling import perfect_tree_draws, random_trees
 
 __all__ = [
@@ -210,33 +211,17 @@ def forward_tokens(
 
 
 def _assemble(S, prompts, targets, types, roots, goals, sizes, depths, cot) -> ForwardBatch:
-    P = np.array([len(p) for p in prompts])
-    K = np.array([len(t) for t in targets])
-    L = int((P + K - 1).max())
-    Kmax = int(K.max())
-    nb = len(prompts)
-    seq = np.zeros((nb, L, 3), dtype=np.int64)
-    seq[..., :2] = S
-    valid = np.zeros((nb, L), dtype=bool)
-    query = np.zeros((nb, Kmax), dtype=np.int64)
-    tgt = np.zeros((nb, Kmax, 3), dtype=np.int64)
-    tgt[..., :2] = S
-    tmask = np.zeros((nb, Kmax), dtype=bool)
-    stype = np.full((nb, Kmax), -1, dtype=np.int64)
-    for b, (p, t, ty) in enumerate(zip(prompts, targets, types)):
-        s = np.concatenate([p, t[:-1]])
-        seq[b, : len(s)] = s
-        valid[b, : len(s)] = True
-        query[b, : len(t)] = len(p) - 1 + np.arange(len(t))
-        tgt[b, : len(t)] = t
-        tmask[b, : len(t)] = True
-        stype[b, : len(t)] = ty
+    pad = pad_sequences(S, prompts, targets)
+    seq, tgt = pad["seq"], pad["targets"]
+    stype = np.full(pad["target_mask"].shape, -1, dtype=np.int64)
+    for b, ty in enumerate(types):
+        stype[b, : len(ty)] = ty
     as_t = torch.as_tensor
     return ForwardBatch(
         S=S, first=as_t(seq[..., 0].copy()), second=as_t(seq[..., 1].copy()), stage=as_t(seq[..., 2].copy()),
-        valid=as_t(valid), query=as_t(query), target_first=as_t(tgt[..., 0].copy()),
-        target_second=as_t(tgt[..., 1].copy()), target_stage=as_t(tgt[..., 2].copy()), target_mask=as_t(tmask),
-        step_type=as_t(stype), prompt_len=as_t(P), root=as_t(np.asarray(roots, dtype=np.int64)),
+        valid=as_t(pad["valid"]), query=as_t(pad["query"]), target_first=as_t(tgt[..., 0].copy()),
+        target_second=as_t(tgt[..., 1].copy()), target_stage=as_t(tgt[..., 2].copy()),
+        target_mask=as_t(pad["target_mask"]), step_type=as_t(stype), prompt_len=as_t(pad["prompt_len"]), root=as_t(np.asarray(roots, dtype=np.int64)),
         goal=as_t(np.asarray(goals, dtype=np.int64)), n_nodes=as_t(np.asarray(sizes, dtype=np.int64)),
         goal_depth=as_t(np.asarray(depths, dtype=np.int64)), cot=cot,
     )
@@ -257,17 +242,9 @@ def forward_batch(
     All trees must share ``S``. Options as in :func:`forward_tokens`;
     ``edge_orders`` gives one explicit edge permutation per tree.
     """
-    trees = list(trees)
-    goals = list(goals)
-    if not trees:
-        raise ValueError("trees must contain at least one tree")
-    if len(goals) != len(trees):
-        raise ValueError(f"goals must have one entry per tree: {len(trees)} trees, {len(goals)} goals")
+    trees, goals, S = check_trees(trees, goals)
     if edge_orders is not None and len(edge_orders) != len(trees):
         raise ValueError(f"edge_orders must have one entry per tree: {len(trees)} trees, {len(edge_orders)} orders")
-    S = trees[0].S
-    if any(t.S != S for t in trees):
-        raise ValueError("all trees must share the same vocabulary size S")
     orders = edge_orders if edge_orders is not None else [None] * len(trees)
     parts = [
         forward_tokens(t, g, rng, cot=cot, eos=eos, shuffle=shuffle, edge_order=o)
@@ -332,14 +309,11 @@ def perfect_forward_batch(
     as_t = torch.as_tensor
     batch = ForwardBatch(
         S=S, first=as_t(seq[..., 0].copy()), second=as_t(seq[..., 1].copy()), stage=as_t(seq[..., 2].copy()),
-        valid=torch.ones(seq.shape[:2], dtype=torch.bool),
-        query=as_t(np.broadcast_to(P - 1 + np.arange(K), (batch_size, K)).copy()),
         target_first=as_t(tgt[..., 0].copy()), target_second=as_t(tgt[..., 1].copy()),
-        target_stage=as_t(tgt[..., 2].copy()), target_mask=torch.ones((batch_size, K), dtype=torch.bool),
+        target_stage=as_t(tgt[..., 2].copy()),
         step_type=as_t(np.broadcast_to(np.asarray(types), (batch_size, K)).copy()),
-        prompt_len=torch.full((batch_size,), P, dtype=torch.int64), root=as_t(r.copy()),
-        goal=as_t(plab[:, 0].copy()), n_nodes=torch.full((batch_size,), n, dtype=torch.int64),
         goal_depth=torch.full((batch_size,), m, dtype=torch.int64), cot=cot,
+        **unpadded_fields(batch_size, P, K, r, plab[:, 0], n),
     )
     if not return_trees:
         return batch

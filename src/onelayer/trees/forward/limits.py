@@ -34,13 +34,14 @@ re-runs single heads-by-depth runs and replaces them in the file.
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from ... import store
+from ...paths import data_path
 from ...validation import check_bool, check_choice, check_float, check_int
 from ..shared.embeddings import one_hot_embeddings
 from ..shared.losses import LossOptions
@@ -57,6 +58,9 @@ from .model import (
 )
 
 __all__ = [
+    "STORED",
+    "STORED_KIND",
+    "load_stored",
     "NORMALISATIONS",
     "architecture",
     "run_config",
@@ -68,6 +72,17 @@ __all__ = [
     "table_rows",
     "main",
 ]
+
+#: Where :func:`main` writes the runs by default, inside the data directory (:func:`onelayer.paths.data_path`).
+STORED = "trees/data/forward_sweep.json"
+#: The ``kind`` of that file (:mod:`onelayer.store`).
+STORED_KIND = "trees-forward-sweep"
+
+
+def load_stored(path=None) -> dict:
+    """The stored runs (default :data:`STORED` in the data directory), read through :func:`onelayer.store.read_json`."""
+    return store.read_json(data_path(STORED) if path is None else Path(path), kind=STORED_KIND)
+
 
 #: Loss normalisations compared in the loss table: name -> LossOptions.
 NORMALISATIONS = {
@@ -272,7 +287,7 @@ def params_from_json(row: dict, dtype=torch.float64) -> dict[str, torch.Tensor]:
 def main(argv=None) -> int:
     """Command line: run the experiments and write them as JSON (see the module docstring)."""
     parser = argparse.ArgumentParser(prog="python -m onelayer.trees.forward.limits", description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, required=True, help="output JSON file")
+    parser.add_argument("--out", type=Path, default=None, help=f"output JSON file (default: {STORED} in the data directory)")
     parser.add_argument("--quick", action="store_true", help="tiny version for tests")
     parser.add_argument("--part", choices=("table", "sweep", "all"), default="all")
     parser.add_argument("--only", nargs="*", metavar="ARCH:M",
@@ -286,16 +301,16 @@ def main(argv=None) -> int:
     elif args.budget is not None:
         parser.error("--budget needs --only")
     key = "heads_depth" if args.budget is None else "heads_depth_extra"
+    out = data_path(STORED) if args.out is None else args.out
     torch.set_num_threads(1)
     torch.set_default_dtype(torch.float64)
-    result = {"command": "python -m onelayer.trees.forward.limits --out " + str(args.out) + (" --quick" if args.quick else ""),
+    result = {"command": "python -m onelayer.trees.forward.limits --out " + str(out) + (" --quick" if args.quick else ""),
               "quick": args.quick}
-    if args.out.exists():
-        result = {**json.loads(args.out.read_text()), **result}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
+    if out.exists():
+        result = {**load_stored(out), **result}
     if args.part in ("table", "all") and only is None:
         result["loss_table"] = loss_table_runs(quick=args.quick)
-        args.out.write_text(json.dumps(result, indent=1))
+        store.write_json(out, result, kind=STORED_KIND, indent=1)
     if args.part in ("sweep", "all"):
         new = heads_depth_runs(quick=args.quick, only=only, budget=args.budget)
         if only is not None:
@@ -303,7 +318,7 @@ def main(argv=None) -> int:
             order = {(r["arch"], r["m"]): i for i, r in enumerate(result.get(key, []))}
             new = sorted(keep + new, key=lambda r: (r["m"], order.get((r["arch"], r["m"]), 0)))
         result[key] = new
-        args.out.write_text(json.dumps(result, indent=1))
+        store.write_json(out, result, kind=STORED_KIND, indent=1)
     return 0
 
 

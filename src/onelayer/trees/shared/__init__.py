@@ -8,11 +8,12 @@
   the normalisation of the squared loss of both models.
 * :mod:`onelayer.trees.shared.sampling`: the random draws behind a batch of training
   trees or of test trees, before a layout turns them into tokens.
+* :mod:`onelayer.trees.shared.padding`: stacking the token sequences of several trees into one padded batch.
 * :mod:`onelayer.trees.shared.records`: reading recorded runs (first step at which a condition holds).
 
 Nothing here imports :mod:`onelayer.trees.backward` or :mod:`onelayer.trees.forward`.
 """
 
-from . import data, embeddings, losses, records, sampling
+from . import data, embeddings, losses, padding, records, sampling
 
-__all__ = ["data", "embeddings", "losses", "records", "sampling"]
+__all__ = ["data", "embeddings", "losses", "padding", "records", "sampling"]
