@@ -171,7 +171,7 @@ def figure45_table(norms=DEFAULT_NORMS, *, dtypes=("float64", "float32"),
 
     Measured (seed 0, 50 steps): with sinusoidal positions and the relative Gram error
     :data:`RELATIVE_GRAM_ERROR`, Figure 4 needs ``||p_i||^2 >= 40`` (below about 35 the attention
-    settles on ``x_{N-3}`` and the accuracy is 0.346) and Figure 5 needs ``||p_i||^2 <= 40`` (the
+    leaves the parent, parent attention below 1e-3, and the accuracy is 0.346) and Figure 5 needs ``||p_i||^2 <= 40`` (the
     symmetric state is left within 50 steps above that; at ``M/2 = 500`` by step 10, by step 6 in
     float32): both only near ``||p_i||^2 = 40``. With exactly orthogonal positions and no Gram
     error, Figure 5 holds at every norm in both precisions and both figures hold from ``M/16`` up.
