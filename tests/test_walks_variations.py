@@ -59,7 +59,13 @@ def test_lag_formula_reduces_to_lemma_c1():
 
 def test_lag2_authors_prediction():
     r = variations.lag_check(0.7, steps=4)
-    assert r["V1_error"] < 1e-14 and r["circulant"] and r["V1_offsets"] == [1]
+    assert r["V1_error"] < 1e-14 and r["closed_form_circulant"] and r["closed_form_offsets"] == [1]
+    # measured on the exact population: circulant, every column at offset +1
+    assert r["population_V1_circulant_deviation"] < 1e-14
+    assert r["population_V1_column_max_offsets"] == [1] * 6
+    # measured on the 1000 sampled sequences: not circulant, and the columns do not all peak at +1
+    assert r["sample_V1_circulant_deviation"] > 0.01
+    assert r["sample_V1_column_max_offsets"] != [1] * 6
     assert r["lag_attention"][2] > 0.999 and r["parent_attention"][2] < 1e-3
     assert r["optimal_fraction"][3] == pytest.approx(1.0)
 

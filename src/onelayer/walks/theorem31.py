@@ -114,11 +114,24 @@ def run(exp: Experiment, *, steps: int = 50, lr=1.0, init: str = "zero", sigma: 
 
 
 def lemma_c1_check(model: WalkTransformer, data: TokenData, p: float, *, lr: float = 1.0) -> dict:
-    """One GD step from zero, compared with Lemma C.1.
+    """One GD step from zero on ``data``, compared with Lemma C.1 (a statement about the population).
 
-    Returns ``V1`` (measured), ``closed_form``, ``max_error``, ``max_abs_q1``
-    (``W^(1) = 0`` means ``q^(1) = 0``), ``circulant`` (of the closed form) and
-    the offsets ``(y - s) mod K`` at which the closed form is maximal.
+    Properties of two different objects are returned under distinct names:
+
+    * ``V1`` and every ``V1_*`` key: the matrix measured after one step on ``data``
+      (a sample or an exact population, whatever ``data`` is): ``V1_circulant``
+      (``V1_circulant_deviation <= 1e-12`` times its largest entry),
+      ``V1_circulant_deviation`` (largest ``|V1[i, j] - V1[i - j mod K, 0]|``) and
+      ``V1_column_max_offsets`` (for each column ``s``, the offset ``(y - s) mod K`` of its
+      largest entry; Lemma C.3 says ``+1`` for ``p > 1/2``).
+    * ``closed_form`` and every ``closed_form_*`` key: the population formula of
+      :func:`onelayer.walks.theory.lemma_c1_value`: ``closed_form_circulant`` and
+      ``closed_form_max_offsets`` (all offsets where its first column is maximal).
+
+    Also ``max_error`` (``max |V1 - closed_form|``), ``max_entry`` (of the closed
+    form) and ``max_abs_q1`` (``W^(1) = 0`` means ``q^(1) = 0``). The older keys
+    ``circulant`` and ``max_offsets`` are kept for existing callers and mean
+    ``closed_form_circulant`` and ``closed_form_max_offsets``: they say nothing about ``data``.
     """
     lr = check_float("lr", lr, low=0.0, low_open=True)
     c = model.config
@@ -127,13 +140,23 @@ def lemma_c1_check(model: WalkTransformer, data: TokenData, p: float, *, lr: flo
     closed = theory.lemma_c1_value(c.K, p, c.N, lr, c.epsilon)
     first_col = closed[:, 0]
     offsets = np.flatnonzero(np.isclose(first_col, first_col.max(), rtol=1e-12, atol=0)).tolist()
+    K = c.K
+    rolled = np.stack([np.roll(V1[:, 0], j) for j in range(K)], axis=1)
+    deviation = float(np.abs(V1 - rolled).max())
+    closed_circulant = ring.is_circulant(closed, tol=1e-14)
     return {
         "V1": V1,
+        "V1_circulant": bool(deviation <= 1e-12 * max(float(np.abs(V1).max()), 1e-300)),
+        "V1_circulant_deviation": deviation,
+        "V1_column_max_offsets": [int((np.argmax(V1[:, s]) - s) % K) for s in range(K)],
         "closed_form": closed,
+        "closed_form_circulant": closed_circulant,
+        "closed_form_max_offsets": offsets,
         "max_error": float(np.abs(V1 - closed).max()),
         "max_entry": float(closed.max()),
         "max_abs_q1": float(hist.params["q"].abs().max()),
-        "circulant": ring.is_circulant(closed, tol=1e-14),
+        # older names, kept for existing callers: properties of the closed form, not of ``data``
+        "circulant": closed_circulant,
         "max_offsets": offsets,
     }
 

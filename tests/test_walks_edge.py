@@ -1,0 +1,41 @@
+"""The edge of Theorem 3.1: p close to 1 and small rings (issue 13, item 4)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from onelayer.walks import edge
+
+
+def test_moderate_p_selects_the_parent_and_is_optimal():
+    rows = edge.edge_table((0.9,), seeds=(0, 1), steps=10)
+    for r in rows:
+        assert r["top_lag"] == 1 and r["parent_attention"] > 0.99
+        assert r["T0"] <= 4 and r["conditional_accuracy"] == pytest.approx(0.9, abs=1e-9)
+
+
+def test_near_deterministic_walk_can_settle_on_the_grandparent():
+    (r,) = edge.edge_table((0.99,), seeds=(0,), steps=20)
+    assert r["top_lag"] == 2 and r["top_attention"] > 0.99 and r["parent_attention"] < 1e-6
+    assert math.isnan(r["T0"]) and r["conditional_accuracy"] < 0.985
+    # the Bayes rule on the same test walks does better than the model
+    assert r["bayes_test_accuracy"] > r["test_accuracy"]
+
+
+def test_small_ring_k4_settles_on_lag_two_for_some_seeds():
+    rows = edge.edge_table((0.9,), seeds=(0, 1), Ks=(4,), steps=20)
+    lags = {r["seed"]: r["top_lag"] for r in rows}
+    assert lags == {0: 2, 1: 1}
+    summary = edge.edge_summary(rows)
+    assert summary[0]["runs"] == 2 and summary[0]["optimal_runs"] == 1 and summary[0]["top_lags"] == [1, 2]
+
+
+def test_edge_validation():
+    with pytest.raises(ValueError, match="ps"):
+        edge.edge_table((1.0,))
+    with pytest.raises(ValueError, match="Ks"):
+        edge.edge_table((0.9,), Ks=(2,))
+    with pytest.raises(ValueError, match="rows"):
+        edge.edge_summary([])

@@ -1,0 +1,57 @@
+"""The first GD steps on a sample (issue 13 (a), (b)): what V^(1), V^(2) are and what the model predicts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from onelayer.walks import first_steps, ring, theorem31, walk_data
+
+
+def test_first_step_by_counting_equals_the_trained_step():
+    data = walk_data(6, 0.7, 31, 400, seed=3)
+    exp = theorem31.setup_experiment(0.7, N=31, M=200)
+    trained = exp.model.train(exp.model.init(), data, steps=1, lr=1.0).params["V"].numpy()
+    counted = first_steps.first_step_from_counts(data)
+    assert np.abs(trained - counted["V1"]).max() < 1e-13
+    # rows are scaled by the label frequencies: row y sums to (eta/eps) ((N-1)/N) freq(y)
+    freq = np.bincount(data.labels.numpy(), minlength=6) / 400
+    assert np.allclose(counted["V1"].sum(axis=1), 10 * 30 / 31 * freq, atol=1e-13)
+
+
+@pytest.mark.parametrize("p", [0.5, 0.7])
+def test_sample_steps_one_to_three(p):
+    rows = first_steps.first_steps_table(p, steps=3)
+    one, two, three = rows
+    # step 1: uniform attention, nearly every input gets the most frequent training label
+    assert one["parent_attention"] == pytest.approx(1 / 97, abs=1e-12)
+    assert one["predicts_top_label"] > 0.95
+    assert one["top_label_columns"] >= 4
+    assert one["V_circulant_deviation"] > 0.01
+    # step 2: the attention is on the parent and the model predicts argmax of V's parent column,
+    # which is still frequency-dominated: far from the Bayes accuracy
+    assert two["parent_attention"] > 0.9999
+    assert two["predicts_V_column"] == 1.0
+    assert two["conditional_accuracy"] < ring.bayes_accuracy(p) - 0.2
+    # the positional gap beats the token-logit noise by more than an order of magnitude
+    assert two["positional_gap"] > 10 * two["token_logit_spread"]
+    # step 3: every prediction is Bayes-optimal
+    assert three["conditional_accuracy"] == pytest.approx(ring.bayes_accuracy(p), abs=1e-9)
+
+
+def test_population_is_optimal_one_step_earlier():
+    rows = first_steps.first_steps_table(0.7, N=13, M=100, train="population", steps=2)
+    assert rows[0]["V_circulant_deviation"] < 1e-14
+    assert rows[0]["V_column_max_offsets"] == [1] * 6
+    assert rows[1]["conditional_accuracy"] == pytest.approx(0.7, abs=1e-9)
+
+
+def test_first_steps_validation():
+    with pytest.raises(ValueError, match="p"):
+        first_steps.first_steps_table(1.0)
+    with pytest.raises(ValueError, match="train"):
+        first_steps.first_steps_table(0.5, train="all")
+    with pytest.raises(ValueError, match="V"):
+        first_steps.column_max_offsets(np.ones((2, 3)))
+    with pytest.raises(TypeError, match="data"):
+        first_steps.first_step_from_counts("walks")
