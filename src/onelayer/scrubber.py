@@ -106,6 +106,19 @@ def _knob(param: str, label_param: str, label, values, fmt) -> Knob:
     return Knob(label, values, texts)
 
 
+def _alt_texts(alt, knobs: Sequence[Knob]) -> list[str]:
+    """``alt`` formatted for every setting, row-major."""
+    alt = _check_text("alt", alt)
+    out = []
+    for texts in product(*(k.texts for k in knobs)):
+        try:
+            out.append(alt.format(*texts, value=texts[0]))
+        except (IndexError, KeyError, ValueError) as exc:
+            raise ValueError(f"alt {alt!r} must use only {{value}}, {{0}}"
+                             f"{', {1}' if len(knobs) == 2 else ''}: {exc!r}") from None
+    return out
+
+
 def png_bytes(fig, *, dpi: int = 80) -> bytes:
     """Render ``fig`` to PNG bytes (white background, no version metadata) and close it."""
     if not isinstance(fig, Figure):
@@ -172,15 +185,7 @@ class Scrubber:
         for f in frames:
             _png_size(f)
         self.frames = frames
-        alt = _check_text("alt", alt)
-        self.alt_texts = []
-        for idx in product(*(range(n) for n in self.shape)):
-            texts = [k.texts[i] for k, i in zip(knobs, idx)]
-            try:
-                self.alt_texts.append(alt.format(*texts, value=texts[0]))
-            except (IndexError, KeyError, ValueError) as exc:
-                raise ValueError(f"alt {alt!r} must use only {{value}}, {{0}}"
-                                 f"{', {1}' if len(knobs) == 2 else ''}: {exc!r}") from None
+        self.alt_texts = _alt_texts(alt, knobs)
         self.interval_ms = check_int("interval_ms", interval_ms, low=20, high=10_000)
         self.max_bytes = check_int("max_bytes", max_bytes, low=1)
         self._html = self._build_html()
@@ -321,6 +326,7 @@ def scrub(draw: Callable[[object], Figure] | Sequence[Figure], values: Sequence,
     if len(knob.values) > MAX_FRAMES:
         raise ValueError(f"values has {len(knob.values)} settings; a scrubber holds at most {MAX_FRAMES}")
     _check_name(name)
+    _alt_texts(alt, [knob])  # fail before drawing
     if callable(draw):
         frames = [_render(draw(v), "draw", dpi) for v in knob.values]
     elif isinstance(draw, Sequence) and not isinstance(draw, (str, bytes)):
@@ -355,6 +361,7 @@ def scrub_grid(draw: Callable[[object, object], Figure] | Sequence[Sequence[Figu
         raise ValueError(f"values x values2 gives {n1} x {n2} = {n1 * n2} settings; "
                          f"a scrubber holds at most {MAX_FRAMES}: use a coarser grid")
     _check_name(name)
+    _alt_texts(alt, knobs)  # fail before drawing
     if callable(draw):
         frames = [_render(draw(a, b), "draw", dpi) for a, b in product(knobs[0].values, knobs[1].values)]
     elif isinstance(draw, Sequence) and not isinstance(draw, (str, bytes)):
