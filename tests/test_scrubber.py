@@ -67,19 +67,22 @@ def test_one_knob_frames_text_and_html(no_new_figures):
     assert data["alt"] == [f"A line of slope {v}" for v in range(4)]
     assert data["frames"][0] == "", "the first frame is stored once, as the <img> src"
     assert 'alt="A line of slope 0"' in html
-    # accessibility: a <label> per slider, live value text, a button
-    assert '<label for="onelayer-scrub-lines-knob0">slope</label>' in html
-    assert 'aria-live="polite"' in html and 'aria-valuetext="0"' in html
-    assert '<button type="button" id="onelayer-scrub-lines-play"' in html
-    # degrades without scripts: controls hidden, a note shown; white picture background for dark themes
-    assert "data-controls hidden" in html and "data-note" in html and "background:#fff" in html
+    # accessibility: a <label> per slider, live value text, a button (created by the script)
+    controls = data["controls"]
+    assert '<label for="onelayer-scrub-lines-knob0">slope</label>' in controls
+    assert 'aria-live="polite"' in controls and 'aria-valuetext="0"' in controls
+    assert '<button type="button" id="onelayer-scrub-lines-play"' in controls
+    # degrades without scripts: no control outside the scripts, a note shown; white picture background for dark themes
+    outside = re.sub(r"<script\b.*?</script>", "", html, flags=re.S)
+    assert "<input" not in outside and "<button" not in outside and "<label" not in outside
+    assert "data-note" in outside and "background:#fff" in outside
     assert s.size == (240, 160)  # 3 x 2 inches at dpi 80, never "tight" (font dependent)
     assert f'width="{s.size[0]}" height="{s.size[1]}"' in html
 
 
 def test_ids_derive_from_name_and_are_unique():
     s = scrub_grid(lambda a, b: line(a, b), [0, 1], [0, 1], labels=("slope", "offset"), name="grid_1", alt="{0} {1}")
-    ids = re.findall(r'\bid="([^"]+)"', s._repr_html_())
+    ids = re.findall(r'\bid="([^"]+)"', s._repr_html_() + payload(s._repr_html_())["controls"])
     assert len(ids) == len(set(ids))
     assert all(i.startswith("onelayer-scrub-grid_1") for i in ids)
     assert not re.search(r"[0-9a-f]{8}-[0-9a-f]{4}", s._repr_html_()), "no uuid-like ids"
@@ -123,7 +126,8 @@ def test_two_knob_grid_order_and_repr(no_new_figures):
     data = payload(html)
     assert data["shape"] == [3, 2] and data["texts"] == [["0", "1", "2"], ["0.0", "0.5"]]
     assert data["alt"][3] == "slope 1, offset 0.5"
-    assert html.count('type="range"') == 2 and html.count("<label") == 2 and html.count("<button") == 1
+    controls = data["controls"]
+    assert controls.count('type="range"') == 2 and controls.count("<label") == 2 and controls.count("<button") == 1
     assert len(set(frames_in(html))) == 6
 
 
@@ -138,7 +142,7 @@ def test_sequence_of_figures_and_nested_rows(no_new_figures):
 def test_escaping_of_caller_text():
     s = scrub(line, [1], label="<b>x</b>", name="esc", alt='a "quote" </script>', fmt=lambda v: "</script>")
     html = s._repr_html_()
-    assert "<b>x</b>" not in html and "&lt;b&gt;x&lt;/b&gt;" in html
+    assert "<b>x</b>" not in html and "&lt;b&gt;x&lt;/b&gt;" in payload(html)["controls"]
     assert html.count("</script>") == 2, "only the two closing tags of the player's own scripts"
     assert payload(html)["alt"] == ['a "quote" </script>']
 

@@ -16,9 +16,12 @@ picture. No kernel, no network, no JavaScript library.
 
 Where it works. The book's HTML (myst-nb writes ``text/html`` outputs raw, so
 the inline script runs) and any trusted notebook output. JupyterLab sanitises
-untrusted outputs (scripts and ``on*`` attributes are removed): there the
-player degrades to its first frame with a note pointing to the live widget,
-which stays the explorable cell in JupyterLab.
+untrusted outputs (scripts, ``on*`` and ``data-*`` attributes are removed): there
+the player degrades to its first frame with a note pointing to the live widget,
+which stays the explorable cell in JupyterLab (the script creates the controls,
+so no dead slider is shown). Once the cell is run, the output is trusted and the
+player works there too, keyboard included. All of this is checked in a browser by
+``tests/e2e/test_scrubbers.py``.
 
 Stability under nbval. Element ids are derived from ``name`` (no random ids),
 value labels and alt texts are formatted by the caller's ``fmt`` and ``alt``,
@@ -237,8 +240,11 @@ class Scrubber:
                 f'<input type="range" id="{root}-knob{i}" min="0" max="{len(knob.values) - 1}" step="1" value="0" '
                 f'aria-valuetext="{esc(knob.texts[0])}" style="vertical-align:middle;width:18em;max-width:50%"> '
                 f'<span id="{root}-value{i}" data-value aria-live="polite">{esc(knob.texts[0])}</span></div>')
+        # The controls are created by the script (from "controls"), so that where scripts are stripped
+        # (JupyterLab's sanitizer on untrusted output) no dead slider is shown, only the first frame and the note.
         # frames[0] is the <img>'s own src: the script reads it from there rather than storing it twice.
         data = {
+            "controls": "\n".join(rows),
             "shape": list(self.shape),
             "texts": [list(k.texts) for k in self.knobs],
             "alt": self.alt_texts,
@@ -253,7 +259,7 @@ class Scrubber:
             f'<img id="{root}-img" src="{_data_uri(self.frames[0])}" alt="{esc(self.alt_texts[0])}" '
             f'width="{width}" height="{height}" '
             f'style="display:block;max-width:100%;height:auto;background:#fff;padding:2px;border-radius:2px">\n'
-            f'<div id="{root}-controls" data-controls hidden>\n' + "\n".join(rows) + "\n</div>\n"
+            f'<div id="{root}-controls" data-controls></div>\n'
             f'<p id="{root}-note" data-note style="font-size:.85em;margin:.2em 0">{note}</p>\n'
             f'<script type="application/json" id="{root}-data">{payload}</script>\n'
             f"<script>{_PLAYER_JS.replace('ROOT_ID', root)}</script>\n"
@@ -268,6 +274,7 @@ _PLAYER_JS = """(function () {
   if (!root || root.getAttribute("data-ready")) return;
   root.setAttribute("data-ready", "1");
   var d = JSON.parse(root.querySelector("script[type='application/json']").textContent);
+  root.querySelector("[data-controls]").innerHTML = d.controls;
   var img = root.querySelector("img"), first = img.getAttribute("src");
   var knobs = root.querySelectorAll("input[type=range]"), shown = root.querySelectorAll("[data-value]");
   var play = root.querySelector("[data-play]"), timer = null;
@@ -296,8 +303,12 @@ _PLAYER_JS = """(function () {
     timer = setInterval(tick, d.interval);
     play.textContent = "Pause";
   });
-  for (var i = 0; i < knobs.length; i++) knobs[i].addEventListener("input", show);
-  root.querySelector("[data-controls]").hidden = false;
+  // A host page may bind keys (JupyterLab's notebook shortcuts): the slider's own keys stay with the slider.
+  function own(e) { e.stopPropagation(); }
+  for (var i = 0; i < knobs.length; i++) {
+    knobs[i].addEventListener("input", show);
+    knobs[i].addEventListener("keydown", own);
+  }
   var note = root.querySelector("[data-note]");
   if (note) note.parentNode.removeChild(note);
   show();

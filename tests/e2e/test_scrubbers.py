@@ -3,6 +3,9 @@
 * A page written here from ``Scrubber._repr_html_`` (one slider and a two-slider
   grid): keyboard and programmatic moves, *Play*, alt and value texts, and the
   degraded view when scripts are stripped (what JupyterLab does to untrusted output).
+* JupyterLab: a stored (untrusted, so sanitised) scrubber output shows its first
+  frame and the note and no dead controls; after running the cell the slider works,
+  by mouse and keyboard.
 * Every page of the built book (``_build/html``, pages from ``_toc.yml``): each
   scrubber found is moved end to end and its picture must change. The number found
   is printed (run with ``-s`` or ``-rA``); with no scrubber in the book yet the test
@@ -25,7 +28,7 @@ root => {
     frame: root.getAttribute('data-frame'), ready: root.getAttribute('data-ready'),
     values: [...root.querySelectorAll('[data-value]')].map(e => e.textContent),
     valuetexts: [...root.querySelectorAll('input[type=range]')].map(e => e.getAttribute('aria-valuetext')),
-    controls_visible: !!root.querySelector('[data-controls]').offsetParent,
+    controls_visible: [...root.querySelectorAll('input[type=range]')].some(e => !!e.offsetParent),
     note: !!root.querySelector('[data-note]'),
     play: (root.querySelector('[data-play]') || {}).textContent,
   };
@@ -217,3 +220,88 @@ def test_every_scrubber_in_the_built_book_moves(browser_context):
     total = sum(found.values())
     print(f"\nscrubbers in the built book ({HTML_DIR}): {total} on {len(found)} pages {found}")
     assert not failures, "\n".join(failures)
+
+
+LAB_CODE = '''from onelayer.scrubber import scrub
+from onelayer.plots import new_figure
+def draw(v):
+    fig, ax = new_figure(1, width=3, height=2); ax.plot([0, 1], [0, v]); ax.set_ylim(0, 3); return fig
+s = scrub(draw, [0, 1, 2, 3], label="slope", name="lab", alt="slope {value}")
+s'''
+
+LAB_STATE = """() => {
+  const r = document.querySelector('.jp-OutputArea-output .onelayer-scrubber');
+  const img = r && r.querySelector('img');
+  return r && {loaded: !!img && img.naturalWidth > 0, ready: r.getAttribute('data-ready'), frame: r.getAttribute('data-frame'),
+               note: !!r.querySelector('p') && /^Static picture/.test(r.querySelector('p').textContent),
+               inputs: r.querySelectorAll('input[type=range]').length};
+}"""
+
+
+def test_in_jupyterlab_untrusted_output_degrades_and_a_fresh_run_plays(browser_context, tmp_path):
+    """A stored (untrusted) scrubber output shows its first frame and the note, no dead controls; once the cell
+    is run (trusted output) the slider works, with the keyboard too (JupyterLab's shortcuts do not eat the keys)."""
+    import os
+    import secrets
+    import subprocess
+    import sys
+
+    import matplotlib
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+    from e2e_support import free_port
+    from test_jupyterlab import KERNEL_IDLE, _stop, _wait_for_server
+
+    matplotlib.use("Agg")
+    namespace: dict = {}
+    exec(LAB_CODE.rsplit("\n", 1)[0], namespace)
+    work = tmp_path / "work"
+    work.mkdir()
+    cell = new_code_cell(LAB_CODE, execution_count=1)
+    cell.outputs = [new_output("execute_result", data=namespace["s"]._repr_mimebundle_(), execution_count=1)]
+    kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(new_notebook(cells=[cell], metadata={"kernelspec": kernelspec}), work / "s.ipynb")
+    port, token = free_port(), secrets.token_hex(16)
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "JUPYTER_CONFIG_DIR": str(tmp_path / "config"),
+           "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"), "JUPYTERLAB_SETTINGS_DIR": str(tmp_path / "settings"),
+           "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "workspaces")}
+    env.pop("MPLBACKEND", None)
+    base = f"http://127.0.0.1:{port}"
+    cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
+           "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={work}",
+           "--ServerApp.allow_root=True", "--LabApp.news_url=", "--LabApp.extension_manager=readonly",
+           "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+    log = tmp_path / "jupyterlab.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen(cmd, cwd=work, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    page = None
+    try:
+        _wait_for_server(f"{base}/api/status?token={token}", proc, log)
+        page = browser_context.new_page()
+        keep_offline(page, None)
+        page.set_default_timeout(60_000)
+        page.goto(f"{base}/lab/tree/s.ipynb?token={token}", wait_until="domcontentloaded")
+        page.locator(".jp-OutputArea-output .onelayer-scrubber img").first.wait_for()
+        stored = page.evaluate(LAB_STATE)
+        assert stored["loaded"] and stored["note"] and stored["inputs"] == 0 and stored["ready"] is None, stored
+
+        page.locator(".jp-StatusBar-TextItem", has_text=KERNEL_IDLE).first.wait_for()
+        page.locator(".lm-MenuBar-item", has_text="Run").first.click()
+        page.locator(".lm-Menu-item", has_text=re.compile(r"^Run All Cells")).first.click()
+        page.wait_for_function("() => document.querySelector('.jp-OutputArea-output .onelayer-scrubber[data-ready]')",
+                               timeout=90_000)
+        fresh = page.evaluate(LAB_STATE)
+        assert fresh["inputs"] == 1 and fresh["frame"] == "0", fresh
+        page.locator("#onelayer-scrub-lab-knob0").focus()
+        page.keyboard.press("ArrowRight")
+        page.keyboard.press("ArrowRight")
+        assert page.evaluate(LAB_STATE)["frame"] == "2"
+        box = page.locator("#onelayer-scrub-lab-knob0").bounding_box()
+        page.mouse.click(box["x"] + 0.95 * box["width"], box["y"] + box["height"] / 2)
+        assert page.evaluate(LAB_STATE)["frame"] == "3"
+    finally:
+        if page is not None:
+            page.close()
+        _stop(proc, base, token)
+    assert proc.poll() is not None, "JupyterLab is still running"
