@@ -21,7 +21,7 @@ their modules when they run, so listing the figures never depends on them.
 from __future__ import annotations
 
 import functools
-from pathlib import Path
+from pathlib import PurePath
 
 import numpy as np
 
@@ -368,9 +368,6 @@ def _variations_doubly_stochastic(quick: bool):
 
 # --- chapter "random_init" --------------------------------------------------------------------------------------
 
-#: The stored sweep over the unstated details of Section 5.2 that the chapter loads (about 14 minutes to recompute
-#: with ``python -m onelayer.walks.random_init --out ...``).
-RANDOM_INIT_SWEEP = Path(__file__).resolve().parents[3] / "book" / "walks" / "data" / "random_init_sweep.json"
 #: Tiny sizes of the quick variants (those of ``python -m onelayer.walks.random_init --quick``).
 RANDOM_INIT_QUICK = {"steps": 20, "record_every": 5, "N": 13, "M": 100, "n_train": 50, "n_test": 50,
                      "table_steps": (5, 10), "snapshot_steps": (10, 20)}
@@ -384,7 +381,7 @@ def random_init_sweep(quick: bool = False) -> dict:
     if quick:
         return ri.sweep(normalizations=("keys_and_query",), readings=(("mean", 0.01), ("sum", 0.1)), seeds=(0,),
                         **RANDOM_INIT_QUICK)
-    return ri.load(RANDOM_INIT_SWEEP)
+    return ri.load()
 
 
 def _rerun(run: dict, quick: bool) -> dict:
@@ -425,7 +422,7 @@ def _random_init_ordering(quick: bool):
 
     data = random_init_sweep(quick)
     rows = ri.ordering_table(data)
-    return ri.figure_ordering(rows), {"source": "quick live sweep" if quick else str(RANDOM_INIT_SWEEP.name),
+    return ri.figure_ordering(rows), {"source": "quick live sweep" if quick else PurePath(ri.STORED).name,
                                       "paper_pattern_count": sum(r["paper_pattern"] for r in rows), "table": rows}
 
 
