@@ -110,18 +110,22 @@ def rowwise_matmul(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
     promise this (blocked edge cases round differently), and a one-ulp difference
     between output coordinates is enough to seed the instability of the
     symmetric state of Theorem 4.1.
+
+    With leading member axes (``A``: ``(..., n, j)``, ``B``: ``(..., j, k)``) it is
+    ``A[b] @ B[b]`` for every member ``b``, by the same operations.
     """
-    return (A[:, None, :] * B.T[None, :, :]).sum(dim=-1)
+    return (A[..., :, None, :] * B.transpose(-1, -2)[..., None, :, :]).sum(dim=-1)
 
 
-def batch_sum(X: torch.Tensor) -> torch.Tensor:
-    """Sum over the first (batch) axis with the same operation order for every remaining entry.
+def batch_sum(X: torch.Tensor, members: int = 0) -> torch.Tensor:
+    """Sum over the batch axis (after ``members`` leading member axes) with the same operation order for every entry.
 
     The batch axis is moved to the end and reduced as a contiguous row, so every
     output entry is summed identically (see :func:`rowwise_matmul`).
     """
-    flat = X.reshape(X.shape[0], -1).T.contiguous()
-    return flat.sum(dim=1).reshape(X.shape[1:])
+    lead = X.shape[:members]
+    flat = X.reshape(lead + (X.shape[members], -1)).transpose(-1, -2).contiguous()
+    return flat.sum(dim=-1).reshape(lead + X.shape[members + 1:])
 
 
 @dataclass(frozen=True)
@@ -273,25 +277,43 @@ class WalkTransformer:
 
     def _pass(self, params: dict[str, torch.Tensor], data: TokenData) -> dict[str, torch.Tensor]:
         self._check_data(data)
+        return self.forward_tokens(params, data.tokens)
+
+    def forward_tokens(self, params: dict[str, torch.Tensor], tokens: torch.Tensor) -> dict[str, torch.Tensor]:
+        """The forward pass on raw tokens ``(..., B, N - 1)`` with parameters ``(..., K + M)``, ``(..., rows, K)``.
+
+        The leading axes ``...`` (none for one model, one member axis for
+        :mod:`onelayer.walks.batched`) are independent members. Returns the
+        logits ``z`` and attention ``S`` (``(..., B, N)``), the weighted token
+        ``u`` and the output ``f`` (``(..., B, K)``) and, with a hidden layer, the
+        pre-activation ``h``. No validation: see :meth:`forward`.
+        """
         c = self.config
         q = params["q"]
-        r = self.P.T @ q[c.K:]  # p_j^T q_pos, shared by every sequence
-        raw = torch.empty((data.B, c.N), dtype=self.dtype)
-        raw[:, :-1] = q[: c.K][data.tokens] + r[:-1]
-        raw[:, -1] = r[-1]
+        q_pos = q[..., c.K:]
+        # p_j^T q_pos, shared by every sequence: a matrix-vector product for one model
+        r = self.P.T @ q_pos if q.ndim == 1 else q_pos @ self.P
+        lead, B = tokens.shape[:-2], tokens.shape[-2]
+        raw = torch.empty(lead + (B, c.N), dtype=self.dtype)
+        if q.ndim == 1:
+            raw[..., :-1] = q[: c.K][tokens] + r[:-1]
+        else:
+            flat = tokens.reshape(lead + (-1,))
+            raw[..., :-1] = q[..., : c.K].gather(-1, flat).reshape(tokens.shape) + r[..., None, :-1]
+        raw[..., -1] = r[..., -1:]
         z = self.logit_factor * self.key_factors * raw
-        S = torch.softmax(z, dim=1)
-        u = torch.zeros((data.B, c.K), dtype=self.dtype).scatter_add_(1, data.tokens, S[:, :-1])
+        S = torch.softmax(z, dim=-1)
+        u = torch.zeros(lead + (B, c.K), dtype=self.dtype).scatter_add_(-1, tokens, S[..., :-1])
         out = {"z": z, "S": S, "u": u}
-        h = rowwise_matmul(u, params["V"].T)
+        h = rowwise_matmul(u, params["V"].transpose(-1, -2))
         if c.hidden is None:
             f = h
         else:
             out["h"] = h
-            f = rowwise_matmul(torch.relu(h), params["A"].T)
+            f = rowwise_matmul(torch.relu(h), params["A"].transpose(-1, -2))
         if c.residual:
             # the query slot's token part, added literally: it is the zero vector
-            f = f + torch.zeros((data.B, c.K), dtype=self.dtype)
+            f = f + torch.zeros(lead + (B, c.K), dtype=self.dtype)
         out["f"] = f
         return out
 
@@ -330,30 +352,49 @@ class WalkTransformer:
         ``grads["q"] = ||x~_N||^2 dL/dq`` is the change of ``q = W x~_N`` per unit
         step of GD on ``W``.
         """
+        self._check_data(data)
+        return self.loss_and_grads_tokens(params, data.tokens, data.labels, data.weights)
+
+    def loss_and_grads_tokens(self, params, tokens: torch.Tensor, labels: torch.Tensor,
+                              weights: torch.Tensor) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """:meth:`loss_and_grads` on raw tensors, with leading member axes as in :meth:`forward_tokens`.
+
+        ``tokens``: ``(..., B, N - 1)``, ``labels`` and ``weights``: ``(..., B)``.
+        Returns the loss of every member (``(...)``) and the gradients ``name -> (..., shape)``.
+        No validation.
+        """
         c = self.config
-        out = self._pass(params, data)
+        lead, B = labels.shape[:-1], labels.shape[-1]
+        members = len(lead)
+        out = self.forward_tokens(params, tokens)
         S, u, f = out["S"], out["u"], out["f"]
-        values = losses.loss_values(f, data.labels, c.loss, c.epsilon)
-        loss = self._reduce_loss(values, data)
-        omega = data.weights.to(self.dtype) * (data.B if c.reduction == "sum" else 1)
-        G = losses.loss_gradient(f, data.labels, c.loss, c.epsilon) * omega[:, None]
+        flat_f, flat_y = f.reshape(-1, c.K), labels.reshape(-1)
+        values = losses.loss_values(flat_f, flat_y, c.loss, c.epsilon).reshape(labels.shape)
+        factor = B if c.reduction == "sum" else 1
+        w = weights.to(self.dtype)
+        weighted = w * values
+        loss = factor * (weighted.sum() if members == 0 else weighted.sum(dim=-1))
+        G = losses.loss_gradient(flat_f, flat_y, c.loss, c.epsilon).reshape(f.shape) * (w * factor)[..., None]
         grads = {}
         if c.hidden is None:
-            grads["V"] = batch_sum(G[:, :, None] * u[:, None, :])
+            grads["V"] = batch_sum(G[..., :, None] * u[..., None, :], members)
             a = rowwise_matmul(G, params["V"])
         else:
             h = out["h"]
-            grads["A"] = batch_sum(G[:, :, None] * torch.relu(h)[:, None, :])
+            grads["A"] = batch_sum(G[..., :, None] * torch.relu(h)[..., None, :], members)
             Gh = rowwise_matmul(G, params["A"]) * (h > 0).to(self.dtype)
-            grads["V"] = batch_sum(Gh[:, :, None] * u[:, None, :])
+            grads["V"] = batch_sum(Gh[..., :, None] * u[..., None, :], members)
             a = rowwise_matmul(Gh, params["V"])
-        alpha = torch.zeros((data.B, c.N), dtype=self.dtype)
-        alpha[:, :-1] = a.gather(1, data.tokens)
-        delta = S * (alpha - (S * alpha).sum(dim=1, keepdim=True))
+        alpha = torch.zeros(lead + (B, c.N), dtype=self.dtype)
+        alpha[..., :-1] = a.gather(-1, tokens)
+        delta = S * (alpha - (S * alpha).sum(dim=-1, keepdim=True))
         delta = delta * (self.logit_factor * self.key_factors)
-        dq_tok = torch.zeros(c.K, dtype=self.dtype).scatter_add_(0, data.tokens.reshape(-1), delta[:, :-1].reshape(-1))
-        dq_pos = self.P @ batch_sum(delta)
-        grads["q"] = self.query_norm2 * torch.cat([dq_tok, dq_pos])
+        dq_tok = torch.zeros(lead + (c.K,), dtype=self.dtype).scatter_add_(
+            -1, tokens.reshape(lead + (-1,)), delta[..., :-1].reshape(lead + (-1,)))
+        summed = batch_sum(delta, members)
+        # the positional part: a matrix-vector product for one model
+        dq_pos = self.P @ summed if members == 0 else summed @ self.P.T
+        grads["q"] = self.query_norm2 * torch.cat([dq_tok, dq_pos], dim=-1)
         return loss, grads
 
     # -- predictions --------------------------------------------------------------------
