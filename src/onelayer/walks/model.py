@@ -80,93 +80,19 @@ Indices are 0-based: position ``N - 2`` is the direct parent ``x_{N-1}`` and
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
 
 import torch
 
 from ..seeding import DTYPES, generator
 from ..training import History, train
-from ..validation import check_bool, check_choice, check_float, check_int
+from ..validation import check_choice, check_float
 from . import losses, positions, prediction, ring
+from .contractions import batch_sum, rowwise_matmul
 from .data import TokenData
+from .options import INITS, LOGIT_SCALES, NORMALIZE, REDUCTIONS, ModelConfig
 
 __all__ = ["ModelConfig", "WalkTransformer", "NORMALIZE", "LOGIT_SCALES", "REDUCTIONS", "INITS", "rowwise_matmul", "batch_sum"]
 
-#: Names accepted by the ``normalize`` option.
-NORMALIZE = ("none", "keys", "keys_and_query")
-#: Names accepted by the ``logit_scale`` option.
-LOGIT_SCALES = ("one", "inv_sqrt_d")
-#: Names accepted by the ``reduction`` option.
-REDUCTIONS = ("mean", "sum")
-#: Names accepted by ``WalkTransformer.init(init=...)``.
-INITS = ("zero", "gaussian")
-
-
-def rowwise_matmul(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
-    """``A @ B`` computed as elementwise products followed by a sum over the contiguous last axis.
-
-    Every output entry is then reduced by the same sequence of floating-point
-    operations, so equal inputs give bit-identical outputs. BLAS kernels do not
-    promise this (blocked edge cases round differently), and a one-ulp difference
-    between output coordinates is enough to seed the instability of the
-    symmetric state of Theorem 4.1.
-
-    With leading member axes (``A``: ``(..., n, j)``, ``B``: ``(..., j, k)``) it is
-    ``A[b] @ B[b]`` for every member ``b``, by the same operations.
-    """
-    return (A[..., :, None, :] * B.transpose(-1, -2)[..., None, :, :]).sum(dim=-1)
-
-
-def batch_sum(X: torch.Tensor, members: int = 0) -> torch.Tensor:
-    """Sum over the batch axis (after ``members`` leading member axes) with the same operation order for every entry.
-
-    The batch axis is moved to the end and reduced as a contiguous row, so every
-    output entry is summed identically (see :func:`rowwise_matmul`).
-    """
-    lead = X.shape[:members]
-    flat = X.reshape(lead + (X.shape[members], -1)).transpose(-1, -2).contiguous()
-    return flat.sum(dim=-1).reshape(lead + X.shape[members + 1:])
-
-
-@dataclass(frozen=True)
-class ModelConfig:
-    """Sizes and options of the model (see the module docstring for each option)."""
-
-    K: int
-    N: int
-    M: int = 1000
-    positions: str = "sin"
-    gram_error: float = 0.0
-    gram_seed: int = 0
-    normalize: str = "none"
-    logit_scale: str = "one"
-    residual: bool = False
-    hidden: int | None = None
-    loss: str = "log"
-    epsilon: float = 0.1
-    reduction: str = "mean"
-    dtype: str = "float64"
-
-    def __post_init__(self):
-        check_int("K", self.K, low=1, high=100_000)
-        check_int("N", self.N, low=2, high=1_000_000)
-        check_int("M", self.M, low=1, high=1_000_000)
-        check_choice("positions", self.positions, positions.POSITIONS)
-        check_float("gram_error", self.gram_error, low=0.0)
-        check_int("gram_seed", self.gram_seed, low=0)
-        check_choice("normalize", self.normalize, NORMALIZE)
-        check_choice("logit_scale", self.logit_scale, LOGIT_SCALES)
-        check_bool("residual", self.residual)
-        if self.hidden is not None:
-            check_int("hidden", self.hidden, low=1, high=100_000)
-        check_choice("loss", self.loss, losses.LOSSES)
-        check_float("epsilon", self.epsilon, low=0.0)
-        check_choice("reduction", self.reduction, REDUCTIONS)
-        check_choice("dtype", self.dtype, tuple(DTYPES))
-
-    def replace(self, **changes) -> ModelConfig:
-        """A copy with some fields changed."""
-        return ModelConfig(**{**asdict(self), **changes})
 
 
 class WalkTransformer:

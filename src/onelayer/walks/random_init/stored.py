@@ -8,6 +8,7 @@ from pathlib import Path
 import torch
 
 from ... import paths, store
+from ..settings import RANDOM_INIT_QUICK
 from .runs import sweep
 
 
@@ -42,8 +43,7 @@ def main(argv=None) -> int:
     torch.set_num_threads(1)
     if args.quick:
         data = sweep(normalizations=("keys_and_query",), readings=(("mean", 0.01), ("sum", 0.01)), seeds=args.seeds[:1],
-                     steps=20, record_every=5, N=13, M=100, n_train=50, n_test=50, table_steps=(5, 10),
-                     snapshot_steps=(10, 20), progress=True)
+                     progress=True, **RANDOM_INIT_QUICK)
     else:
         data = sweep(seeds=tuple(args.seeds), progress=True)
     save(data, args.out)
