@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 import torch
 
+from onelayer.paths import data_path
 from onelayer.walks import WalkTransformer, random_init as ri, walk_population
 
 ROOT = Path(__file__).resolve().parents[1]
-STORED = ROOT / "book" / "walks" / "data" / "random_init_sweep.json"
+STORED = data_path(ri.STORED)
 
 
 @pytest.fixture(scope="module")
@@ -145,7 +146,9 @@ def test_quick_sweep_and_figures(quick):
 
 def test_json_is_plain(quick, tmp_path):
     path = ri.save(quick, tmp_path / "sub" / "copy.json")
-    assert json.loads(path.read_text()) == quick
+    record = json.loads(path.read_text())
+    assert record.pop("schema_version") == 1 and record.pop("kind") == ri.KIND
+    assert record == quick == ri.load(path)
 
 
 def test_random_init_validation_errors():

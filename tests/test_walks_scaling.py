@@ -15,12 +15,13 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
+from onelayer.paths import data_path  # noqa: E402
 from onelayer.walks import scaling as sc  # noqa: E402
 from onelayer.walks import batched as sw  # noqa: E402
 from onelayer.walks.model import WalkTransformer  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-STORED = ROOT / sc.STORED
+STORED = data_path(sc.STORED)
 
 
 @pytest.fixture(scope="module")

@@ -15,6 +15,8 @@ Core (shared by every walks chapter):
 * :mod:`onelayer.walks.positions`: positional vectors ``"sin"`` | ``"exact"`` | ``"none"``.
 * :mod:`onelayer.walks.losses`: ``"log"`` (the paper's) | ``"squared"`` | ``"cross_entropy"``.
 * :mod:`onelayer.walks.prediction`: the smallest-index tie rule and accuracies.
+* :mod:`onelayer.walks.options`: :class:`~onelayer.walks.options.ModelConfig`, the sizes and named options.
+* :mod:`onelayer.walks.contractions`: contractions with one operation order for every entry.
 * :mod:`onelayer.walks.model`: :class:`~onelayer.walks.model.WalkTransformer`,
   the fast exact simulation through ``q = W x~_N`` with closed-form gradients,
   and every named option (initialisation, normalisation, logit scale,
@@ -23,7 +25,8 @@ Core (shared by every walks chapter):
 * :mod:`onelayer.walks.theory`: closed forms from the proofs and the measured
   quantities of the theorems.
 * :mod:`onelayer.walks.batched`: many members (data seeds, ``p``, step sizes)
-  of one size trained in one batched call, with closed-form gradients.
+  of one size trained in one batched call, through the model's own forward pass.
+* :mod:`onelayer.walks.settings`: every chapter's settings, read by the chapter and by its figure recipes.
 
 Chapters:
 
@@ -37,7 +40,7 @@ Chapters:
 * :mod:`onelayer.walks.variations`: residual, scaling, no positions, lag 2, non-circulant chains.
 * :mod:`onelayer.walks.lab`: the interactive lab.
 * :mod:`onelayer.walks.scaling`: steps to converge and time per step against ``N`` and ``M``.
-* :mod:`onelayer.walks.registry`: the figures reproducible with ``python -m onelayer``.
+* :mod:`onelayer.walks.registry`: the figures reproducible with ``python -m onelayer``, one module per chapter.
 """
 
 from . import data, figures, losses, model, positions, prediction, reference, ring, theorem31, theorem41, theory

@@ -15,7 +15,7 @@ leading member axis ``B``:
 * :func:`init_params`: ``{"V": (B, K, K), "q": (B, K + M)}`` (zero, or Gaussian
   per initialisation seed, exactly as :meth:`~onelayer.walks.model.WalkTransformer.init`);
 * :func:`loss_and_grads`: the closed-form gradients of
-  :meth:`~onelayer.walks.model.WalkTransformer.loss_and_grads` with a member axis. As there, the
+  :meth:`~onelayer.walks.model.WalkTransformer.loss_and_grads` with a member axis (in chunks of members). As there, the
   entry ``"q"`` is ``||x~_N||^2 dL/dq``, so that ``q -= eta * grads["q"]`` is
   the GD step on the merged matrix ``W``;
 * :func:`train_sweep`: the sweep itself, returning a
@@ -23,13 +23,14 @@ leading member axis ``B``:
 * :func:`attention_records`: per-member record functions (attention on the
   parent, accuracy, conditional accuracy) on any batched walks.
 
-Every contraction is written in the same order as the single-run model
-(:func:`~onelayer.walks.model.rowwise_matmul`, :func:`~onelayer.walks.model.batch_sum`,
-sequential ``scatter_add``), so member ``b`` goes through the same
-floating-point operations as a separate run except the two products with the
-positional matrix ``P`` (one matrix product for all members instead of one
-matrix-vector product each). In float64 a sweep reproduces separate runs to
-about ``1e-13`` (``tests/test_walks_batched.py`` asks for ``1e-10``).
+There is one forward pass: :func:`forward_pass` and :func:`loss_and_grads` call
+:meth:`~onelayer.walks.model.WalkTransformer.forward_tokens` and
+:meth:`~onelayer.walks.model.WalkTransformer.loss_and_grads_tokens` of the
+shared model with the member axis as a leading axis, so member ``b`` goes
+through the same floating-point operations as a separate run except the two
+products with the positional matrix ``P`` (one matrix product for all members
+instead of one matrix-vector product each). In float64 a sweep reproduces
+separate runs to about ``1e-13`` (``tests/test_walks_batched.py`` asks for ``1e-10``).
 
 Defaults are the paper's Section 5.1 setting (those of :class:`ModelConfig` and
 of :meth:`~onelayer.walks.model.WalkTransformer.train`): zero initialisation, log-loss with
@@ -223,22 +224,7 @@ def init_params(model: WalkTransformer, members: int, init: str = "zero", *, sig
     return {name: torch.stack([r[name] for r in runs]) for name in runs[0]}
 
 
-# -- the batched forward pass and its gradients ------------------------------------------------
-def _rowwise(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
-    """Per member ``A[b] @ B[b]`` as :func:`onelayer.walks.model.rowwise_matmul` computes it.
-
-    ``A``: ``(B, n, j)``, ``B``: ``(B, j, k)`` -> ``(B, n, k)``.
-    """
-    return (A[:, :, None, :] * B.transpose(1, 2)[:, None, :, :]).sum(dim=-1)
-
-
-def _sum_sequences(X: torch.Tensor) -> torch.Tensor:
-    """Per member the sum over the sequence axis 1, as :func:`onelayer.walks.model.batch_sum` computes it."""
-    size, n = X.shape[:2]
-    flat = X.reshape(size, n, -1).transpose(1, 2).contiguous()
-    return flat.sum(dim=2).reshape((size,) + X.shape[2:])
-
-
+# -- the batched forward pass and its gradients: WalkTransformer's own, with a member axis ---------------------
 #: Default work per chunk of members: about this many attention entries (members x walks x positions),
 #: i.e. intermediate tensors of about 2 MB in float64.
 CHUNK_ENTRIES = 2**18
@@ -253,29 +239,6 @@ def _chunks(model: WalkTransformer, data: SweepData, chunk: int | None) -> list[
     return [slice(lo, min(lo + chunk, data.B)) for lo in range(0, data.B, chunk)]
 
 
-def _forward(model: WalkTransformer, params, tokens: torch.Tensor) -> dict[str, torch.Tensor]:
-    """The batched forward pass on raw token tensors ``(B, n, N - 1)`` (no validation)."""
-    c = model.config
-    size, n = tokens.shape[:2]
-    q = params["q"]
-    r = q[:, c.K:] @ model.P  # p_j^T q_pos, (B, N)
-    raw = torch.empty((size, n, c.N), dtype=model.dtype)
-    raw[:, :, :-1] = q[:, : c.K].gather(1, tokens.reshape(size, -1)).reshape(size, n, c.N - 1) + r[:, None, :-1]
-    raw[:, :, -1] = r[:, -1:]
-    z = model.logit_factor * model.key_factors * raw
-    S = torch.softmax(z, dim=2)
-    u = torch.zeros((size, n, c.K), dtype=model.dtype).scatter_add_(2, tokens, S[:, :, :-1])
-    out = {"z": z, "S": S, "u": u}
-    h = _rowwise(u, params["V"].transpose(1, 2))
-    if c.hidden is None:
-        out["f"] = h
-    else:
-        out["h"] = h
-        out["f"] = _rowwise(torch.relu(h), params["A"].transpose(1, 2))
-    # residual=True adds the query slot's token part, the zero vector: nothing to compute.
-    return out
-
-
 def forward_pass(model: WalkTransformer, params: Mapping[str, torch.Tensor],
                  data: SweepData) -> dict[str, torch.Tensor]:
     """Logits ``z`` and attention ``S`` (``(B, n, N)``), weighted token ``u`` and output ``f`` (``(B, n, K)``).
@@ -285,7 +248,7 @@ def forward_pass(model: WalkTransformer, params: Mapping[str, torch.Tensor],
     """
     model, data = _check_model(model), _check_data(model, data)
     _check_params(model, params, data.B)
-    return _forward(model, params, data.tokens)
+    return model.forward_tokens(params, data.tokens)
 
 
 def _loss_factor(model: WalkTransformer, n: int) -> int:
@@ -302,38 +265,6 @@ def losses_per_member(model: WalkTransformer, params: Mapping[str, torch.Tensor]
     f = forward_pass(model, params, data)["f"]
     values = _loss_values(model, f, data.labels)
     return _loss_factor(model, data.n) * (data.weights.to(model.dtype) * values).sum(dim=1)
-
-
-def _loss_and_grads(model: WalkTransformer, params, tokens, labels, weights):
-    """:func:`loss_and_grads` on raw tensors of one chunk of members (no validation)."""
-    c = model.config
-    size, n = labels.shape
-    out = _forward(model, params, tokens)
-    S, u, f = out["S"], out["u"], out["f"]
-    w = weights.to(model.dtype)
-    factor = _loss_factor(model, n)
-    loss = factor * (w * _loss_values(model, f, labels)).sum(dim=1)
-    G = losses.loss_gradient(f.reshape(-1, c.K), labels.reshape(-1), c.loss, c.epsilon).reshape(size, n, c.K)
-    G = G * (w * factor)[:, :, None]
-    grads = {}
-    if c.hidden is None:
-        grads["V"] = _sum_sequences(G[:, :, :, None] * u[:, :, None, :])
-        a = _rowwise(G, params["V"])
-    else:
-        h = out["h"]
-        grads["A"] = _sum_sequences(G[:, :, :, None] * torch.relu(h)[:, :, None, :])
-        Gh = _rowwise(G, params["A"]) * (h > 0).to(model.dtype)
-        grads["V"] = _sum_sequences(Gh[:, :, :, None] * u[:, :, None, :])
-        a = _rowwise(Gh, params["V"])
-    alpha = torch.zeros((size, n, c.N), dtype=model.dtype)
-    alpha[:, :, :-1] = a.gather(2, tokens)
-    delta = S * (alpha - (S * alpha).sum(dim=2, keepdim=True))
-    delta = delta * (model.logit_factor * model.key_factors)
-    dq_tok = torch.zeros((size, c.K), dtype=model.dtype).scatter_add_(
-        1, tokens.reshape(size, -1), delta[:, :, :-1].reshape(size, -1))
-    dq_pos = _sum_sequences(delta) @ model.P.T
-    grads["q"] = model.query_norm2 * torch.cat([dq_tok, dq_pos], dim=1)
-    return loss, grads
 
 
 def loss_and_grads(model: WalkTransformer, params: Mapping[str, torch.Tensor], data: SweepData, *,
@@ -354,8 +285,8 @@ def loss_and_grads(model: WalkTransformer, params: Mapping[str, torch.Tensor], d
     """
     model, data = _check_model(model), _check_data(model, data)
     _check_params(model, params, data.B)
-    parts = [_loss_and_grads(model, {k: v[s] for k, v in params.items()}, data.tokens[s], data.labels[s],
-                             data.weights[s]) for s in _chunks(model, data, chunk)]
+    parts = [model.loss_and_grads_tokens({k: v[s] for k, v in params.items()}, data.tokens[s], data.labels[s],
+                                         data.weights[s]) for s in _chunks(model, data, chunk)]
     if len(parts) == 1:
         return parts[0]
     loss = torch.cat([p[0] for p in parts])
@@ -391,7 +322,7 @@ def attention_records(model: WalkTransformer, data: SweepData, ps=None, *,
             _check_params(model, prm, data.B)
             parent, pred = [], []
             for s in slices:
-                out = _forward(model, {k: v[s] for k, v in prm.items()}, data.tokens[s])
+                out = model.forward_tokens({k: v[s] for k, v in prm.items()}, data.tokens[s])
                 parent.append(out["S"][:, :, -2])
                 pred.append(prediction.predict(out["f"].reshape(-1, data.K)).reshape(-1, data.n))
             cache.update(key=key, parent=torch.cat(parent), pred=torch.cat(pred))

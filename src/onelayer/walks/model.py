@@ -80,89 +80,19 @@ Indices are 0-based: position ``N - 2`` is the direct parent ``x_{N-1}`` and
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
 
 import torch
 
 from ..seeding import DTYPES, generator
 from ..training import History, train
-from ..validation import check_bool, check_choice, check_float, check_int
+from ..validation import check_choice, check_float
 from . import losses, positions, prediction, ring
+from .contractions import batch_sum, rowwise_matmul
 from .data import TokenData
+from .options import INITS, LOGIT_SCALES, NORMALIZE, REDUCTIONS, ModelConfig
 
 __all__ = ["ModelConfig", "WalkTransformer", "NORMALIZE", "LOGIT_SCALES", "REDUCTIONS", "INITS", "rowwise_matmul", "batch_sum"]
 
-#: Names accepted by the ``normalize`` option.
-NORMALIZE = ("none", "keys", "keys_and_query")
-#: Names accepted by the ``logit_scale`` option.
-LOGIT_SCALES = ("one", "inv_sqrt_d")
-#: Names accepted by the ``reduction`` option.
-REDUCTIONS = ("mean", "sum")
-#: Names accepted by ``WalkTransformer.init(init=...)``.
-INITS = ("zero", "gaussian")
-
-
-def rowwise_matmul(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
-    """``A @ B`` computed as elementwise products followed by a sum over the contiguous last axis.
-
-    Every output entry is then reduced by the same sequence of floating-point
-    operations, so equal inputs give bit-identical outputs. BLAS kernels do not
-    promise this (blocked edge cases round differently), and a one-ulp difference
-    between output coordinates is enough to seed the instability of the
-    symmetric state of Theorem 4.1.
-    """
-    return (A[:, None, :] * B.T[None, :, :]).sum(dim=-1)
-
-
-def batch_sum(X: torch.Tensor) -> torch.Tensor:
-    """Sum over the first (batch) axis with the same operation order for every remaining entry.
-
-    The batch axis is moved to the end and reduced as a contiguous row, so every
-    output entry is summed identically (see :func:`rowwise_matmul`).
-    """
-    flat = X.reshape(X.shape[0], -1).T.contiguous()
-    return flat.sum(dim=1).reshape(X.shape[1:])
-
-
-@dataclass(frozen=True)
-class ModelConfig:
-    """Sizes and options of the model (see the module docstring for each option)."""
-
-    K: int
-    N: int
-    M: int = 1000
-    positions: str = "sin"
-    gram_error: float = 0.0
-    gram_seed: int = 0
-    normalize: str = "none"
-    logit_scale: str = "one"
-    residual: bool = False
-    hidden: int | None = None
-    loss: str = "log"
-    epsilon: float = 0.1
-    reduction: str = "mean"
-    dtype: str = "float64"
-
-    def __post_init__(self):
-        check_int("K", self.K, low=1, high=100_000)
-        check_int("N", self.N, low=2, high=1_000_000)
-        check_int("M", self.M, low=1, high=1_000_000)
-        check_choice("positions", self.positions, positions.POSITIONS)
-        check_float("gram_error", self.gram_error, low=0.0)
-        check_int("gram_seed", self.gram_seed, low=0)
-        check_choice("normalize", self.normalize, NORMALIZE)
-        check_choice("logit_scale", self.logit_scale, LOGIT_SCALES)
-        check_bool("residual", self.residual)
-        if self.hidden is not None:
-            check_int("hidden", self.hidden, low=1, high=100_000)
-        check_choice("loss", self.loss, losses.LOSSES)
-        check_float("epsilon", self.epsilon, low=0.0)
-        check_choice("reduction", self.reduction, REDUCTIONS)
-        check_choice("dtype", self.dtype, tuple(DTYPES))
-
-    def replace(self, **changes) -> ModelConfig:
-        """A copy with some fields changed."""
-        return ModelConfig(**{**asdict(self), **changes})
 
 
 class WalkTransformer:
@@ -273,25 +203,43 @@ class WalkTransformer:
 
     def _pass(self, params: dict[str, torch.Tensor], data: TokenData) -> dict[str, torch.Tensor]:
         self._check_data(data)
+        return self.forward_tokens(params, data.tokens)
+
+    def forward_tokens(self, params: dict[str, torch.Tensor], tokens: torch.Tensor) -> dict[str, torch.Tensor]:
+        """The forward pass on raw tokens ``(..., B, N - 1)`` with parameters ``(..., K + M)``, ``(..., rows, K)``.
+
+        The leading axes ``...`` (none for one model, one member axis for
+        :mod:`onelayer.walks.batched`) are independent members. Returns the
+        logits ``z`` and attention ``S`` (``(..., B, N)``), the weighted token
+        ``u`` and the output ``f`` (``(..., B, K)``) and, with a hidden layer, the
+        pre-activation ``h``. No validation: see :meth:`forward`.
+        """
         c = self.config
         q = params["q"]
-        r = self.P.T @ q[c.K:]  # p_j^T q_pos, shared by every sequence
-        raw = torch.empty((data.B, c.N), dtype=self.dtype)
-        raw[:, :-1] = q[: c.K][data.tokens] + r[:-1]
-        raw[:, -1] = r[-1]
+        q_pos = q[..., c.K:]
+        # p_j^T q_pos, shared by every sequence: a matrix-vector product for one model
+        r = self.P.T @ q_pos if q.ndim == 1 else q_pos @ self.P
+        lead, B = tokens.shape[:-2], tokens.shape[-2]
+        raw = torch.empty(lead + (B, c.N), dtype=self.dtype)
+        if q.ndim == 1:
+            raw[..., :-1] = q[: c.K][tokens] + r[:-1]
+        else:
+            flat = tokens.reshape(lead + (-1,))
+            raw[..., :-1] = q[..., : c.K].gather(-1, flat).reshape(tokens.shape) + r[..., None, :-1]
+        raw[..., -1] = r[..., -1:]
         z = self.logit_factor * self.key_factors * raw
-        S = torch.softmax(z, dim=1)
-        u = torch.zeros((data.B, c.K), dtype=self.dtype).scatter_add_(1, data.tokens, S[:, :-1])
+        S = torch.softmax(z, dim=-1)
+        u = torch.zeros(lead + (B, c.K), dtype=self.dtype).scatter_add_(-1, tokens, S[..., :-1])
         out = {"z": z, "S": S, "u": u}
-        h = rowwise_matmul(u, params["V"].T)
+        h = rowwise_matmul(u, params["V"].transpose(-1, -2))
         if c.hidden is None:
             f = h
         else:
             out["h"] = h
-            f = rowwise_matmul(torch.relu(h), params["A"].T)
+            f = rowwise_matmul(torch.relu(h), params["A"].transpose(-1, -2))
         if c.residual:
             # the query slot's token part, added literally: it is the zero vector
-            f = f + torch.zeros((data.B, c.K), dtype=self.dtype)
+            f = f + torch.zeros(lead + (B, c.K), dtype=self.dtype)
         out["f"] = f
         return out
 
@@ -330,30 +278,49 @@ class WalkTransformer:
         ``grads["q"] = ||x~_N||^2 dL/dq`` is the change of ``q = W x~_N`` per unit
         step of GD on ``W``.
         """
+        self._check_data(data)
+        return self.loss_and_grads_tokens(params, data.tokens, data.labels, data.weights)
+
+    def loss_and_grads_tokens(self, params, tokens: torch.Tensor, labels: torch.Tensor,
+                              weights: torch.Tensor) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """:meth:`loss_and_grads` on raw tensors, with leading member axes as in :meth:`forward_tokens`.
+
+        ``tokens``: ``(..., B, N - 1)``, ``labels`` and ``weights``: ``(..., B)``.
+        Returns the loss of every member (``(...)``) and the gradients ``name -> (..., shape)``.
+        No validation.
+        """
         c = self.config
-        out = self._pass(params, data)
+        lead, B = labels.shape[:-1], labels.shape[-1]
+        members = len(lead)
+        out = self.forward_tokens(params, tokens)
         S, u, f = out["S"], out["u"], out["f"]
-        values = losses.loss_values(f, data.labels, c.loss, c.epsilon)
-        loss = self._reduce_loss(values, data)
-        omega = data.weights.to(self.dtype) * (data.B if c.reduction == "sum" else 1)
-        G = losses.loss_gradient(f, data.labels, c.loss, c.epsilon) * omega[:, None]
+        flat_f, flat_y = f.reshape(-1, c.K), labels.reshape(-1)
+        values = losses.loss_values(flat_f, flat_y, c.loss, c.epsilon).reshape(labels.shape)
+        factor = B if c.reduction == "sum" else 1
+        w = weights.to(self.dtype)
+        weighted = w * values
+        loss = factor * (weighted.sum() if members == 0 else weighted.sum(dim=-1))
+        G = losses.loss_gradient(flat_f, flat_y, c.loss, c.epsilon).reshape(f.shape) * (w * factor)[..., None]
         grads = {}
         if c.hidden is None:
-            grads["V"] = batch_sum(G[:, :, None] * u[:, None, :])
+            grads["V"] = batch_sum(G[..., :, None] * u[..., None, :], members)
             a = rowwise_matmul(G, params["V"])
         else:
             h = out["h"]
-            grads["A"] = batch_sum(G[:, :, None] * torch.relu(h)[:, None, :])
+            grads["A"] = batch_sum(G[..., :, None] * torch.relu(h)[..., None, :], members)
             Gh = rowwise_matmul(G, params["A"]) * (h > 0).to(self.dtype)
-            grads["V"] = batch_sum(Gh[:, :, None] * u[:, None, :])
+            grads["V"] = batch_sum(Gh[..., :, None] * u[..., None, :], members)
             a = rowwise_matmul(Gh, params["V"])
-        alpha = torch.zeros((data.B, c.N), dtype=self.dtype)
-        alpha[:, :-1] = a.gather(1, data.tokens)
-        delta = S * (alpha - (S * alpha).sum(dim=1, keepdim=True))
+        alpha = torch.zeros(lead + (B, c.N), dtype=self.dtype)
+        alpha[..., :-1] = a.gather(-1, tokens)
+        delta = S * (alpha - (S * alpha).sum(dim=-1, keepdim=True))
         delta = delta * (self.logit_factor * self.key_factors)
-        dq_tok = torch.zeros(c.K, dtype=self.dtype).scatter_add_(0, data.tokens.reshape(-1), delta[:, :-1].reshape(-1))
-        dq_pos = self.P @ batch_sum(delta)
-        grads["q"] = self.query_norm2 * torch.cat([dq_tok, dq_pos])
+        dq_tok = torch.zeros(lead + (c.K,), dtype=self.dtype).scatter_add_(
+            -1, tokens.reshape(lead + (-1,)), delta[..., :-1].reshape(lead + (-1,)))
+        summed = batch_sum(delta, members)
+        # the positional part: a matrix-vector product for one model
+        dq_pos = self.P @ summed if members == 0 else summed @ self.P.T
+        grads["q"] = self.query_norm2 * torch.cat([dq_tok, dq_pos], dim=-1)
         return loss, grads
 
     # -- predictions --------------------------------------------------------------------

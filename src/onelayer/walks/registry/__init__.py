@@ -1,0 +1,31 @@
+"""The walks part's figures and tables for ``python -m onelayer make NAME``.
+
+Each recipe below is registered with :func:`onelayer.registry.register` and
+makes one figure (or table) of a walks chapter with the same calls, seeds and
+settings as the chapter: ``quick=True`` shrinks steps, grid sizes and sample
+sizes so the whole set runs in seconds (for tests); ``quick=False``
+reproduces the chapter. The recipes hold no experiment logic of their own:
+they call :mod:`onelayer.walks.theorem31`, :mod:`onelayer.walks.theorem41`,
+:mod:`onelayer.walks.ring`, ... and :mod:`onelayer.walks.figures`, and turn
+the results into the JSON/CSV numbers of the figure.
+
+Chapters: ``ring`` (Figure 2 of the paper, the Bayes rule), ``theorem31``
+(Lemma C.1, parent log-odds, Figures 4 and 8, the direction of ``V``),
+``theorem41`` (Lemma D.1, the symmetric state, Figures 5 and 9, round-off
+escape), ``lab`` (the default state of the widget), ``qa`` (Figures 7 and 10),
+``variations``, ``random_init`` and the walks half of the book's ``scaling`` chapter
+(:mod:`onelayer.walks.scaling`), one module of this package per chapter. The
+recipes of the later chapters import their modules when they run, so listing
+the figures never depends on them. Every setting a recipe shares with its
+chapter comes from :mod:`onelayer.walks.settings`.
+"""
+
+from __future__ import annotations
+
+from ..settings import DIRECTION_PS, FIG4, FIG8, LOG_ODDS_NS, PERTURBATIONS, RANDOM_INIT_QUICK, STEPS_TABLE_SIZES
+from . import ring, theorem31, theorem41, lab, qa, variations, random_init, scaling  # noqa: I001 (the chapters' order)
+from .random_init import random_init_sweep
+from .theorem31 import training_numbers
+
+__all__ = ["FIG4", "FIG8", "DIRECTION_PS", "LOG_ODDS_NS", "STEPS_TABLE_SIZES", "PERTURBATIONS", "RANDOM_INIT_QUICK",
+           "training_numbers", "random_init_sweep"]

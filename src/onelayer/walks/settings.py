@@ -1,0 +1,75 @@
+"""The settings of every walks chapter, defined once: the chapter and its figure recipes read them from here.
+
+One block per chapter (``book/walks/<chapter>.ipynb``); the figure recipes of
+:mod:`onelayer.walks.registry` (``python -m onelayer make``) use the same
+numbers, so the reproduced figures are the chapter's. Quick variants (for
+tests) shrink some of them inside the recipes.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "RING_PS", "MIXING_KS", "MIXING_P", "MIXING_R_MAX", "BAYES_PS", "BAYES_N", "BAYES_WALKS", "BAYES_SEED",
+    "FIG4", "FIG8", "DIRECTION_PS", "DIRECTION_STEPS", "LOG_ODDS_P", "LOG_ODDS_NS", "LOG_ODDS_WALKS",
+    "STEPS_TABLE_P", "STEPS_TABLE_SIZES", "STEPS_TABLE_STEPS",
+    "SYMMETRY_STEPS", "DETERMINISTIC_STEPS", "ESCAPE_STEPS", "PERTURBATIONS",
+    "QA_STEPS", "RELU_HIDDEN", "RELU_SEEDS",
+    "SCALING_PS", "SCALING_STEPS", "NO_POSITION_STEPS", "CHAIN_STEPS",
+    "RANDOM_INIT_QUICK",
+]
+
+# -- chapter "ring" ------------------------------------------------------------------------------------------------
+#: Walk parameters of the transition-matrix heat-maps (the paper's Figure 2), K = 6.
+RING_PS = (0.5, 0.7, 1.0)
+#: Ring sizes (odd and even), walk parameter and largest power of the mixing figure.
+MIXING_KS = (5, 6)
+MIXING_P = 0.7
+MIXING_R_MAX = 60
+#: Walk parameters, sequence length, number of walks and seed of the simulated Bayes rule (K = 6).
+BAYES_PS = (0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0)
+BAYES_N = 20
+BAYES_WALKS = 20000
+BAYES_SEED = 1
+
+# -- chapter "theorem31" -------------------------------------------------------------------------------------------
+#: Figure 4 of the paper: K=6, N=97, M=1000, p=0.5, 50 GD steps from zero.
+FIG4 = {"p": 0.5, "K": 6, "N": 97, "steps": 50}
+#: Figure 8 of the paper: the same with K=20, N=101.
+FIG8 = {"p": 0.5, "K": 20, "N": 101, "steps": 50}
+#: Walk parameters and GD steps of the direction-of-V runs.
+DIRECTION_PS = (0.5, 0.7, 0.9)
+DIRECTION_STEPS = 1000
+#: Walk parameter, sequence lengths and walks of the parent log-odds experiment.
+LOG_ODDS_P = 0.7
+LOG_ODDS_NS = (13, 25, 37, 49, 61, 73, 97, 121, 145, 193)
+LOG_ODDS_WALKS = 8000
+#: Walk parameter, (K, N) pairs and GD steps of the steps-to-optimal table.
+STEPS_TABLE_P = 0.7
+STEPS_TABLE_SIZES = ((5, 49), (6, 49), (6, 97), (8, 97), (10, 101), (6, 145))
+STEPS_TABLE_STEPS = 20
+
+# -- chapter "theorem41" -------------------------------------------------------------------------------------------
+#: GD steps of the symmetric-state table, of the Figure 5/9 runs and of the escape runs.
+SYMMETRY_STEPS = 100
+DETERMINISTIC_STEPS = 50
+ESCAPE_STEPS = 40
+#: Sizes of the deliberate perturbation of q in the escape experiment.
+PERTURBATIONS = (1e-15, 1e-12, 1e-9, 1e-6, 1e-3)
+
+# -- chapter "qa" --------------------------------------------------------------------------------------------------
+#: GD steps of every question-answering run; width and seeds of the hidden ReLU layer (Figure 10).
+QA_STEPS = 100
+RELU_HIDDEN = 19
+RELU_SEEDS = (0, 1)
+
+# -- chapter "variations" ------------------------------------------------------------------------------------------
+#: Walk parameters and GD steps of the logit-scaling table; GD steps without positions and on the random chains.
+SCALING_PS = (0.5, 0.7)
+SCALING_STEPS = 60
+NO_POSITION_STEPS = 200
+CHAIN_STEPS = 300
+
+# -- chapter "random_init" -----------------------------------------------------------------------------------------
+#: Tiny sizes of the quick variants (those of ``python -m onelayer.walks.random_init --quick``).
+RANDOM_INIT_QUICK = {"steps": 20, "record_every": 5, "N": 13, "M": 100, "n_train": 50, "n_test": 50,
+                     "table_steps": (5, 10), "snapshot_steps": (10, 20)}
