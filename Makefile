@@ -96,17 +96,17 @@ bench: $(STAMP)
 	$(PY) -m onelayer bench
 	echo "bench: $$(( $$(date +%s) - start )) s"
 
-# The heavy sweeps whose results the chapters load (about 15 + 75 + 6 + 17 min on one core; not run in CI:
+# The heavy sweeps whose results the chapters load (onelayer.sweeps; each writes its file in the data directory, book/ by default) (about 15 + 75 + 6 + 17 min on one core; not run in CI:
 # tests/test_walks_random_init.py, tests/test_trees_forward_limits.py, tests/test_walks_scaling.py and
 # tests/test_trees_scaling.py recompute
 # small cases against them).
 sweeps: $(STAMP)
 	@start=$$(date +%s)
-	$(PY) -m onelayer.walks.random_init --out book/walks/data/random_init_sweep.json
-	$(PY) -m onelayer.trees.forward.limits --out book/trees/data/forward_sweep.json
-	$(PY) -m onelayer.trees.forward.limits --out book/trees/data/forward_sweep.json --part sweep --only two_head:5 --budget 8000
-	$(PY) -m onelayer.walks.scaling --out book/walks/data/scaling.json
-	$(PY) -m onelayer.trees.scaling --out book/trees/data/scaling.json
+	$(PY) -m onelayer sweep walks-random-init
+	$(PY) -m onelayer sweep trees-forward-limits
+	$(PY) -m onelayer sweep trees-forward-limits --part sweep --only two_head:5 --budget 8000
+	$(PY) -m onelayer sweep walks-scaling
+	$(PY) -m onelayer sweep trees-scaling
 	echo "sweeps: $$(( $$(date +%s) - start )) s"
 
 # End-to-end: the built HTML in headless chromium and a chapter in JupyterLab (tests/e2e).

@@ -172,3 +172,15 @@ def test_bench_subcommand_hands_options_to_the_benchmarks(capsys):
     with pytest.raises(SystemExit) as info:
         cli.main(["bench", "--help"])
     assert info.value.code == 0 and "--quick" in capsys.readouterr().out
+
+
+def test_quick_sweep_from_a_temporary_directory_writes_into_the_data_dir(tmp_path):
+    """``sweep NAME`` without --out writes the sweep's file in the data directory, versioned, readable back."""
+    from onelayer.walks import scaling
+
+    data = tmp_path / "data"
+    res = run("--data-dir", str(data), "sweep", "walks-scaling", "--quick", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    stored = data / sweeps.get("walks-scaling").stored
+    assert store.read_json(stored, kind="walks-scaling")["meta"]["quick"] is True
+    assert scaling.load(stored)["meta"]["quick"] is True

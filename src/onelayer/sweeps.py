@@ -41,13 +41,13 @@ class Sweep:
 SWEEPS: dict[str, Sweep] = {
     s.name: s
     for s in (
-        Sweep("walks-random-init", "onelayer.walks.random_init:main", "walks/data/random_init_sweep.json",
+        Sweep("walks-random-init", "onelayer.walks.random_init.stored:main", "walks/data/random_init_sweep.json",
               "Walks, Section 5.2: GD from small Gaussian initialisation over p, scale and seeds", 15),
         Sweep("trees-forward-limits", "onelayer.trees.forward.limits:main", "trees/data/forward_sweep.json",
               "Trees II: the loss table and the heads x depth sweep of the limits chapter", 75),
-        Sweep("walks-scaling", "onelayer.walks.scaling:main", "walks/data/scaling.json",
+        Sweep("walks-scaling", "onelayer.walks.scaling.stored:main", "walks/data/scaling.json",
               "Walks: steps to converge and time per step against N and M", 6),
-        Sweep("trees-scaling", "onelayer.trees.scaling:main", "trees/data/scaling.json",
+        Sweep("trees-scaling", "onelayer.trees.scaling.stored:main", "trees/data/scaling.json",
               "Trees: steps to converge and time per step against depth and number of labels", 17),
     )
 }
