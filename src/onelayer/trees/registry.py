@@ -20,6 +20,7 @@ reasoning): ``forward_construction`` (Theorem 2), ``forward_training``
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -32,34 +33,32 @@ from .backward import construction, dynamics
 from .backward import generalization as gen
 from .backward import layout
 from .backward import model
+from .backward import settings as backward_settings
 from .backward.figures import chain_figure, chain_text, decoded_attention_figure, draw_tree
+from .forward import settings as forward_settings
 from .shared import data, embeddings
 
-__all__ = ["S_BACKWARD", "M_BACKWARD", "LAMBDAS", "FORWARD_SCALES", "theorem1_setting", "theorem4_setting", "forward_setting",
-           "forward_training"]
-
-#: Label-set size and training depth of the backward chapters.
-S_BACKWARD, M_BACKWARD = 31, 4
-#: Scales lambda of the Theorem 1 sweep.
-LAMBDAS = (0.5, 1.0, 2.0, 3.0, 5.0, 7.5, 10.0, 15.0, 20.0)
+__all__ = ["theorem1_setting", "theorem4_setting", "forward_setting", "forward_training"]
 
 
 # --- chapter "backward_data" ------------------------------------------------------------------------------------
 
 @register("trees-worked-example", "Trees I: the worked example: tree, R-B prompt and backward chain of thought (goal label 7)")
 def _worked_example(quick: bool):
-    example = data.example_tree()
-    fig = chain_figure(example, goal=4, rng=numpy_rng(1))
-    prompt, chain = chain_text(example, 4, numpy_rng(1))
-    return fig, {"S": example.S, "goal_node": 4, "goal_label": int(example.label_of(4)),
-                 "path_labels": example.labels[example.path_to_root(4)], "prompt": prompt, "chain": chain}
+    s = backward_settings.DATA
+    example, goal = data.example_tree(), s.example_goal
+    fig = chain_figure(example, goal=goal, rng=numpy_rng(s.example_seed))
+    prompt, chain = chain_text(example, goal, numpy_rng(s.example_seed))
+    return fig, {"S": example.S, "goal_node": goal, "goal_label": int(example.label_of(goal)),
+                 "path_labels": example.labels[example.path_to_root(goal)], "prompt": prompt, "chain": chain}
 
 
 @register("trees-train-test-trees", "Trees I: a perfect training tree (depth 4) and a random test tree (0-3 children) with their paths")
 def _train_test_trees(quick: bool):
-    rng = numpy_rng(0)
-    train_tree = data.perfect_binary_tree(4, 31, rng)
-    test_tree = data.random_tree(31, rng, max_depth=5, min_depth=4)
+    s = backward_settings.DATA
+    rng = numpy_rng(s.tree_seed)
+    train_tree = data.perfect_binary_tree(s.m, s.S, rng)
+    test_tree = data.random_tree(s.S, rng, max_depth=5, min_depth=4)
     goal_train = data.sample_goal(train_tree, rng)
     goal_test = data.sample_goal(test_tree, rng, leaves_only=False)
     fig, axes = new_figure(2, width=10.0, height=3.4)
@@ -73,8 +72,9 @@ def _train_test_trees(quick: bool):
 
 @register("trees-lemma1", "Trees I, Lemma 1 (table): B with A^T B A = I for 31 Gaussian embeddings in dimension 40")
 def _lemma1(quick: bool):
-    S, d = S_BACKWARD, 40
-    A = embeddings.independent_embeddings(S, d, generator(1))
+    s = backward_settings.CONSTRUCTION
+    S, d = s.S, s.d
+    A = embeddings.independent_embeddings(S, d, generator(s.embedding_seed))
     B = embeddings.lemma1_matrix(A)
     gram = A.T @ A
     return None, {"table": [{"S": S, "d": d, "max_offdiag_gram": float((gram - gram.diag().diag()).abs().max()),
@@ -83,20 +83,24 @@ def _lemma1(quick: bool):
 
 def theorem1_setting(quick: bool = False) -> dict:
     """Embeddings and test batches of the Theorem 1 chapter (``quick``: fewer trees)."""
-    A = embeddings.independent_embeddings(S_BACKWARD, 40, generator(1))
-    rng = numpy_rng(2)
-    perfect = layout.perfect_tree_batch(M_BACKWARD, S_BACKWARD, 32 if quick else 256, rng)
-    random_batch, random_trees = layout.random_tree_batch(S_BACKWARD, 64 if quick else 1024, rng, max_depth=7)
+    s = backward_settings.CONSTRUCTION
+    if quick:
+        s = replace(s, train_batch=32, test_trees=64)
+    A = embeddings.independent_embeddings(s.S, s.d, generator(s.embedding_seed))
+    rng = numpy_rng(s.batch_seed)
+    perfect = layout.perfect_tree_batch(s.m, s.S, s.train_batch, rng)
+    random_batch, random_trees = layout.random_tree_batch(s.S, s.test_trees, rng, max_depth=s.test_max_depth)
     return {"A": A, "perfect": perfect, "random": random_batch, "random_trees": random_trees}
 
 
 @register("trees-loss-vs-lambda", "Trees I, Theorem 1: loss and whole-path accuracy of the construction lambda B against lambda")
 def _loss_vs_lambda(quick: bool):
     s = theorem1_setting(quick)
-    lams = np.array(LAMBDAS[::2] if quick else LAMBDAS)
+    lambdas = backward_settings.CONSTRUCTION.lambdas
+    lams = np.array(lambdas[::2] if quick else lambdas)
     sweeps = {"perfect, depth 4": construction.lambda_sweep(s["A"], s["perfect"], lams),
               "random, 0-3 children": construction.lambda_sweep(s["A"], s["random"], lams)}
-    tail = lams >= 5
+    tail = lams >= backward_settings.CONSTRUCTION.slope_from
     slopes = {name: construction.log_slope(lams[tail], sw["loss"][tail]) for name, sw in sweeps.items()}
     fig, axes = new_figure(2, width=9.0, height=3.2)
     plot_curves(axes[0], lams, {n: sw["loss"] for n, sw in sweeps.items()}, xlabel="scale lambda", ylabel="loss (mean, 1/2)",
@@ -114,9 +118,10 @@ def _loss_vs_lambda(quick: bool):
 def _construction_attention(quick: bool):
     s = theorem1_setting(quick)
     index = int(np.argmax([t.depth for t in s["random_trees"]]))
-    B = construction.constructed_B(s["A"], 10.0)
-    fig = decoded_attention_figure(B, s["A"], s["random"], index=index, title="lambda = 10, the deepest random tree")
-    return fig, {"lambda": 10.0, "tree_index": index, "depth": int(s["random_trees"][index].depth)}
+    lam = backward_settings.CONSTRUCTION.attention_lambda
+    B = construction.constructed_B(s["A"], lam)
+    fig = decoded_attention_figure(B, s["A"], s["random"], index=index, title=f"lambda = {lam:g}, the deepest random tree")
+    return fig, {"lambda": lam, "tree_index": index, "depth": int(s["random_trees"][index].depth)}
 
 
 @register("trees-construction-attention-default", "Trees I: the widget's default state: lambda I decoding a random depth-5 tree at lambda = 3")
@@ -130,13 +135,15 @@ def _construction_attention_default(quick: bool):
 
 @register("trees-h-entries", "Trees I, Theorem 3: diagonal and off-diagonal of H = A^T B A under SGD and population GD, distance from the symmetric span")
 def _h_entries(quick: bool):
-    S, m = S_BACKWARD, M_BACKWARD
-    steps = 100 if quick else 1500
+    s = backward_settings.TRAINING
+    if quick:
+        s = replace(s, steps=100)
+    S, m = s.S, s.m
     A = embeddings.one_hot_embeddings(S)
-    eval_batch = layout.perfect_tree_batch(m, S, 256, numpy_rng(5))
-    sgd = model.train_backward(A, m=m, steps=steps, lr=1.0, batch_size=256, seed=0, record_every=10,
-                               record=dynamics.h_records(A, eval_batch))
-    pop = dynamics.population_gd(m, S, steps=steps, lr=1.0, record_every=10)
+    eval_batch = layout.perfect_tree_batch(m, S, s.batch_size, numpy_rng(s.eval_seed))
+    sgd = model.train_backward(A, m=m, steps=s.steps, lr=s.lr, batch_size=s.batch_size, seed=s.seed,
+                               record_every=s.record_every, record=dynamics.h_records(A, eval_batch))
+    pop = dynamics.population_gd(m, S, steps=s.steps, lr=s.lr, record_every=s.record_every)
     fig, axes = new_figure(2, width=9.0, height=3.2)
     plot_curves(axes[0], sgd.steps, {"h1 (diagonal), SGD": sgd["h1"], "h1, population GD": pop["h1"],
                                      "h2 (off-diagonal) x (S-1), SGD": sgd["h2"] * (S - 1)},
@@ -148,13 +155,15 @@ def _h_entries(quick: bool):
     rows = [{"step": int(t), "sgd_loss": float(sgd["loss"][i]), "sgd_h1": float(sgd["h1"][i]), "sgd_h2": float(sgd["h2"][i]),
              "sgd_residual": float(sgd["residual"][i]), "pop_loss": float(pop["loss"][i]), "pop_h1": float(pop["h1"][i]),
              "pop_h2": float(pop["h2"][i])} for i, t in enumerate(sgd.steps)]
-    return fig, {"S": S, "m": m, "lr": 1.0, "batch_size": 256, "table": rows}
+    return fig, {"S": S, "m": m, "lr": s.lr, "batch_size": s.batch_size, "table": rows}
 
 
 @register("trees-phases", "Trees I, Theorem 3: population loss, h1, h2 and attention on the correct edge with the detected phase marks")
 def _phases(quick: bool):
-    steps = 300 if quick else 3000
-    pop = dynamics.population_gd(M_BACKWARD, S_BACKWARD, steps=steps, lr=1.0, record_every=10)
+    s = backward_settings.TRAINING
+    if quick:
+        s = replace(s, phase_steps=300)
+    pop = dynamics.population_gd(s.m, s.S, steps=s.phase_steps, lr=s.lr, record_every=s.record_every)
     found = dynamics.detect_phases(pop.steps, pop["h1"], pop["h2"], pop["loss"], pop["correct_weight"])
     marks = {"T_att": found["T_attention"], "T_loss": found["T_loss"]}
     fig, axes = new_figure(2, width=9.0, height=3.2)
@@ -170,8 +179,10 @@ def _phases(quick: bool):
 
 @register("trees-loss-rate", "Trees I, Theorem 3: population loss and margin h1 - h2 against eta t for step sizes 1, 8 and 128")
 def _loss_rate(quick: bool):
-    settings = {1.0: 300, 8.0: 300, 128.0: 400} if quick else {1.0: 3000, 8.0: 3000, 128.0: 4000}
-    runs = {lr: dynamics.population_gd(M_BACKWARD, S_BACKWARD, steps=steps, lr=lr, record_every=10) for lr, steps in settings.items()}
+    s = backward_settings.TRAINING
+    if quick:
+        s = replace(s, rate_runs=tuple((lr, steps // 10) for lr, steps in s.rate_runs))
+    runs = {lr: dynamics.population_gd(s.m, s.S, steps=steps, lr=lr, record_every=s.record_every) for lr, steps in s.rate_runs}
     fig, axes = new_figure(2, width=9.0, height=3.3)
     for lr, run in runs.items():
         axes[0].loglog(lr * run.steps[1:], run["loss"][1:], label=f"lr {lr:g}")
@@ -192,17 +203,19 @@ def _loss_rate(quick: bool):
 # --- chapter "backward_generalization" --------------------------------------------------------------------------
 
 def theorem4_setting(quick: bool = False) -> dict:
-    """One-hot embeddings, the random test trees and the checkpoints of the Theorem 4 chapter."""
-    test, _ = layout.random_tree_batch(S_BACKWARD, 256 if quick else 1024, numpy_rng(7), max_depth=7)
-    steps = 200 if quick else 1500
-    return {"A": embeddings.one_hot_embeddings(S_BACKWARD), "test": test, "steps": steps,
-            "checkpoints": list(range(0, steps + 1, 50 if quick else 100))}
+    """The settings, one-hot embeddings, random test trees and checkpoints of the Theorem 4 chapter."""
+    s = backward_settings.GENERALIZATION
+    if quick:
+        s = replace(s, test_trees=256, steps=200, checkpoint_every=50)
+    test, _ = layout.random_tree_batch(s.S, s.test_trees, numpy_rng(s.test_seed), max_depth=s.test_max_depth)
+    return {"settings": s, "A": embeddings.one_hot_embeddings(s.S), "test": test, "steps": s.steps, "checkpoints": s.checkpoints}
 
 
 @register("trees-generalization", "Trees I, Theorem 4: test loss, margin bound and test accuracy (per step, whole path) during training, with the margin")
 def _generalization(quick: bool):
     s = theorem4_setting(quick)
-    run = model.train_backward(s["A"], m=M_BACKWARD, steps=s["steps"], lr=1.0, seed=0, record_at=s["checkpoints"],
+    run = model.train_backward(s["A"], m=s["settings"].m, steps=s["steps"], lr=s["settings"].lr, seed=s["settings"].seed,
+                               record_at=s["checkpoints"],
                                record={"test": gen.test_record(s["A"], s["test"])})
     T = {name: run["test"][:, i] for i, name in enumerate(gen.TEST_FIELDS)}
     fig, axes = new_figure(2, width=9.0, height=3.3)
@@ -226,16 +239,15 @@ def _generalization(quick: bool):
 
 # --- chapter "forward_construction" (Trees II) ------------------------------------------------------------------
 
-#: Scales c of the Theorem 2 sweep (the construction at c x (2, 1, 1)).
-FORWARD_SCALES = (0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 5.0, 8.0, 12.0)
-
-
 def forward_setting(quick: bool = False) -> dict:
     """Gaussian embeddings (S=25, d=32) and the random test trees of the Theorem 2 chapter (``quick``: fewer trees)."""
     from .forward import layout as forward_layout
 
-    A = embeddings.independent_embeddings(25, 32, generator(1))
-    test, _ = forward_layout.random_forward_batch(25, 128 if quick else 1024, numpy_rng(2), max_depth=6)
+    s = forward_settings.CONSTRUCTION
+    if quick:
+        s = replace(s, test_trees=128)
+    A = embeddings.independent_embeddings(s.S, s.d, generator(s.embedding_seed))
+    test, _ = forward_layout.random_forward_batch(s.S, s.test_trees, numpy_rng(s.test_seed), max_depth=s.test_max_depth)
     return {"A": A, "test": test}
 
 
@@ -244,7 +256,7 @@ def _forward_margins(quick: bool):
     from .forward.construction import constructed_params, margin_table, predicted_margins
 
     s = forward_setting(quick)
-    lam, mu, kappa = 3.0, 1.5, 2.0
+    lam, mu, kappa = forward_settings.CONSTRUCTION.margins_at
     rows = margin_table(constructed_params(s["A"], lam, mu, kappa), s["A"], s["test"])
     pred = predicted_margins(lam, mu, kappa)
     table = [{**r, "predicted": pred[(r["head"], r["situation"])]} for r in rows]
@@ -257,11 +269,13 @@ def _forward_attention(quick: bool):
     from .forward.figures import attention_by_step_figure
     from .forward.layout import perfect_forward_batch
 
-    A1 = embeddings.one_hot_embeddings(25)
-    tree_batch = perfect_forward_batch(3, 25, 1, numpy_rng(4))
-    fig = attention_by_step_figure(constructed_params(A1, 4.0, 2.0, 2.0), A1, tree_batch,
-                                   title="construction at (lambda, mu, kappa) = (4, 2, 2), depth-3 tree")
-    return fig, {"lambda": 4.0, "mu": 2.0, "kappa": 2.0, "S": 25, "depth": 3}
+    s = forward_settings.CONSTRUCTION
+    (lam, mu, kappa), m = s.attention_at, s.attention_m
+    A1 = embeddings.one_hot_embeddings(s.S)
+    tree_batch = perfect_forward_batch(m, s.S, 1, numpy_rng(s.attention_seed))
+    fig = attention_by_step_figure(constructed_params(A1, lam, mu, kappa), A1, tree_batch,
+                                   title=f"construction at (lambda, mu, kappa) = ({lam:g}, {mu:g}, {kappa:g}), depth-{m} tree")
+    return fig, {"lambda": lam, "mu": mu, "kappa": kappa, "S": s.S, "depth": m}
 
 
 @register("trees-forward-scale-sweep", "Trees II, Theorem 2: loss and accuracy of the construction c x (2, 1, 1) against the scale c")
@@ -270,7 +284,9 @@ def _forward_scale_sweep(quick: bool):
     from .forward.figures import scale_sweep_figure
 
     s = forward_setting(quick)
-    rows = scale_sweep(s["A"], s["test"], list(FORWARD_SCALES[::2] if quick else FORWARD_SCALES), lam=2.0, mu=1.0, kappa=1.0)
+    scales = [float(c) for c in forward_settings.CONSTRUCTION.scales]
+    lam, mu, kappa = forward_settings.CONSTRUCTION.scale_base
+    rows = scale_sweep(s["A"], s["test"], scales[::2] if quick else scales, lam=lam, mu=mu, kappa=kappa)
     big = [r for r in rows if r["scale"] >= 5]
     slope = float(np.polyfit([r["scale"] for r in big], np.log([r["loss"] for r in big]), 1)[0]) if len(big) > 1 else None
     return scale_sweep_figure(rows), {"log_loss_slope_scale_ge_5": slope, "table": [dict(r) for r in rows]}
@@ -284,8 +300,11 @@ def forward_training(quick: bool = False):
     phase marks; cached, since three figures share it."""
     from .forward.dynamics import phase_times, tracked_training
 
-    A = embeddings.one_hot_embeddings(25)
-    hist = tracked_training(A, m=3, steps=60 if quick else 1000, lr=2.0, batch_size=256, record_every=20)
+    s = forward_settings.TRAINING
+    if quick:
+        s = replace(s, steps=60)
+    A = embeddings.one_hot_embeddings(s.S)
+    hist = tracked_training(A, m=s.m, steps=s.steps, lr=s.lr, batch_size=s.batch_size, record_every=s.record_every)
     found = phase_times(hist.steps, hist["accuracy"])
     marks = {f"{name} >= 1/2": found[name] for name in ("forward", "backward", "turning")}
     return A, hist, found, marks

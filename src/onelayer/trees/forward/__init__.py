@@ -2,12 +2,12 @@
 
 Modules: :mod:`~onelayer.trees.forward.layout` (R-F tokens), :mod:`~onelayer.trees.forward.model`, :mod:`~onelayer.trees.forward.construction`
 (Theorem 2), :mod:`~onelayer.trees.forward.dynamics` (head scalars and roles), :mod:`~onelayer.trees.forward.limits`
-(the stored heads x depth sweep) and :mod:`~onelayer.trees.forward.figures`, all importable from here (with
+(the stored heads x depth sweep), :mod:`~onelayer.trees.forward.figures` and :mod:`~onelayer.trees.forward.settings` (the chapters' settings), all importable from here (with
 :mod:`~onelayer.trees.shared.data`, :mod:`~onelayer.trees.shared.embeddings` and :mod:`~onelayer.trees.shared.losses`). They import
 :mod:`onelayer.trees.shared`, never :mod:`onelayer.trees.backward`.
 """
 
 from ..shared import data, embeddings, losses
-from . import construction, dynamics, figures, layout, limits, model
+from . import construction, dynamics, figures, layout, limits, model, settings
 
-__all__ = ["construction", "data", "dynamics", "embeddings", "figures", "layout", "limits", "losses", "model"]
+__all__ = ["construction", "data", "dynamics", "embeddings", "figures", "layout", "limits", "losses", "model", "settings"]

@@ -1,0 +1,116 @@
+"""The settings of the backward (Trees I) chapters, defined once: one frozen instance per chapter.
+
+Each chapter notebook and its recipes in :mod:`onelayer.trees.registry` read the
+same instance, so the book and ``python -m onelayer make`` cannot drift apart; a
+quick variant scales one down explicitly (``dataclasses.replace(TRAINING, steps=100)``).
+
+Provenance tags (see the implementation spec ``trees.md``): **[summary]** values come
+from third-party summaries of the paper's experiments appendix (one-hot embeddings,
+depth ``m = 4`` perfect binary trees on ``S = 31`` labels, mini-batch SGD with batch 256,
+learning rate 1, 1,024 random test trees with 0-3 children); **[guess]** values are
+this reconstruction's own choices (embedding dimensions, seeds, grids, step counts,
+recording intervals, the depth cap of the test trees). Nothing here is **[paper]**:
+the paper's own experiments appendix could not be read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["DataSettings", "ConstructionSettings", "TrainingSettings", "GeneralizationSettings",
+           "DATA", "CONSTRUCTION", "TRAINING", "GENERALIZATION"]
+
+
+@dataclass(frozen=True)
+class DataSettings:
+    """Chapter ``backward_data`` (the worked example and the batches).
+
+    ``S = 31``, ``m = 4``, ``train_batch = 256``, ``test_trees = 1024`` [summary];
+    the depth cap 7 of the random test trees and every seed [guess].
+    """
+
+    S: int = 31
+    m: int = 4
+    train_batch: int = 256
+    test_trees: int = 1024
+    test_max_depth: int = 7
+    tree_seed: int = 0  #: the drawn training and test tree
+    example_goal: int = 4  #: goal node of the worked example (label 7)
+    example_seed: int = 1  #: edge order of the worked example
+    train_seed: int = 2
+    test_seed: int = 3
+
+
+@dataclass(frozen=True)
+class ConstructionSettings:
+    """Chapter ``backward_construction`` (Lemma 1, Theorem 1).
+
+    ``S = 31``, ``m = 4``, 256 perfect trees and 1,024 random test trees [summary]; the
+    Gaussian embedding dimension ``d = 40``, the grid of scales ``lambdas``, the scale of
+    the attention figure, the larger ``S_big = 127`` check and every seed [guess].
+    """
+
+    S: int = 31
+    m: int = 4
+    d: int = 40
+    embedding_seed: int = 1
+    batch_seed: int = 2
+    train_batch: int = 256
+    test_trees: int = 1024
+    test_max_depth: int = 7
+    lambdas: tuple[float, ...] = (0.5, 1.0, 2.0, 3.0, 5.0, 7.5, 10.0, 15.0, 20.0)
+    slope_from: float = 5.0  #: log-loss slope fitted over lambda >= slope_from
+    attention_lambda: float = 10.0
+    S_big: int = 127
+    d_big: int = 130
+
+
+@dataclass(frozen=True)
+class TrainingSettings:
+    """Chapter ``backward_training`` (Theorem 3).
+
+    ``S = 31``, ``m = 4``, ``lr = 1``, ``batch_size = 256`` [summary]; 1,500 SGD steps, the
+    longer population runs (3,000 steps) and the step-size comparison ``rate_runs``
+    (step size -> steps), the recording interval and the seeds [guess].
+    """
+
+    S: int = 31
+    m: int = 4
+    steps: int = 1500
+    lr: float = 1.0
+    batch_size: int = 256
+    seed: int = 0
+    record_every: int = 10
+    eval_seed: int = 5  #: the fixed batch on which H is recorded
+    phase_steps: int = 3000  #: population run of the phase figure
+    rate_runs: tuple[tuple[float, int], ...] = ((1.0, 3000), (8.0, 3000), (128.0, 4000))
+
+
+@dataclass(frozen=True)
+class GeneralizationSettings:
+    """Chapter ``backward_generalization`` (Theorem 4).
+
+    ``S = 31``, ``m = 4``, ``lr = 1``, 1,024 random test trees with 0-3 children [summary];
+    the 1,500 steps, the checkpoints every 100 steps, the test depth cap 7 and the seeds [guess].
+    """
+
+    S: int = 31
+    m: int = 4
+    steps: int = 1500
+    lr: float = 1.0
+    seed: int = 0
+    test_trees: int = 1024
+    test_seed: int = 7
+    test_max_depth: int = 7
+    checkpoint_every: int = 100
+
+    @property
+    def checkpoints(self) -> list[int]:
+        """Recorded steps ``0, checkpoint_every, ..., steps``."""
+        return list(range(0, self.steps + 1, self.checkpoint_every))
+
+
+DATA = DataSettings()
+CONSTRUCTION = ConstructionSettings()
+TRAINING = TrainingSettings()
+GENERALIZATION = GeneralizationSettings()

@@ -1,0 +1,90 @@
+"""The settings of the forward (Trees II) chapters, defined once: one frozen instance per chapter.
+
+Each chapter notebook and its recipes in :mod:`onelayer.trees.registry` read the
+same instance; a quick variant scales one down explicitly
+(``dataclasses.replace(TRAINING, steps=60)``).
+
+Provenance tags (see the implementation spec ``trees.md``): **[summary]** values come
+from third-party summaries of the paper's experiments appendix (one-hot embeddings,
+depth ``m = 3`` perfect binary training trees on ``S = 25`` labels, mini-batch SGD with
+batch 256, learning rate 0.2 for the forward task, 1,024 random test trees);
+**[guess]** values are this reconstruction's own choices. The chapters train with
+learning rate 2 under the per-position mean loss (:attr:`TrainingSettings.lr`), the
+same dynamics as 0.2 under a loss summed over positions up to the time scale (the
+forward_training chapter shows the rescaling), so 2 is [guess] and 0.2 [summary].
+Nothing here is **[paper]**.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["ConstructionSettings", "TrainingSettings", "LimitsSettings", "CONSTRUCTION", "TRAINING", "LIMITS"]
+
+
+@dataclass(frozen=True)
+class ConstructionSettings:
+    """Chapter ``forward_construction`` (Theorem 2).
+
+    ``S = 25`` and 1,024 random test trees [summary]; the Gaussian dimension ``d = 32``, the
+    construction's ``(lambda, mu, kappa)`` of the margin table, the scale grid and its base
+    point, the attention figure's setting, the depth cap 6 and every seed [guess].
+    """
+
+    S: int = 25
+    d: int = 32
+    embedding_seed: int = 1
+    test_seed: int = 2
+    test_trees: int = 1024
+    test_max_depth: int = 6
+    margins_at: tuple[float, float, float] = (3.0, 1.5, 2.0)  #: (lambda, mu, kappa) of the margin table
+    scales: tuple[float, ...] = (0.25, 0.5, 1, 1.5, 2, 3, 5, 8, 12)
+    scale_base: tuple[float, float, float] = (2.0, 1.0, 1.0)  #: the sweep is scale x (lambda, mu, kappa)
+    attention_at: tuple[float, float, float] = (4.0, 2.0, 2.0)  #: (lambda, mu, kappa) of the attention figure
+    attention_m: int = 3
+    attention_seed: int = 4
+
+
+@dataclass(frozen=True)
+class TrainingSettings:
+    """Chapter ``forward_training`` (Theorem 5).
+
+    ``S = 25``, ``m = 3``, ``batch_size = 256`` [summary]; ``lr = 2`` under the mean loss
+    [guess] (the summaries' 0.2 [summary] is ``paper_lr``, used by the rescaling check
+    with ``paper_lr_steps`` steps); 1,000 steps and the recording interval [guess].
+    """
+
+    S: int = 25
+    m: int = 3
+    steps: int = 1000
+    lr: float = 2.0
+    batch_size: int = 256
+    record_every: int = 20
+    paper_lr: float = 0.2
+    paper_lr_steps: int = 200
+
+
+@dataclass(frozen=True)
+class LimitsSettings:
+    """Chapter ``forward_limits`` (Theorem 8, single against two heads, heads x depth).
+
+    ``S = 25``, ``m = 3``, 1,024 random test trees [summary]; ``lr = 2`` (mean loss), 1,000
+    steps, the 600 steps of the runs without a chain of thought, the depth cap 6 and the
+    seeds [guess]. The stored sweeps have their own settings in :mod:`~onelayer.trees.forward.limits`.
+    """
+
+    S: int = 25
+    m: int = 3
+    steps: int = 1000
+    lr: float = 2.0
+    test_trees: int = 1024
+    test_seed: int = 8
+    test_max_depth: int = 6
+    train_eval_trees: int = 1024
+    train_eval_seed: int = 9
+    direct_steps: int = 600
+
+
+CONSTRUCTION = ConstructionSettings()
+TRAINING = TrainingSettings()
+LIMITS = LimitsSettings()
