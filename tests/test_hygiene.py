@@ -218,3 +218,35 @@ def test_trees_directions_never_import_each_other(side, other):
     for path in sorted(folder.glob("*.py")):
         found = {m for m in _imported_modules(path, f"onelayer.trees.{side}") if m == forbidden or m.startswith(forbidden + ".")}
         assert not found, f"{path.relative_to(ROOT)} imports {sorted(found)}"
+
+
+#: Most onelayer modules a chapter may import from (issue 12: chapter, plots, its part's package, one more).
+MAX_CHAPTER_MODULES = 4
+
+
+def chapter_onelayer_modules(path: Path) -> set[str]:
+    """The distinct ``onelayer...`` modules a notebook's code cells import from."""
+    found = set()
+    for cell in json.loads(path.read_text())["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        src = "".join(cell["source"])
+        found.update(re.findall(r"^\s*from\s+(onelayer[\w.]*)\s+import", src, re.M))
+        found.update(re.findall(r"^\s*import\s+(onelayer[\w.]*)", src, re.M))
+    return found
+
+
+def test_chapter_import_counter():
+    assert chapter_onelayer_modules(BOOK / "walks" / "ring.ipynb")  # the counter sees something
+
+
+@pytest.mark.parametrize("path", notebooks(), ids=lambda p: str(p.relative_to(BOOK)))
+def test_chapter_imports_from_few_modules(path: Path):
+    mods = chapter_onelayer_modules(path)
+    assert len(mods) <= MAX_CHAPTER_MODULES, f"{path.name} imports from {len(mods)} onelayer modules: {sorted(mods)}"
+
+
+def test_no_module_finds_its_files_through_dunder_file():
+    offenders = [str(p.relative_to(ROOT)) for p in (ROOT / "src" / "onelayer").rglob("*.py")
+                 if p.name != "paths.py" and re.search(r"__file__\)?\.resolve\(\)\.parents?\b|parents\[\d\]", p.read_text())]
+    assert not offenders, f"use onelayer.paths instead of __file__ in {offenders}"
