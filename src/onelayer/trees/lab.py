@@ -51,6 +51,7 @@ from ..widgets import merged_settings, progress_app, selection_slider
 from .backward import dynamics as backward_dynamics
 from .backward import layout as backward_layout
 from .backward import model as backward_model
+from .forward import decoding as forward_decoding
 from .forward import layout as forward_layout
 from .forward import model as forward_model
 from .shared import embeddings
@@ -248,7 +249,7 @@ def _forward_run(s, flags, A, progress):
     types = [t for t in forward_layout.STEP_TYPES[:3] if bool((ev.step_type == forward_layout.STEP_TYPES.index(t)).any())]
 
     def accuracy(p):
-        acc = forward_model.accuracy_by_type(forward_model.teacher_forced_correct(p, arch, A, ev), ev)
+        acc = forward_decoding.accuracy_by_type(forward_decoding.teacher_forced_correct(p, arch, A, ev), ev)
         return np.array([acc[t] for t in types])
 
     init = None
@@ -258,7 +259,7 @@ def _forward_run(s, flags, A, progress):
         arch, A, m=m, steps=s["steps"], lr=s["lr"], batch_size=s["batch_size"], seed=s["seed"],
         options=LOSS_NORMS[s["loss_norm"]], init=init, progress=progress, record_every=s["record_every"],
         record={"accuracy": accuracy, "scalars": lambda p: head_scalars(p, A, arch)}, **flags)
-    path = forward_model.greedy_decode(hist.params, arch, A, ev).path_accuracy
+    path = forward_decoding.greedy_decode(hist.params, arch, A, ev).path_accuracy
     return hist, arch, ev, [f"{t} steps" for t in types], path
 
 

@@ -1,6 +1,6 @@
 """Forward reasoning (Trees II): up to the root and back down to the goal, several heads.
 
-Modules: :mod:`~onelayer.trees.forward.layout` (R-F tokens), :mod:`~onelayer.trees.forward.model`, :mod:`~onelayer.trees.forward.construction`
+Modules: :mod:`~onelayer.trees.forward.layout` (R-F tokens), :mod:`~onelayer.trees.forward.architecture` (heads and parameters), :mod:`~onelayer.trees.forward.model`, :mod:`~onelayer.trees.forward.decoding`, :mod:`~onelayer.trees.forward.construction`
 (Theorem 2), :mod:`~onelayer.trees.forward.dynamics` (head scalars and roles), :mod:`~onelayer.trees.forward.limits`
 (the stored heads x depth sweep), :mod:`~onelayer.trees.forward.figures` and :mod:`~onelayer.trees.forward.settings` (the chapters' settings), all importable from here (with
 :mod:`~onelayer.trees.shared.data`, :mod:`~onelayer.trees.shared.embeddings` and :mod:`~onelayer.trees.shared.losses`). They import
@@ -8,6 +8,6 @@ Modules: :mod:`~onelayer.trees.forward.layout` (R-F tokens), :mod:`~onelayer.tre
 """
 
 from ..shared import data, embeddings, losses
-from . import construction, dynamics, figures, layout, limits, model, settings
+from . import architecture, construction, decoding, dynamics, figures, layout, limits, model, settings
 
-__all__ = ["construction", "data", "dynamics", "embeddings", "figures", "layout", "limits", "losses", "model", "settings"]
+__all__ = ["architecture", "construction", "data", "decoding", "dynamics", "embeddings", "figures", "layout", "limits", "losses", "model", "settings"]

@@ -29,13 +29,9 @@ import torch
 from ...validation import check_float
 from ..shared.embeddings import check_embeddings, lemma1_matrix
 from .layout import STEP_TYPES, ForwardBatch
-from .model import (
-    ForwardArchitecture,
-    greedy_decode,
-    head_logits,
-    loss,
-    two_head,
-)
+from .architecture import ForwardArchitecture, two_head
+from .decoding import greedy_decode
+from .model import head_logits, loss
 
 __all__ = [
     "constructed_params",

@@ -34,14 +34,9 @@ from ..shared.losses import LossOptions
 from ..shared.records import first_step
 from .construction import constructed_params
 from .layout import STEP_TYPES, ForwardBatch, perfect_forward_batch
-from .model import (
-    ForwardArchitecture,
-    accuracy_by_type,
-    attention,
-    teacher_forced_correct,
-    train_forward,
-    two_head,
-)
+from .architecture import ForwardArchitecture, two_head
+from .decoding import accuracy_by_type, teacher_forced_correct
+from .model import attention, train_forward
 
 __all__ = [
     "SCALAR_NAMES",

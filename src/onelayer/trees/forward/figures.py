@@ -19,7 +19,8 @@ from ..shared.data import example_tree
 from ..shared.embeddings import one_hot_embeddings
 from .dynamics import ROLE_METRICS, SCALAR_NAMES
 from .layout import STEP_TYPES, ForwardBatch, forward_batch, forward_token_text, random_forward_batch
-from .model import ForwardArchitecture, greedy_decode, two_head
+from .architecture import ForwardArchitecture, two_head
+from .decoding import greedy_decode
 
 __all__ = [
     "text_table",

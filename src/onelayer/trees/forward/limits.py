@@ -46,16 +46,9 @@ from ...validation import check_bool, check_choice, check_float, check_int
 from ..shared.embeddings import one_hot_embeddings
 from ..shared.losses import LossOptions
 from .layout import perfect_forward_batch, random_forward_batch
-from .model import (
-    ForwardArchitecture,
-    full_heads,
-    greedy_decode,
-    init_params,
-    single_head,
-    teacher_forced_correct,
-    train_forward,
-    two_head,
-)
+from .architecture import ForwardArchitecture, full_heads, init_params, single_head, two_head
+from .decoding import greedy_decode, teacher_forced_correct
+from .model import train_forward
 
 __all__ = [
     "STORED",

@@ -1,0 +1,187 @@
+"""Reading the forward model's outputs: rounding to tokens, teacher-forced correctness, greedy decoding.
+
+The model (:mod:`onelayer.trees.forward.model`) regresses onto the next token's
+vector; these functions turn its outputs into tokens, score them block by block
+and step type, and decode a whole chain of thought greedily
+(:func:`greedy_decode`, the test of Theorem 8).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ..shared.embeddings import with_empty
+from .architecture import ForwardArchitecture, _check_all
+from .layout import STEP_TYPES, ForwardBatch, answer_from_chain, forward_token_vectors
+from .model import _keymask, _logits, _values, predict
+
+__all__ = ["round_tokens", "teacher_forced_correct", "block_correct", "accuracy_by_type", "ForwardDecodeResult", "greedy_decode"]
+
+def round_tokens(y: torch.Tensor, A: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Round vectors to the nearest token, block by block: ``(first, second, stage)`` integer tensors.
+
+    Each node block goes to the nearest of ``a_0, ..., a_{S-1}`` and the empty
+    block ``0`` (symbol ``S``); the stage block to the nearest of ``0, s_b, s_f``
+    (codes 0, 1, 2). ``y`` has shape ``(..., 2d + 2)``.
+    """
+    if not isinstance(y, torch.Tensor) or not isinstance(A, torch.Tensor) or A.dim() != 2:
+        raise TypeError("y and A must be tensors; A of shape (d, S)")
+    d = A.shape[0]
+    if y.shape[-1] != 2 * d + 2:
+        raise ValueError(f"y must have last dimension 2d + 2 = {2 * d + 2}, got {y.shape[-1]}")
+    E = with_empty(A).to(y.dtype)
+    norms = (E * E).sum(0)
+    flags = torch.tensor([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]], dtype=y.dtype)
+
+    def nearest(block, vecs, sq):
+        return (sq - 2 * block @ vecs).argmin(-1)
+
+    return (
+        nearest(y[..., :d], E, norms),
+        nearest(y[..., d : 2 * d], E, norms),
+        nearest(y[..., 2 * d :], flags.T, (flags**2).sum(1)),
+    )
+
+
+def teacher_forced_correct(params, arch: ForwardArchitecture, A: torch.Tensor, batch: ForwardBatch, X: torch.Tensor | None = None) -> torch.Tensor:
+    """Whether each rounded teacher-forced prediction equals its target token: ``(batch, K)`` (``False`` on padding)."""
+    with torch.no_grad():
+        f, s, st = round_tokens(predict(params, arch, A, batch, X), A)
+    ok = (f == batch.target_first) & (s == batch.target_second) & (st == batch.target_stage)
+    return ok & batch.target_mask
+
+
+def block_correct(params, arch: ForwardArchitecture, A: torch.Tensor, batch: ForwardBatch) -> tuple[torch.Tensor, torch.Tensor]:
+    """Teacher-forced correctness split by block: ``(nodes, stage)``, each ``(batch, K)`` booleans.
+
+    ``nodes``: both rounded node blocks equal the target's; ``stage``: the
+    rounded stage block does. ``False`` on padding.
+    """
+    with torch.no_grad():
+        f, s, st = round_tokens(predict(params, arch, A, batch), A)
+    nodes = (f == batch.target_first) & (s == batch.target_second) & batch.target_mask
+    return nodes, (st == batch.target_stage) & batch.target_mask
+
+
+def accuracy_by_type(correct: torch.Tensor, batch: ForwardBatch) -> dict[str, float]:
+    """Mean of ``correct`` (``(batch, K)`` booleans) over the steps of each type in :data:`STEP_TYPES`.
+
+    Types absent from the batch (e.g. ``"eos"`` without EOS targets) are omitted.
+    """
+    if not isinstance(batch, ForwardBatch):
+        raise TypeError("batch must be a ForwardBatch")
+    if not isinstance(correct, torch.Tensor) or correct.shape != batch.step_type.shape:
+        raise ValueError(f"correct must be a tensor of shape {tuple(batch.step_type.shape)}")
+    out = {}
+    for code, name in enumerate(STEP_TYPES):
+        sel = (batch.step_type == code) & batch.target_mask
+        if sel.any():
+            out[name] = float(correct[sel].double().mean())
+    return out
+
+
+@dataclass
+class ForwardDecodeResult:
+    """Greedy autoregressive decoding of a batch.
+
+    Attributes
+    ----------
+    first, second, stage:
+        ``(batch, K)`` generated tokens (padding: ``S, S, 0``).
+    weights:
+        ``(heads, batch, K, L)`` attention weights at every step, or ``None``.
+    step_correct:
+        ``(batch, K)``: generated step equals the target (``False`` on padding).
+    chain_correct:
+        ``(batch,)``: the whole chain of thought is correct.
+    answer_correct:
+        ``(batch,)``: the root-to-goal answer read out of the generated chain
+        (:func:`~.layout.answer_from_chain`) equals the true path.
+    batch:
+        The decoded batch.
+    """
+
+    first: torch.Tensor
+    second: torch.Tensor
+    stage: torch.Tensor
+    weights: torch.Tensor | None
+    step_correct: torch.Tensor
+    chain_correct: torch.Tensor
+    answer_correct: torch.Tensor
+    batch: ForwardBatch
+
+    @property
+    def step_accuracy(self) -> float:
+        """Fraction of correct steps over all real steps."""
+        return float(self.step_correct[self.batch.target_mask].double().mean())
+
+    @property
+    def chain_accuracy(self) -> float:
+        """Fraction of trees whose whole chain is correct."""
+        return float(self.chain_correct.double().mean())
+
+    @property
+    def path_accuracy(self) -> float:
+        """Whole-path accuracy: fraction of trees whose root-to-goal answer is right."""
+        return float(self.answer_correct.double().mean())
+
+    def accuracy_by_type(self) -> dict[str, float]:
+        """Step accuracy per step type (:data:`STEP_TYPES`)."""
+        return accuracy_by_type(self.step_correct, self.batch)
+
+
+@torch.no_grad()
+def greedy_decode(
+    params,
+    arch: ForwardArchitecture,
+    A: torch.Tensor,
+    batch: ForwardBatch,
+    *,
+    keep_weights: bool = False,
+) -> ForwardDecodeResult:
+    """Run the model autoregressively from each goal token, for as many steps as the tree has targets.
+
+    At step ``k`` the model reads the prompt and its own previous outputs
+    (rounded to the nearest token by :func:`round_tokens`) and its rounded
+    prediction becomes the next token. The number of steps per tree is its
+    number of targets (``2D + 1``), the stopping rule of the backward part; the
+    answer is then read out of the generated chain. All trees are decoded
+    together. ``keep_weights`` stores every head's attention at every step.
+    """
+    _check_all(params, arch, A, batch)
+    X = forward_token_vectors(batch, A).clone()
+    E = with_empty(A).T
+    flags = torch.tensor([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]], dtype=X.dtype)
+    rows = torch.arange(batch.size)
+    shape = batch.query.shape
+    out_f = torch.full(shape, batch.S, dtype=torch.int64)
+    out_s = out_f.clone()
+    out_st = torch.zeros(shape, dtype=torch.int64)
+    weights = torch.zeros(arch.heads, *shape, batch.length, dtype=X.dtype) if keep_weights else None
+    for k in range(batch.steps):
+        q = batch.query[:, k : k + 1]
+        mask = _keymask(batch, q)
+        w = torch.softmax(_logits(params, arch, X, q, mask), dim=-1)
+        y = _values(params, arch, w, X).sum(0)[:, 0]
+        f, s, st = round_tokens(y, A)
+        out_f[:, k], out_s[:, k], out_st[:, k] = f, s, st
+        if keep_weights:
+            weights[:, :, k] = w[:, :, 0] * batch.target_mask[None, :, k, None]
+        if k + 1 < batch.steps:
+            more = batch.target_mask[:, k + 1]
+            X[rows[more], q[more, 0] + 1] = torch.cat([E[f], E[s], flags[st]], dim=-1)[more]
+    m = batch.target_mask
+    out_f = out_f.masked_fill(~m, batch.S)
+    out_s = out_s.masked_fill(~m, batch.S)
+    out_st = out_st.masked_fill(~m, 0)
+    step_ok = (out_f == batch.target_first) & (out_s == batch.target_second) & (out_st == batch.target_stage) & m
+    chain_ok = (step_ok | ~m).all(1)
+    truth = batch.answers()
+    ans_ok = []
+    for b in range(batch.size):
+        got = answer_from_chain(out_s[b][m[b]].numpy(), out_st[b][m[b]].numpy(), int(batch.goal[b]))
+        ans_ok.append(got is not None and np.array_equal(got, truth[b]))
+    return ForwardDecodeResult(out_f, out_s, out_st, weights, step_ok, chain_ok, torch.tensor(ans_ok), batch)
