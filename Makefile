@@ -43,8 +43,9 @@ setup: $(STAMP)
 book: $(STAMP)
 	@start=$$(date +%s)
 	rm -rf _build/html _build/.doctrees _build/jupyter_execute
+	bash tools/web_assets.sh  # the ipywidgets HTML manager (pinned npm pack); MathJax comes from requirements.txt
 	$(VENV)/bin/jupyter-book build . --warningiserror --nitpick --keep-going || { cat _build/html/reports/*.log 2>/dev/null || true; exit 1; }
-	echo "book: $$(( $$(date +%s) - start )) s -> _build/html/index.html"
+	echo "book: $$(( $$(date +%s) - start )) s -> _build/html/index.html ($$(du -sh _build/html | cut -f1), works offline)"
 
 unit: $(STAMP)
 	@$(PY) -m pytest tests -q
@@ -110,7 +111,8 @@ sweeps: $(STAMP)
 	echo "sweeps: $$(( $$(date +%s) - start )) s"
 
 # End-to-end: the built HTML in headless chromium and a chapter in JupyterLab (tests/e2e).
-# Builds nothing: run 'make book' first. Installs chromium (apt) and MathJax (npm) only if missing.
+# Builds nothing: run 'make book' first. Installs chromium (apt) only if missing. Fails on any request
+# from a page to another host and on serious/critical axe-core violations (table in _build/e2e/).
 e2e: $(STAMP)
 	@start=$$(date +%s)
 	bash tools/e2e_setup.sh

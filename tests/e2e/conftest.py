@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from e2e_support import find_chromium, launch_context
+from e2e_support import REPORT, REPORT_FILE, find_chromium, launch_context
 
 HERE = Path(__file__).resolve().parent
 ENABLED = os.environ.get("ONELAYER_E2E") == "1"
@@ -48,3 +48,21 @@ def browser_context(playwright_driver, chromium_executable, tmp_path_factory):
     context = launch_context(playwright_driver, tmp_path_factory.mktemp("chromium-profile"), chromium_executable)
     yield context
     context.close()
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Per page: requests to other hosts (should be 0) and axe-core violations by impact."""
+    if not REPORT:
+        return
+    import json
+
+    REPORT_FILE.parent.mkdir(parents=True, exist_ok=True)
+    REPORT_FILE.write_text(json.dumps(REPORT, indent=1, sort_keys=True))
+    tr = terminalreporter
+    tr.section("built book: external requests and axe-core violations per page")
+    tr.write_line(f"{'page':40} {'external':>8} {'critical':>8} {'serious':>8} {'moderate':>8} {'minor':>6}  rules")
+    for entry, row in REPORT.items():
+        axe = row["axe"]
+        tr.write_line(f"{entry:40} {row['external_requests']:8d} {axe['critical']:8d} {axe['serious']:8d} "
+                      f"{axe['moderate']:8d} {axe['minor']:6d}  {' '.join(row['axe_rules'])}")
+    tr.write_line(f"(written to {REPORT_FILE})")

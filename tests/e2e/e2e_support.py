@@ -1,10 +1,10 @@
 """Shared pieces of the end-to-end tests: Debian's chromium driven by Playwright.
 
 Nothing here downloads a browser: Playwright (PyPI) drives the chromium that
-``tools/e2e_setup.sh`` installs with apt-get. The machine may have no network,
-so every request that leaves 127.0.0.1 is answered locally: MathJax 3 from the
-copy ``tools/e2e_setup.sh`` unpacks from the npm registry (when present), every
-other CDN request is aborted.
+``tools/e2e_setup.sh`` installs with apt-get. The built book must work offline:
+it serves MathJax, fonts and scripts from its own ``_static`` (``tools/book_html.py``).
+:func:`keep_offline` aborts every request that leaves this machine and records it,
+so a test can fail on it.
 
 Run as a script to take one screenshot of the built book (for the README)::
 
@@ -17,12 +17,12 @@ import contextlib
 import functools
 import http.server
 import os
-import re
 import shutil
 import socket
 import sys
 import threading
 from pathlib import Path
+from urllib.parse import urlparse
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,8 +32,8 @@ HTML_DIR = Path(os.environ.get("ONELAYER_E2E_HTML", ROOT / "_build" / "html"))
 TOC_FILE = Path(os.environ.get("ONELAYER_E2E_TOC", ROOT / "_toc.yml"))
 #: Screenshots of a few pages land here.
 SCREENSHOT_DIR = HTML_DIR.parent / "screenshots"
-#: MathJax 3 unpacked from the npm package ``mathjax`` by tools/e2e_setup.sh (contains ``es5/``).
-MATHJAX_DIR = Path(os.environ.get("ONELAYER_MATHJAX_DIR", ROOT / "_build" / "e2e" / "mathjax"))
+#: Where the built book has MathJax (copied there by tools/book_html.py; ``mathjax_path`` in _config.yml).
+MATHJAX_SCRIPT = "_static/mathjax/tex-mml-chtml.js"
 
 #: Flags for a quiet, offline, throw-away headless chromium.
 CHROMIUM_ARGS = [
@@ -46,8 +46,6 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 VIEWPORT = {"width": 1280, "height": 900}
-
-_MATHJAX_URL = re.compile(r"^https://cdn\.jsdelivr\.net/npm/mathjax@3[^/]*/(?P<path>[^?#]+)")
 
 
 def find_chromium() -> str | None:
@@ -98,28 +96,46 @@ def serve_directory(directory: Path):
         thread.join(timeout=10)
 
 
+_LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
+
+
 def is_local(url: str) -> bool:
-    return url.startswith(("http://127.0.0.1", "http://localhost", "ws://127.0.0.1", "data:", "blob:", "about:"))
+    """True for what never leaves this machine: the local server, file://, data:, blob:, about:."""
+    parsed = urlparse(url)
+    if parsed.scheme in ("data", "blob", "about", "file", "chrome", "chrome-extension", "devtools"):
+        return True
+    return parsed.scheme in ("http", "https", "ws", "wss") and parsed.hostname in _LOCAL_HOSTS
 
 
-def keep_offline(page, mathjax_dir: Path | None = MATHJAX_DIR) -> None:
-    """Answer MathJax requests from ``mathjax_dir`` and abort every other request leaving 127.0.0.1."""
+def keep_offline(page, external: list[str] | None = None) -> None:
+    """Abort every request that would leave this machine; append its URL to ``external`` if given.
+
+    Nothing is answered from a local copy any more: a page that needs the network shows it.
+    """
 
     def handle(route):
-        url = route.request.url
-        match = _MATHJAX_URL.match(url)
-        if match and mathjax_dir is not None:
-            path = (mathjax_dir / match["path"]).resolve()
-            if path.is_file() and mathjax_dir.resolve() in path.parents:
-                route.fulfill(path=str(path))
-                return
+        if external is not None:
+            external.append(route.request.url)
         route.abort("internetdisconnected")
 
     page.route(lambda url: not is_local(url), handle)
 
 
-def mathjax_available(mathjax_dir: Path = MATHJAX_DIR) -> bool:
-    return (mathjax_dir / "es5" / "tex-mml-chtml.js").is_file()
+#: Per page of the book: external requests and axe-core counts (filled by test_browser.py, printed by conftest.py).
+REPORT: dict[str, dict] = {}
+REPORT_FILE = HTML_DIR.parent / "e2e" / "browser_report.json"
+
+
+@functools.cache
+def axe_script() -> str:
+    """axe-core's ``axe.min.js`` from the pinned wheel ``axe-playwright-python`` (no npm, no CDN)."""
+    import importlib.resources
+
+    return importlib.resources.files("axe_playwright_python").joinpath("axe.min.js").read_text()
+
+
+def mathjax_is_built(html_dir: Path = HTML_DIR) -> bool:
+    return (html_dir / MATHJAX_SCRIPT).is_file()
 
 
 def toc_entries(toc_file: Path = TOC_FILE) -> list[str]:
@@ -154,7 +170,7 @@ def screenshot(entry: str, out: Path, *, html_dir: Path = HTML_DIR, full_page: b
             page = context.new_page()
             keep_offline(page)
             page.goto(f"{base}/{entry}.html", wait_until="load")
-            if mathjax_available():
+            if page.evaluate("() => document.querySelectorAll('.math').length > 0"):
                 page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
                 page.evaluate("() => MathJax.startup.promise.then(() => true)")
             page.screenshot(path=str(out), full_page=full_page)

@@ -6,13 +6,21 @@ that do not load, math that is not typeset or has TeX errors, theorem blocks and
 cross-references that did not resolve, raw MyST markup, tracebacks or warnings in
 stored outputs, links to pages or anchors that do not exist.
 
-Math. The book loads MathJax 3 from a CDN, and this machine may be offline. The
-test answers that one request from a local copy of the same MathJax (the npm
-package, unpacked by ``tools/e2e_setup.sh``), so the math is really typeset and
-TeX errors and undefined macros are caught. Without that copy the test checks
-that MathJax is configured and the TeX source is on the page, and skips the
-typesetting part with a message. Every other request leaving 127.0.0.1 is
-aborted, and console errors caused by those aborted requests are ignored.
+Offline. The book must work without a network: MathJax, fonts and scripts are
+served from the build itself (``tools/book_html.py`` copies MathJax there from
+the pinned wheel). Every request that would leave 127.0.0.1 is aborted and
+recorded, and :func:`test_page_requests_nothing_from_another_host` fails on any.
+So the math is typeset from the build's own copy, with the network blocked.
+
+Accessibility. axe-core (the copy inside the pinned ``axe-playwright-python``
+wheel, injected inline) runs on every page once MathJax is done; serious and
+critical violations fail, except images without alt text (``image-alt``), which
+need the notebooks' figures changed and are listed by an xfail test instead.
+Dark mode is checked on a page with figures: transparent PNGs get a light
+background (book/_static/onelayer.css).
+
+A summary per page (external requests, axe violations by impact) is printed at the
+end of the run and written to ``_build/e2e/browser_report.json``.
 """
 
 from __future__ import annotations
@@ -27,12 +35,13 @@ import pytest
 
 from e2e_support import (
     HTML_DIR,
-    MATHJAX_DIR,
+    MATHJAX_SCRIPT,
+    REPORT,
     SCREENSHOT_DIR,
     TOC_FILE,
+    axe_script,
     is_local,
     keep_offline,
-    mathjax_available,
     part_openers,
     serve_directory,
     toc_entries,
@@ -80,7 +89,8 @@ COLLECT = r"""
       // MathJax shows an undefined macro as red text holding its name (an mtext in the assistive MathML).
       undefined: [...article.querySelectorAll('mjx-container mtext')].map(t => t.textContent).filter(t => /^\\[A-Za-z]+$/.test(t)),
       configured: !!(window.MathJax && (window.MathJax.tex || window.MathJax.config)),
-      script: !![...document.scripts].find(s => /mathjax/i.test(s.src)),
+      scripts: [...document.scripts].filter(s => /mathjax/i.test(s.src)).map(s => s.src),
+      version: (window.MathJax && MathJax.version) || null,
     },
     blocks: [...article.querySelectorAll('div.proof, div.exercise, div.solution')].map(b => ({
       classes: b.className,
@@ -90,6 +100,20 @@ COLLECT = r"""
     xrefs: [...article.querySelectorAll('.xref')].map(x => ({classes: x.className, text: x.textContent.trim(), linked: !!x.closest('a[href]')})),
     outputs: [...article.querySelectorAll('.cell_output, .output')].map(o => ({classes: o.className, text: o.textContent})),
     links: [...document.querySelectorAll('a[href]')].map(a => a.href),
+    lang: document.documentElement.lang,
+    // Images without an alt attribute, with where they are (for test_images_have_alt_text's report).
+    no_alt: [...article.querySelectorAll('img:not([alt])')].map(i => {
+      const section = i.closest('section');
+      const heading = section && section.querySelector('h1, h2, h3, h4');
+      return {widget: !!i.closest('.jupyter-widgets'), src: i.src.startsWith('data:') ? 'data:' + i.src.slice(5, 20) : i.src,
+              section: heading ? heading.textContent.replace(/#$/, '').trim() : ''};
+    }),
+    widgets: [...document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]')].map(v => ({
+      rendered: !!v.parentElement.querySelector('.jupyter-widgets'),
+      images: [...v.parentElement.querySelectorAll('img')].map(i => i.naturalWidth),
+    })),
+    // Every resource the page fetched (the Resource Timing API lists fonts and scripts loaded later too).
+    resources: performance.getEntriesByType('resource').map(r => r.name),
     ids: [...document.querySelectorAll('[id]')].map(e => e.id),
     dropdowns: [...article.querySelectorAll('.admonition.dropdown, .toggle')].map(d => ({
       classes: d.className, id: d.id,
@@ -118,6 +142,50 @@ def _ids_of(path: Path) -> frozenset[str]:
     return frozenset(parser.ids)
 
 
+#: axe-core rules whose violations count (all of axe's default WCAG 2.x A/AA and best-practice rules).
+#: ``preload: false``: axe would re-fetch every stylesheet (for css-orientation-lock) and resolves the theme's
+#: ``@import "../basic.css"`` against the page instead of the stylesheet, a 404 that is axe's own.
+AXE_OPTIONS = {"resultTypes": ["violations"], "preload": False}
+#: The one rule left out of the serious/critical assertion: figures without alt text are the notebooks'
+#: to fix (an ``alt`` in each figure's markdown or image metadata), not the HTML set-up's.
+#: test_images_have_alt_text lists them (xfail until the chapters are changed).
+AXE_EXCLUDED_FROM_ASSERT = {"image-alt"}
+BLOCKING = ("serious", "critical")
+
+RUN_AXE = """
+async (options) => {
+  const results = await axe.run(document, options);
+  return results.violations.map(v => ({
+    id: v.id, impact: v.impact, help: v.help,
+    nodes: v.nodes.map(n => ({target: n.target.join(' '), html: n.html.slice(0, 240), summary: (n.failureSummary || '').slice(0, 300)})),
+  }));
+}
+"""
+
+
+def run_axe(page) -> list[dict]:
+    """axe-core's violations on the page as it is now (the script is injected inline: no request)."""
+    page.add_script_tag(content=axe_script())
+    return page.evaluate(RUN_AXE, AXE_OPTIONS)
+
+
+def axe_counts(violations: list[dict]) -> dict[str, int]:
+    """Number of violating elements by impact."""
+    counts = {"critical": 0, "serious": 0, "moderate": 0, "minor": 0}
+    for v in violations:
+        counts[v["impact"] or "minor"] += len(v["nodes"])
+    return counts
+
+
+def record(entry: str, report: dict) -> None:
+    REPORT[entry] = {
+        "external_requests": len(report["external"]),
+        "external": report["external"],
+        "axe": axe_counts(report["axe"]),
+        "axe_rules": sorted({f"{v['impact']}:{v['id']}" for v in report["axe"]}),
+    }
+
+
 @pytest.fixture(scope="module")
 def site(browser_context):
     index = HTML_DIR / "index.html"
@@ -142,15 +210,18 @@ def visit(browser_context, site):
             pytest.fail(f"{entry} is in {TOC_FILE.name} but {path} was not built")
         page = browser_context.new_page()
         problems: list[str] = []
+        external: list[str] = []
 
         def on_console(msg):
             if msg.type != "error":
                 return
             source = (msg.location or {}).get("url", "")
             if source and not is_local(source):
-                return  # a CDN request that keep_offline() aborted
+                return  # an aborted request to another host: test_page_requests_nothing_from_another_host fails on it
             if source.endswith("/favicon.ico") or any(p.match(msg.text) for p in KNOWN_UPSTREAM):
                 return
+            if msg.text.startswith("Failed to load resource: net::ERR_INTERNET_DISCONNECTED"):
+                return  # same: the request is in `external`
             problems.append(f"console error: {msg.text} ({source})")
 
         def on_pageerror(err):
@@ -161,26 +232,35 @@ def visit(browser_context, site):
         page.on("pageerror", on_pageerror)
         page.on("response", lambda r: r.status >= 400 and is_local(r.url) and not r.url.endswith("/favicon.ico")
                 and problems.append(f"HTTP {r.status} for {r.url}"))
-        keep_offline(page)
+        keep_offline(page, external)
         try:
             page.goto(f"{site}/{entry}.html", wait_until="load")
             page.wait_for_function("() => [...document.images].every(i => i.complete)")
-            typeset = mathjax_available() and page.evaluate("() => document.querySelectorAll('.math').length > 0")
+            has_math = page.evaluate("() => document.querySelectorAll('.math').length > 0")
             mathjax_error = None
-            if typeset:
+            if has_math:
                 try:
                     page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=20_000)
                     page.evaluate("() => MathJax.startup.promise.then(() => true)")
-                except Exception as exc:  # the page loads MathJax from a URL keep_offline() does not serve
-                    mathjax_error = f"MathJax did not start from the local copy in {MATHJAX_DIR}: {exc}"
+                except Exception as exc:
+                    mathjax_error = f"MathJax did not start from the build's copy ({MATHJAX_SCRIPT}): {exc}"
+            widgets_drawn = """() => [...document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]')]
+                .every(v => v.parentElement.querySelector('.jupyter-widgets'))"""
+            try:
+                page.wait_for_function(widgets_drawn, timeout=20_000)
+            except Exception:
+                problems.append("stored widgets were not drawn within 20 s (_static/ipywidgets/embed.js)")
+            page.evaluate("() => document.fonts.ready.then(() => true)")
             report = page.evaluate(COLLECT)
             report["problems"] = problems
             report["mathjax_error"] = mathjax_error
-            report["typeset_checked"] = bool(typeset) or report["math"]["count"] == 0
             if entry in shots:
                 page.screenshot(path=str(SCREENSHOT_DIR / f"{entry.replace('/', '_')}.png"))
+            report["axe"] = run_axe(page)
+            report["external"] = sorted(set(external))
         finally:
             page.close()
+        record(entry, report)
         reports[entry] = report
         return report
 
@@ -201,23 +281,84 @@ def test_every_image_loads(visit, entry):
 
 
 @pytest.mark.parametrize("entry", PAGES)
-def test_math_is_typeset_without_errors(visit, entry):
+def test_page_requests_nothing_from_another_host(visit, entry):
+    report = visit(entry)
+    assert report["external"] == [], f"{len(report['external'])} request(s) to other hosts: {report['external']}"
+    remote = [r for r in report["resources"] if not is_local(r)]
+    assert not remote, f"resources fetched from other hosts: {remote}"
+
+
+@pytest.mark.parametrize("entry", PAGES)
+def test_math_is_typeset_without_errors(visit, site, entry):
     report = visit(entry)
     math = report["math"]
     raw_dollars = re.findall(r"\$[^$\n]{0,80}\\[A-Za-z]+[^$\n]{0,80}\$", report["prose"])
     assert not raw_dollars, f"dollar math left as text (not parsed as math): {raw_dollars[:3]}"
     if math["count"] == 0:
         return
-    assert math["configured"] and math["script"], "the page has math but MathJax is not configured/loaded by the page"
+    assert math["configured"] and math["scripts"], "the page has math but MathJax is not configured/loaded by the page"
+    assert all(src.startswith(site + "/") and urldefrag(src)[0].split("?")[0].endswith(MATHJAX_SCRIPT)
+               for src in math["scripts"]), \
+        f"MathJax is not loaded from the build's {MATHJAX_SCRIPT}: {math['scripts']}"
     assert report["mathjax_error"] is None, report["mathjax_error"]
-    if not report["typeset_checked"]:
-        assert math["source"] == math["count"], "a .math element without TeX source"
-        pytest.skip("MathJax 3 not available locally (run tools/e2e_setup.sh, needs npm): TeX source and configuration checked, typesetting not")
     assert math["typeset"] == math["count"], f"{math['count'] - math['typeset']} of {math['count']} math elements not typeset"
     assert not math["errors"], f"TeX errors: {math['errors'][:5]}"
     assert not math["undefined"], f"undefined TeX macros: {sorted(set(math['undefined']))}"
     leftovers = re.findall(r"\\\(.{0,40}|\\\[.{0,40}", report["prose"])
     assert not leftovers, f"TeX delimiters left in the text: {leftovers[:3]}"
+
+
+@pytest.mark.parametrize("entry", PAGES)
+def test_stored_widgets_are_drawn_without_a_kernel(visit, entry):
+    """Sliders and the figure in their Output widget, drawn by the build's copy of the ipywidgets manager."""
+    widgets = visit(entry)["widgets"]
+    if not widgets:
+        return
+    assert all(w["rendered"] for w in widgets), f"{sum(not w['rendered'] for w in widgets)} of {len(widgets)} widgets not drawn"
+    images = [width for w in widgets for width in w["images"]]
+    assert all(width > 0 for width in images), f"widget figures that did not load: {images}"
+
+
+def test_math_heavy_page_is_typeset_offline_from_the_build(visit, site):
+    """The page with the most math, network blocked: MathJax 3.2.2 and its fonts come from the build."""
+    assert (HTML_DIR / MATHJAX_SCRIPT).is_file(), f"{MATHJAX_SCRIPT} is not in the build (tools/book_html.py)"
+    counts = {entry: visit(entry)["math"]["count"] for entry in PAGES}
+    entry = max(counts, key=counts.get)
+    report = visit(entry)
+    assert report["math"]["count"] >= 20, f"no math-heavy page? {counts}"
+    assert report["external"] == [], report["external"]
+    assert report["math"]["version"] == "3.2.2", report["math"]["version"]
+    assert report["math"]["typeset"] == report["math"]["count"] > 0
+    fonts = [r for r in report["resources"] if r.endswith(".woff")]
+    assert fonts and all(f.startswith(f"{site}/_static/mathjax/output/chtml/fonts/") for f in fonts), fonts
+    assert "\\(" not in report["prose"] and "\\[" not in report["prose"], f"raw TeX on {entry}"
+
+
+@pytest.mark.parametrize("entry", PAGES)
+def test_no_serious_or_critical_accessibility_violations(visit, entry):
+    report = visit(entry)
+    # image-alt is excluded here on purpose: the figures' alt text belongs in the notebooks (see
+    # AXE_EXCLUDED_FROM_ASSERT); test_images_have_alt_text reports those images separately.
+    blocking = [
+        f"{v['impact']} {v['id']} ({v['help']}): " + "; ".join(f"{n['target']}: {n['html'][:120]}" for n in v["nodes"][:4])
+        for v in report["axe"]
+        if v["impact"] in BLOCKING and v["id"] not in AXE_EXCLUDED_FROM_ASSERT
+    ]
+    assert report["lang"], "<html> has no lang"
+    assert not blocking, "axe-core:\n" + "\n".join(blocking)
+
+
+@pytest.mark.xfail(strict=False, reason="figures need alt text in the chapters (not fixable from the HTML set-up)")
+def test_images_have_alt_text(visit):
+    """Every image that axe-core's image-alt rule flags, with its page and section (for the chapters' authors)."""
+    missing = []
+    for entry in PAGES:
+        report = visit(entry)
+        flagged = sum(len(v["nodes"]) for v in report["axe"] if v["id"] == "image-alt")
+        where = [f"{entry} § {i['section']!r}: {'figure inside a stored widget (Output)' if i['widget'] else i['src']}"
+                 for i in report["no_alt"]]
+        missing += where or ([f"{entry}: {flagged} image(s)"] if flagged else [])
+    assert not missing, f"{len(missing)} images without alt text:\n" + "\n".join(missing)
 
 
 @pytest.mark.parametrize("entry", PAGES)
@@ -291,3 +432,70 @@ def test_screenshots_were_saved(visit):
         visit(entry)
         shot = SCREENSHOT_DIR / f"{entry.replace('/', '_')}.png"
         assert shot.stat().st_size > 10_000, f"screenshot of {entry} is missing or blank"
+
+
+#: A page with figures (matplotlib PNGs) and a widget's figure.
+DARK_MODE_PAGE = "book/selector"
+
+DARK_PROBE = """
+() => {
+  const article = document.querySelector('article.bd-article');
+  const images = [...article.querySelectorAll('img')].filter(i => i.naturalWidth > 0);
+  const opaque = (img) => {  // does the PNG cover its box, or does the page show through?
+    const c = document.createElement('canvas');
+    c.width = img.naturalWidth; c.height = img.naturalHeight;
+    const ctx = c.getContext('2d');
+    ctx.drawImage(img, 0, 0);
+    const data = ctx.getImageData(0, 0, c.width, c.height).data;
+    for (let k = 3; k < data.length; k += 4 * 97) if (data[k] < 255) return false;
+    return true;
+  };
+  return {
+    theme: document.documentElement.dataset.theme,
+    page: getComputedStyle(document.body).backgroundColor,
+    images: images.map(i => ({src: i.src.slice(-60), background: getComputedStyle(i).backgroundColor, opaque: opaque(i)})),
+  };
+}
+"""
+
+
+def _rgb(css: str) -> tuple[float, ...]:
+    values = [float(v) for v in re.findall(r"[\d.]+", css)]
+    return tuple(values[:3]) + ((values[3],) if len(values) > 3 else (1.0,))
+
+
+def _luminance(rgb) -> float:
+    def channel(c):
+        c = c / 255
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+    r, g, b = (channel(c) for c in rgb[:3])
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def test_dark_mode_gives_transparent_figures_a_light_background(browser_context, site):
+    """A reader whose system is in dark mode: the theme switches to dark, the figures stay readable."""
+    page = browser_context.new_page()
+    external: list[str] = []
+    keep_offline(page, external)
+    page.emulate_media(color_scheme="dark")  # the theme's default mode is "auto": it follows the system
+    try:
+        page.goto(f"{site}/{DARK_MODE_PAGE}.html", wait_until="load")
+        page.wait_for_function("() => [...document.images].every(i => i.complete)")
+        probe = page.evaluate(DARK_PROBE)
+        page.screenshot(path=str(SCREENSHOT_DIR / f"{DARK_MODE_PAGE.replace('/', '_')}_dark.png"))
+        violations = run_axe(page)
+    finally:
+        page.close()
+    assert probe["theme"] == "dark", probe["theme"]
+    assert _luminance(_rgb(probe["page"])) < 0.1, f"the page is not dark: {probe['page']}"
+    # Today's figures are saved with a white facecolor (opaque); a figure saved with a transparent one
+    # (matplotlib-inline's default) would show the dark page through it. Every image must have a light
+    # opaque background behind it, so that either kind stays readable.
+    assert probe["images"], f"no image on {DARK_MODE_PAGE}"
+    for image in probe["images"]:
+        rgba = _rgb(image["background"])
+        assert rgba[3] == 1.0 and _luminance(rgba) > 0.9, f"{image['src']}: background {image['background']} in dark mode"
+    blocking = [f"{v['impact']} {v['id']}: {[n['target'] for n in v['nodes'][:3]]}" for v in violations
+                if v["impact"] in BLOCKING and v["id"] not in AXE_EXCLUDED_FROM_ASSERT]
+    assert not blocking, "axe-core in dark mode:\n" + "\n".join(blocking)
+    assert external == [], external

@@ -143,7 +143,7 @@ def test_selector_slider_redraws_the_figure_in_jupyterlab(browser_context, lab):
     code = _code_cells(NOTEBOOK)
     widget_cell = next(i for i, src in enumerate(code) if WIDGET_CALL in src)
     page = browser_context.new_page()
-    keep_offline(page, mathjax_dir=None)
+    keep_offline(page)
     page.set_default_timeout(60_000)
     errors: list[str] = []
     page.on("pageerror", lambda err: errors.append(err.message))
@@ -225,7 +225,7 @@ def test_chapter_math_renders_in_jupyterlab(browser_context, lab):
     """
     base, token = lab
     page = browser_context.new_page()
-    keep_offline(page, mathjax_dir=None)
+    keep_offline(page)
     page.set_default_timeout(60_000)
     try:
         page.goto(f"{base}/lab/tree/{NOTEBOOK.name}?token={token}", wait_until="domcontentloaded")
