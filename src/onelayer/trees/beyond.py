@@ -105,7 +105,7 @@ def backward_beyond(kind: str = "gaussian", *, S: int = 80, d: int | None = None
                     batch_size: int = 128) -> list[dict]:
     """Train the backward model (one member per seed, batched) and test it on :func:`test_set`.
 
-    Returns one dict per seed with the final training loss and :func:`_summary`
+    Returns one dict per seed with the final training loss and the summary of ``_summary``
     fields: ``path_accuracy`` (every path step right, greedy), ``stop_rate``
     (the un-trained EOS step ``[a_r; a_r]`` emitted after the root),
     ``path_by_shape``, ``stop_by_shape``, ``path_by_depth`` (``key -> (count,

@@ -91,7 +91,8 @@ from .contractions import batch_sum, rowwise_matmul
 from .data import TokenData
 from .options import INITS, LOGIT_SCALES, NORMALIZE, REDUCTIONS, ModelConfig
 
-__all__ = ["ModelConfig", "WalkTransformer", "NORMALIZE", "LOGIT_SCALES", "REDUCTIONS", "INITS", "rowwise_matmul", "batch_sum"]
+# ModelConfig, the option lists and the contractions are defined in .options and .contractions and stay importable here.
+__all__ = ["WalkTransformer", "rowwise_matmul", "batch_sum"]
 
 
 

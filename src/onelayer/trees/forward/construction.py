@@ -54,7 +54,7 @@ def _scales(lam, mu, kappa):
 
 
 def constructed_params(A: torch.Tensor, lam: float, mu: float, kappa: float) -> dict[str, torch.Tensor]:
-    """The Theorem 2 construction ``{U1, V1, U2, V2}`` for the two-head model (:func:`~.model.two_head`)."""
+    """The Theorem 2 construction ``{U1, V1, U2, V2}`` for the two-head model (:func:`~onelayer.trees.forward.architecture.two_head`)."""
     A = check_embeddings(A)
     lam, mu, kappa = _scales(lam, mu, kappa)
     B = lemma1_matrix(A)
@@ -68,7 +68,7 @@ def constructed_params(A: torch.Tensor, lam: float, mu: float, kappa: float) -> 
 
 
 def full_single_head_construction(A: torch.Tensor, lam: float, mu: float) -> dict[str, torch.Tensor]:
-    """One *full* head (:func:`~.model.full_heads` ``(1)``) that represents the R-F chain.
+    """One *full* head (:func:`~onelayer.trees.forward.architecture.full_heads` ``(1)``) that represents the R-F chain.
 
     Key-query: head 1's blocks of :func:`constructed_params` (``lam B`` on the
     node-2 blocks, ``V_1`` on the stage blocks). Value: swap the node blocks

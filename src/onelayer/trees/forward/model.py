@@ -7,7 +7,7 @@ the heads' outputs are added; the sum is regressed onto the next token:
     y_hat_N = sum_l W^V_l X softmax(s^(l)),      X = [x_1, ..., x_N].
 
 No ``1/sqrt(d)``, no positional encoding, no residual, no MLP. Three kinds of
-head are available (:class:`ForwardArchitecture`):
+head are available (:class:`~onelayer.trees.forward.architecture.ForwardArchitecture`):
 
 * **structured** (the spec's two-head model, section 4.3): the logits are
   ``s^(l)_i = x_i^(2)T U_l x_N^(2) + x_i^(s)T V_l x_N^(s)`` with trainable
@@ -16,7 +16,7 @@ head are available (:class:`ForwardArchitecture`):
   ``"swap"`` maps ``[x^(1); x^(2); x^(s)] -> [x^(2); x^(1); 0]`` (traversal),
   ``"stage"`` maps it to ``[0; 0; x^(s)]`` (stage control), and
   ``"swap+stage"`` does both (the spec's structured single head, section 4.4).
-  :func:`two_head` is roles ``("swap", "stage")``, :func:`single_head` is
+  :func:`~onelayer.trees.forward.architecture.two_head` is roles ``("swap", "stage")``, :func:`~onelayer.trees.forward.architecture.single_head` is
   ``("swap+stage",)``; any tuple of roles is accepted.
 * **full** (the authors' single-head ablation as described in the review
   discussion, with any number of heads): every head has a fully learnable
@@ -192,7 +192,7 @@ def train_forward(
     depth ``m`` with uniform leaf goals, from a generator seeded by ``seed``
     (the paper's protocol, batch 256). ``fixed_batch`` trains on one batch
     instead (full-batch GD on a finite sample). ``init`` replaces the zero
-    initialisation (see :func:`init_params`). ``cot=False`` trains on the
+    initialisation (see :func:`~onelayer.trees.forward.architecture.init_params`). ``cot=False`` trains on the
     answer-only layout. Extra keyword arguments go to
     :func:`onelayer.training.train` (``record_every``, ``record_at``, ``snapshot_at``, ...).
     """

@@ -63,7 +63,7 @@ def cell_summary(rows: Sequence[dict]) -> dict:
 def seeded_sweep(*, depths: Sequence[int] = (2,), archs: Sequence[str] = ("two_head", "full1", "full2", "full3", "full4"),
                  seeds: Sequence[int] = (0, 1, 2), budget: int = 1000, test_trees: int = 256,
                  profile: bool = True) -> list[dict]:
-    """Every (architecture, depth, seed) with :func:`run_config` (``S = 2^(m+1) + 9``); one dict per cell.
+    """Every (architecture, depth, seed) with :func:`~onelayer.trees.forward.limits.run_config` (``S = 2^(m+1) + 9``); one dict per cell.
 
     Each cell has ``arch, m`` and :func:`cell_summary` fields, the per-seed
     ``runs`` (steps to converge, test accuracy) and, with ``profile``, the

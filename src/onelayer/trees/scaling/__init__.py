@@ -89,41 +89,12 @@ from .criteria import (
     size_grid,
     tokens,
 )
+from . import criteria, figures, fits, rows, runs, stored
 from .figures import scaling_figure
 from .fits import fit_table, linear_model, local_slopes
 from .rows import forward_steps_vs_depth, population_rows, sampled_rows, scaling_rows, scaling_table, trajectory_gaps
 from .runs import population_run, population_steps, sampled_run, step_times
-from .stored import FORWARD_SWEEP, STORED, compute_stored, load_forward_sweep, load_stored, main
+from .stored import FORWARD_SWEEP, STORED, STORED_KIND, compute_stored, load_forward_sweep, load_stored, main
 
-__all__ = [
-    "CRITERIA",
-    "DEFAULT_THRESHOLDS",
-    "DEPTHS",
-    "LABEL_DEPTH",
-    "LABEL_SIZES",
-    "SAMPLED_DEPTHS",
-    "SAMPLED_LABEL_SIZES",
-    "STORED",
-    "FORWARD_SWEEP",
-    "Criterion",
-    "nodes",
-    "tokens",
-    "population_run",
-    "population_steps",
-    "sampled_run",
-    "size_grid",
-    "population_rows",
-    "sampled_rows",
-    "scaling_rows",
-    "trajectory_gaps",
-    "step_times",
-    "fit_table",
-    "linear_model",
-    "local_slopes",
-    "forward_steps_vs_depth",
-    "scaling_figure",
-    "scaling_table",
-    "load_stored",
-    "compute_stored",
-    "main",
-]
+# Every public name of the submodules, importable from here as before the split.
+__all__ = [name for module in (criteria, figures, fits, rows, runs, stored) for name in module.__all__]

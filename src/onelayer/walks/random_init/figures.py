@@ -12,7 +12,7 @@ from .runs import AUTHORS_TABLE
 
 def figure_curves(runs: dict, *, title: str | None = None):
     """Figure 6 layout for named runs of both ``p``: (a) optimal-prediction fraction, (b) KL, (c) attention on
-    ``x_{N-1}`` (solid) and ``x_{N-2}`` (dashed). ``runs`` maps a label to a :func:`run_config` result."""
+    ``x_{N-1}`` (solid) and ``x_{N-2}`` (dashed). ``runs`` maps a label to a :func:`~onelayer.walks.random_init.runs.run_config` result."""
     fig, axes = new_figure(3, width=11.0, height=3.3)
     for i, (label, r) in enumerate(runs.items()):
         c = PALETTE[i % len(PALETTE)]

@@ -13,7 +13,7 @@ from ..batched import forward_pass, train_sweep, walk_sweep_data
 from ..lab import M_for
 from ..model import WalkTransformer
 from ..theorem31 import OPTIMAL_TOL
-from .measure import CRITICAL_CRITERIA, CRITICAL_N, DEFAULTS, _check_options, _upper_median
+from .runs import CRITICAL_CRITERIA, CRITICAL_N, DEFAULTS, _check_options, _upper_median
 
 
 def step2_logit_parts(N: int, *, K: int = 6, p: float = 0.7, seeds=DEFAULTS["seeds"], n_train: int = 1000,
@@ -67,7 +67,7 @@ def critical_M(Ns=CRITICAL_N, *, K: int = 6, p: float = 0.7, seeds=DEFAULTS["see
         Sequence lengths (``>= 3``).
     criterion:
         ``"attention"`` (default): the mean test attention on the parent after
-        step 2 reaches ``threshold`` (so ``T_parent = 2`` of :func:`measure`);
+        step 2 reaches ``threshold`` (so ``T_parent = 2`` of :func:`~onelayer.walks.scaling.runs.measure`);
         ``"log_odds"``: the median over test walks of the smallest step-2
         log-odds of the parent reaches ``c N`` (the theorem's leakage
         ``e^{-Omega(N)}``).

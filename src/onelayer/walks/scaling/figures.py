@@ -6,7 +6,7 @@ import numpy as np
 
 from ...plots import PALETTE, new_figure
 from ...scaling import loglog_panel
-from .measure import M_FIXED, N_FIXED
+from .runs import M_FIXED, N_FIXED
 from .summary import _x_of
 
 

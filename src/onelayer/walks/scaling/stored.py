@@ -11,7 +11,7 @@ import torch
 from ... import paths, store
 from ..lab import M_for
 from .critical import critical_M
-from .measure import CRITICAL_CRITERIA, CRITICAL_N, CURVE_N, M_FIXED, M_GRID, N_FIXED, measure
+from .runs import CRITICAL_CRITERIA, CRITICAL_N, CURVE_N, M_FIXED, M_GRID, N_FIXED, measure
 
 
 #: Where the stored heavier study lives, relative to the data directory (:func:`onelayer.paths.data_path`).
@@ -31,7 +31,7 @@ def stored_study(*, quick: bool = False, progress=print) -> dict:
     ``M = 1000`` extended to ``N = 577`` with 1000 and with 4000 training
     walks (the second shows that the lost seeds are a sampling effect); the
     sweep over ``M`` and along ``M = N^{3/2}`` (to ``N = 385``);
-    :func:`critical_M` for both criteria up to ``N = 769``, with 1000 and with
+    :func:`~onelayer.walks.scaling.critical.critical_M` for both criteria up to ``N = 769``, with 1000 and with
     4000 training walks (``"<criterion>, more walks"``). About 6 minutes on one
     core (``quick=True``: seconds).
     """

@@ -14,7 +14,7 @@ def _x_of(axis: str) -> str:
 
 
 def slopes(study: dict, critical=None) -> dict[str, dict]:
-    """Fitted power laws ``y ~ c x^slope`` of a study (and of :func:`critical_M` rows).
+    """Fitted power laws ``y ~ c x^slope`` of a study (and of :func:`~onelayer.walks.scaling.critical.critical_M` rows).
 
     Keys ``"<quantity> vs <axis>"`` with quantity ``T_parent``, ``T_optimal``,
     ``log_odds2`` and ``seconds_per_step``; values ``{"slope", "prefactor",
@@ -106,7 +106,7 @@ def table(study: dict, *, wall: bool = False) -> list[dict]:
 
 
 def critical_table(rows: list[dict]) -> list[dict]:
-    """Rounded rows of :func:`critical_M`."""
+    """Rounded rows of :func:`~onelayer.walks.scaling.critical.critical_M`."""
     return [{"N": r["N"], "criterion": r["criterion"], "M_crit": _fmt(r["M_crit"]),
              "range": f"{_fmt(r['M_crit_min'])}-{_fmt(r['M_crit_max'])}", "ok": f"{r['selected']}/{r['seeds']}",
              "ceil(N^1.5)": r["M_for_N"],

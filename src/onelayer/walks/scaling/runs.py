@@ -41,11 +41,11 @@ N_GRID = (13, 25, 49, 97, 193)
 M_GRID = (100, 141, 200, 283, 400, 566, 800, 1600, 3200)
 #: Sequence lengths of the sweep along ``M = M_for(N) = ceil(N^{3/2})``.
 CURVE_N = (13, 25, 49, 97, 193)
-#: Sequence lengths of :func:`critical_M`.
+#: Sequence lengths of :func:`~onelayer.walks.scaling.critical.critical_M`.
 CRITICAL_N = (13, 25, 49, 97, 193)
 #: The three sweeps of :func:`scaling_study`: the size that varies.
 AXES = ("N", "M", "curve")
-#: Criteria of :func:`critical_M`.
+#: Criteria of :func:`~onelayer.walks.scaling.critical.critical_M`.
 CRITICAL_CRITERIA = ("attention", "log_odds")
 
 
