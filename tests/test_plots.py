@@ -29,3 +29,27 @@ def test_plot_curves_and_heatmap_and_marks():
     with pytest.raises(ValueError, match="2-D"):
         plots.heatmap(ax2, np.zeros(3))
     plt.close("all")
+
+
+def test_describe_figure_names_panels_axes_curves_and_settings():
+    import numpy as np
+
+    from onelayer.plots import describe_figure, heatmap, new_figure, plot_curves
+
+    fig, axes = new_figure(2)
+    plot_curves(axes[0], np.arange(5), {"p=0.5": np.arange(5.0), "p=0.7": np.ones(5)}, xlabel="step t", ylabel="accuracy",
+                title="test accuracy")
+    heatmap(axes[1], np.eye(3), title="V after 50 steps")
+    text = describe_figure(fig, {"p": 0.5})
+    assert text.startswith("Two panels.")
+    assert "plot 'test accuracy' of 'accuracy' against 'step t', curves: p=0.5, p=0.7." in text
+    assert "heat map 'V after 50 steps'" in text and text.endswith("Settings: p = 0.5.")
+
+
+def test_describe_figure_rejects_non_figures():
+    import pytest
+
+    from onelayer.plots import describe_figure
+
+    with pytest.raises(TypeError, match="fig must be a matplotlib Figure"):
+        describe_figure("figure")

@@ -17,6 +17,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 __all__ = [
+    "describe_figure",
     "BOOK_STYLE",
     "PALETTE",
     "use_book_style",
@@ -153,3 +154,39 @@ def mark_steps(ax, steps: Mapping[str, float], *, color: str = "0.4") -> None:
             continue
         ax.axvline(x, color=color, linestyle="--", linewidth=1)
         ax.annotate(label, (x, 1.0), xycoords=("data", "axes fraction"), rotation=90, va="top", ha="right", fontsize=8, color=color)
+
+
+def describe_figure(fig, settings: Mapping[str, object] | None = None) -> str:
+    """A text alternative for ``fig`` built from what it draws: each panel's title and what it plots against what.
+
+    For example ``"Two panels. 1: 'attention on x_{N-1}' (y) against 'step t' (x), curves: p=0.5, p=0.7.
+    2: heat map 'V' ... Settings: p = 0.5."`` It names the quantities on the axes, the curves of each
+    legend and the heat maps, so a reader who cannot see the picture knows what it shows; a chapter
+    adds what the reader should notice in the prose around it. ``settings`` (e.g. a widget's current
+    values) are appended.
+    """
+    if not hasattr(fig, "get_axes"):
+        raise TypeError(f"fig must be a matplotlib Figure, not {type(fig).__name__}")
+    axes = [ax for ax in fig.get_axes() if ax.get_visible() and (ax.has_data() or ax.get_title())]
+    axes = [ax for ax in axes if not getattr(ax, "_colorbar", None) and ax.get_label() != "<colorbar>"]
+    parts = []
+    sup = fig._suptitle.get_text() if getattr(fig, "_suptitle", None) is not None else ""
+    if sup:
+        parts.append(f"'{sup}'.")
+    count = {1: "One panel", 2: "Two panels", 3: "Three panels", 4: "Four panels"}.get(len(axes), f"{len(axes)} panels")
+    parts.append(f"{count}.")
+    for i, ax in enumerate(axes, 1):
+        title, xl, yl = ax.get_title(), ax.get_xlabel(), ax.get_ylabel()
+        kind = "heat map" if ax.images else ("bars" if ax.patches and not ax.lines else "plot")
+        text = f"{i}: {kind}" + (f" '{title}'" if title else "")
+        if yl or xl:
+            text += f" of '{yl or 'value'}' against '{xl or 'index'}'"
+        legend = ax.get_legend()
+        if legend is not None:
+            labels = [t.get_text() for t in legend.get_texts() if t.get_text()]
+            if labels:
+                text += ", curves: " + ", ".join(labels[:8]) + (" ..." if len(labels) > 8 else "")
+        parts.append(text + ".")
+    if settings:
+        parts.append("Settings: " + ", ".join(f"{k} = {v}" for k, v in settings.items()) + ".")
+    return " ".join(parts)
