@@ -97,7 +97,7 @@ QA_TABLE_STEPS = (0, 1, 2, 3, 5, 10, 20, 50, 100)
 QA_LONG_STEPS = 3000
 QA_LONG_EVERY = 500
 #: Scrubber over the explorer: initial scales by step sizes (the widget's two sliders).
-QA_SCRUB_SIGMAS = (0.0, 0.01, 0.1, 1.0)
+QA_SCRUB_SIGMAS = (0.0, 0.01, 1.0)
 QA_SCRUB_LRS = (0.1, 1.0, 10.0)
 #: The bias experiment (issue 13, rebuttal): placements and the steps read off.
 QA_BIAS_PLACEMENTS = ("none", "output", "attention", "both")
