@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from onelayer.walks import kl, qa
+from onelayer.walks import kl, losses, qa
 from onelayer.walks.data import TokenData
 
 
@@ -184,3 +184,55 @@ def test_kl_validation_errors():
         kl.walk_truth(qa.task_population(2), np.eye(3))
     with pytest.raises(TypeError, match="data"):
         kl.label_truth("not data")
+
+
+# -- the bias option (issue 13, item 5(ii)) ------------------------------------------------------------------------
+def test_bias_none_is_the_papers_model_and_its_gradient_is_the_closed_form():
+    exp = qa.setup_task(1, n_train=64, n_test=64)
+    params = qa.bias_init(exp, "none", init="gaussian", sigma=0.1, seed=3)
+    loss, grads = qa.bias_loss_and_grads(exp.model, params, exp.train)
+    loss_cf, grads_cf = exp.model.loss_and_grads(params, exp.train)
+    assert torch.allclose(loss, loss_cf, rtol=1e-12, atol=0)
+    for name in ("V", "q"):
+        assert torch.allclose(grads[name], grads_cf[name], rtol=1e-9, atol=1e-12), name
+    h_ref = qa.run(exp, steps=5, sigma=0.1, seed=3)
+    h_bias = qa.bias_run(exp, "none", steps=5, sigma=0.1, seed=3)
+    assert np.allclose(h_ref["test_accuracy"], h_bias["test_accuracy"])
+
+
+def test_output_bias_gradient_is_the_summed_loss_gradient():
+    exp = qa.setup_task(2, n_train=32, n_test=32)
+    params = qa.bias_init(exp, "both", init="gaussian", sigma=0.1, seed=1)
+    params["b"] = torch.linspace(0.1, 0.5, exp.model.config.K, dtype=torch.float64)
+    params["beta"] = torch.linspace(-0.3, 0.3, exp.model.config.N, dtype=torch.float64)
+    _, grads = qa.bias_loss_and_grads(exp.model, params, exp.train)
+    f = qa.bias_forward(exp.model, params, exp.train)
+    c = exp.model.config
+    G = losses.loss_gradient(f, exp.train.labels, c.loss, c.epsilon) * exp.train.weights[:, None]
+    assert torch.allclose(grads["b"], G.sum(0), rtol=1e-10, atol=1e-14)
+    # the attention bias: a finite difference of the loss along beta
+    d = torch.zeros(c.N, dtype=torch.float64)
+    d[3] = 1e-6
+    lp = qa.bias_loss_and_grads(exp.model, {**params, "beta": params["beta"] + d}, exp.train)[0]
+    lm = qa.bias_loss_and_grads(exp.model, {**params, "beta": params["beta"] - d}, exp.train)[0]
+    assert abs(float((lp - lm) / 2e-6) - float(grads["beta"][3])) < 1e-6
+
+
+@pytest.mark.parametrize("bias", ["output", "attention", "both"])
+def test_task2_symmetry_survives_every_bias_from_zero(bias):
+    """From zero init the two Task-2 sentences (one bag of words) get identical scores for ever: accuracy = label share."""
+    exp = qa.setup_task(2, n_train=200, n_test=200)
+    h = qa.bias_run(exp, bias, steps=20, init="zero", record_every=10)
+    assert np.all(h["output_gap"] == 0.0)
+    share = float((exp.test.labels == qa.word_index("apple")).to(torch.float64).mul(exp.test.weights).sum())
+    assert h.final("test_accuracy") in (pytest.approx(share), pytest.approx(1 - share))
+
+
+def test_bias_option_is_validated():
+    exp = qa.setup_task(1, n_train=8, n_test=8)
+    with pytest.raises(ValueError, match="bias"):
+        qa.bias_init(exp, "query")
+    with pytest.raises(ValueError, match="bias"):
+        qa.bias_run(exp, "everywhere", steps=1)
+    params = qa.bias_init(exp, "both")
+    assert set(params) == {"V", "q", "b", "beta"} and float(params["b"].abs().sum()) == 0.0

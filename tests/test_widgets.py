@@ -1,4 +1,5 @@
 import matplotlib.pyplot as plt
+import numpy as np
 import pytest
 
 from onelayer import widgets
@@ -32,3 +33,24 @@ def test_slider_app_validates():
         widgets.slider_app(3, {"a": None})
     with pytest.raises(ValueError):
         widgets.slider_app(lambda: None, {})
+
+
+def test_selection_error_figure_plots_error_below_bound():
+    import matplotlib.pyplot as plt
+
+    grid = np.linspace(0.0, 10.0, 11)
+    fig = widgets.selection_error_figure([1.0, 0.0, -1.0], grid)
+    ax = fig.axes[0]
+    exact, bound = (line.get_ydata() for line in ax.get_lines()[:2])
+    assert np.all(exact <= bound + 1e-15) and exact[-1] < exact[0]
+    assert ax.get_yscale() == "log"
+    plt.close(fig)
+    with pytest.raises(ValueError, match="lams"):
+        widgets.selection_error_figure([1.0, 0.0], [-1.0, 1.0])
+
+
+def test_selector_scrubber_has_one_frame_per_scale():
+    s = widgets.selector_scrubber([1.0, 0.0, -1.0], [0.0, 1.0, 5.0], name="t-sel", dpi=30)
+    assert len(s) == 3 and s.knobs[0].texts == ("0", "1", "5")
+    assert "lambda = 5" in s.alt_texts[-1]
+    assert s.frames[0] != s.frames[-1]

@@ -15,10 +15,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from . import attention
-from .plots import new_figure
+from .plots import new_figure, plot_curves
 from .validation import check_float
 
-__all__ = ["selector_figure", "slider_app", "selector_widget", "progress_app", "selection_slider", "merged_settings", "timed"]
+__all__ = ["selector_figure", "selection_error_figure", "selector_scrubber", "slider_app", "selector_widget", "progress_app", "selection_slider", "merged_settings", "timed"]
 
 
 def selector_figure(z, lam: float):
@@ -44,6 +44,34 @@ def selector_figure(z, lam: float):
     ax.set_title(f"L1 distance to limit {err:.3g} (bound {bound:.3g})", fontsize=9)
     ax.legend(loc="upper left")
     return fig
+
+
+def selection_error_figure(z, lams):
+    """The exact L1 distance of ``softmax(lam * z)`` to its limit and the bound, against ``lam`` (log scale)."""
+    z = np.asarray(z, dtype=np.float64)
+    lams = np.asarray(lams, dtype=np.float64)
+    if lams.ndim != 1 or lams.size < 2:
+        raise ValueError("lams must be a 1-d grid of at least two scales")
+    if np.any(lams < 0) or not np.all(np.isfinite(lams)):
+        raise ValueError("lams must be finite and >= 0")
+    fig, ax = new_figure(1, width=5.5, height=3.2)
+    bound_name = "bound 2(n-k)/k exp(-lambda gap)"
+    plot_curves(ax, lams, {"exact L1 distance": attention.selection_error(z, lams),
+                           bound_name: attention.selection_bound(z, lams)},
+                xlabel="scale lambda", ylabel="distance to the limit", logy=True,
+                styles={bound_name: {"linestyle": "--"}})
+    return fig
+
+
+def selector_scrubber(z, lams, *, name: str = "selector-scale", dpi: int = 80):
+    """Precomputed frames of :func:`selector_figure` over the scales ``lams`` (no kernel needed; :mod:`onelayer.scrubber`)."""
+    from .scrubber import scrub
+
+    z = np.asarray(z, dtype=np.float64)
+    lams = [check_float("lams", lam, low=0.0) for lam in lams]
+    return scrub(lambda lam: selector_figure(z, lam), lams, label="lambda", name=name, fmt="{:g}", dpi=dpi,
+                 alt="Bar chart of the attention weights softmax(lambda z) over the logits z, beside the one-hot limit "
+                     "that puts all weight on the largest logit, at scale lambda = {value}.")
 
 
 def slider_app(callback: Callable[..., object], controls: Mapping[str, object]):

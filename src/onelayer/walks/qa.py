@@ -42,10 +42,10 @@ import torch
 
 from ..plots import new_figure
 from ..seeding import generator
-from ..training import History
+from ..training import History, train
 from ..validation import check_choice, check_float, check_int
 from ..widgets import slider_app
-from . import kl
+from . import kl, losses, prediction
 from .data import TokenData
 from .model import WalkTransformer
 
@@ -68,6 +68,11 @@ __all__ = [
     "figure_curves",
     "explorer",
     "explorer_widget",
+    "BIASES",
+    "bias_init",
+    "bias_forward",
+    "bias_loss_and_grads",
+    "bias_run",
 ]
 
 #: The 19 words, in the paper's order (index = one-hot coordinate = output score).
@@ -276,3 +281,84 @@ def explorer_widget():
                                       description="normalize"),
     }
     return slider_app(explorer, controls)
+
+
+# -- a bias term (issue 13, item 5(ii)) ---------------------------------------------------------------------------------
+#: Where a bias sits. ``"none"``: the paper's model (no bias, the default everywhere). ``"output"``: ``f = V X S + b``
+#: with ``b`` in ``R^K`` (one score per word). ``"attention"``: a bias ``beta`` in ``R^N`` added to the attention
+#: logits (one per position; a bias on the query side would only shift ``q = W x~_N`` and change nothing).
+#: ``"both"``: the two together. Biases start at zero whatever ``init`` is.
+BIASES = ("none", "output", "attention", "both")
+
+
+def bias_init(exp: QAExperiment, bias: str = "output", *, init: str = "gaussian", sigma: float = 0.01,
+              seed: int = 0) -> dict[str, torch.Tensor]:
+    """The model's initial ``{"V", "q"}`` (as in :func:`run`) plus zero biases ``"b"`` (``(K,)``) and/or ``"beta"`` (``(N,)``)."""
+    bias = check_choice("bias", bias, BIASES)
+    params = exp.model.init(init, sigma=sigma, seed=seed)
+    c = exp.model.config
+    if bias in ("output", "both"):
+        params["b"] = torch.zeros(c.K, dtype=exp.model.dtype)
+    if bias in ("attention", "both"):
+        params["beta"] = torch.zeros(c.N, dtype=exp.model.dtype)
+    return params
+
+
+def bias_forward(model: WalkTransformer, params: dict[str, torch.Tensor], data: TokenData) -> torch.Tensor:
+    """Scores ``f`` (``(B, K)``) of the model with the biases in ``params`` (``"b"``, ``"beta"``; absent = none)."""
+    if model.config.hidden is not None:
+        raise ValueError("the bias option is defined for the linear model (hidden=None)")
+    if "beta" not in params:
+        f = model.forward(params, data)
+    else:
+        out = model.forward_tokens(params, data.tokens)
+        S = torch.softmax(out["z"] + params["beta"], dim=-1)
+        u = torch.zeros((data.B, model.config.K), dtype=model.dtype).scatter_add(-1, data.tokens, S[:, :-1])
+        f = u @ params["V"].T
+    return f + params["b"] if "b" in params else f
+
+
+def bias_loss_and_grads(model: WalkTransformer, params: dict[str, torch.Tensor], data: TokenData):
+    """Loss and GD directions of the biased model, by autograd.
+
+    As in :meth:`WalkTransformer.loss_and_grads`, the ``q`` direction is
+    ``||x~_N||^2 dL/dq`` (the change of ``q = W x~_N`` under GD on ``W``); the
+    other parameters get their plain gradients.
+    """
+    leaves = {n: t.detach().clone().requires_grad_(True) for n, t in params.items()}
+    c = model.config
+    with torch.enable_grad():
+        f = bias_forward(model, leaves, data)
+        loss = model._reduce_loss(losses.loss_values(f, data.labels, c.loss, c.epsilon), data)
+        grads = dict(zip(leaves, torch.autograd.grad(loss, list(leaves.values()))))
+    grads["q"] = model.query_norm2 * grads["q"]
+    return loss.detach(), grads
+
+
+def bias_run(exp: QAExperiment, bias: str = "output", *, steps: int = 100, lr: float = 0.1, init: str = "gaussian",
+             sigma: float = 0.01, seed: int = 0, record_every: int = 1) -> History:
+    """Full-batch GD of the biased model on ``exp.train`` (as :func:`run`), recording accuracies and the Task-2 output gap.
+
+    ``bias="none"`` trains the paper's model (same initial point and update as :func:`run`).
+    """
+    bias = check_choice("bias", bias, BIASES)
+    steps = check_int("steps", steps, low=1)
+    lr = check_float("lr", lr, low=0.0, low_open=True)
+    m, test, train_set = exp.model, exp.test, exp.train
+
+    def accuracy(prm, data):
+        return prediction.accuracy(prediction.predict(bias_forward(m, prm, data)), data.labels, data.weights)
+
+    record = {"test_accuracy": lambda prm: accuracy(prm, test), "train_accuracy": lambda prm: accuracy(prm, train_set)}
+    if exp.task == 2:
+        pop = task_population(2)
+        different = pop.labels[:, None] != pop.labels[None, :]
+
+        def gap(prm):
+            f = bias_forward(m, prm, pop)
+            return float((f[:, None, :] - f[None, :, :]).abs().amax(dim=2)[different].max())
+
+        record["output_gap"] = gap
+    params = bias_init(exp, bias, init=init, sigma=sigma, seed=seed)
+    return train(params, lambda prm: bias_loss_and_grads(m, prm, train_set)[0], steps=steps, lr=lr, record=record,
+                 record_every=record_every, grad_fn=lambda prm: bias_loss_and_grads(m, prm, train_set), progress=False)

@@ -73,3 +73,69 @@ CHAIN_STEPS = 300
 #: Tiny sizes of the quick variants (those of ``python -m onelayer.walks.random_init --quick``).
 RANDOM_INIT_QUICK = {"steps": 20, "record_every": 5, "N": 13, "M": 100, "n_train": 50, "n_test": 50,
                      "table_steps": (5, 10), "snapshot_steps": (10, 20)}
+
+# == blocks added for issues 12/15 (chapters ring, random_init, qa, lab, selector) ====================================
+
+# -- chapter "ring": the rest of the chapter and its exploration ---------------------------------------------------
+#: Ring size of the shift/circulant checks and the largest power checked; the (K, p) pairs of the spectrum check.
+RING = {"K": 6, "circulant_ps": (0.5, 0.7), "circulant_R_max": 100, "spectrum": ((5, 0.7), (6, 0.7)),
+        "bayes_tie_p": 0.5, "bayes_tie_node": 1, "gram_N": 97, "gram_M": 1000}
+#: The ring explorer (widget and static figure) and its scrubber: ring sizes by walk parameters.
+RING_EXPLORE = {"K": 6, "p": 0.7}
+RING_SCRUB_KS = (5, 6)
+RING_SCRUB_PS = (0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0)
+
+# -- chapter "random_init": the live checks and the scrubber over the stored sweep --------------------------------
+#: Steps of the live re-run compared with the stored sweep; steps of the sum/mean equivalence check (exercise).
+RANDOM_INIT = {"live_steps": 100, "equivalence_steps": 30, "equivalence_record_every": 10, "top_ranked": 5}
+#: Seed of the stored runs the scrubber shows (its knobs are the sweep's normalisations and readings).
+RANDOM_INIT_SCRUB_SEED = 0
+
+# -- chapter "qa": the snapshots and the scrubber ------------------------------------------------------------------
+#: Steps printed in the curves table, steps of the long Task-2 run and its recording interval.
+QA_TABLE_STEPS = (0, 1, 2, 3, 5, 10, 20, 50, 100)
+QA_LONG_STEPS = 3000
+QA_LONG_EVERY = 500
+#: Scrubber over the explorer: initial scales by step sizes (the widget's two sliders).
+QA_SCRUB_SIGMAS = (0.0, 0.01, 1.0)
+QA_SCRUB_LRS = (0.1, 1.0, 10.0)
+#: The bias experiment (issue 13, rebuttal): placements and the steps read off.
+QA_BIAS_PLACEMENTS = ("none", "output", "attention", "both")
+QA_BIAS_STEPS = (20, 100)
+
+# -- chapter "lab" -------------------------------------------------------------------------------------------------
+#: Sequence lengths of the p = 1 exact-positions divisibility exercise; scrubber grid (walk parameter by step size).
+LAB_DIVISIBILITY_NS = tuple(range(25, 32))
+LAB_SCRUB_PS = (0.5, 0.7, 0.9, 1.0)
+LAB_SCRUB_LRS = (0.1, 1.0, 10.0)
+#: The table of variations of the lab's default setting (name -> overrides of ``lab.DEFAULTS``).
+LAB_VARIATIONS = {
+    "default (p=0.7)": {},
+    "p=0.5": {"p": 0.5},
+    "p=0.9": {"p": 0.9},
+    "p=1, sin positions": {"p": 1.0},
+    "p=1, exact positions": {"p": 1.0, "positions": "exact"},
+    "p=1, exact, N=26": {"p": 1.0, "positions": "exact", "N": 26},
+    "init sigma=0.01": {"sigma": 0.01},
+    "squared loss": {"loss": "squared"},
+    "sum reduction, eta=1": {"reduction": "sum"},
+    "eta=0.1": {"lr": 0.1},
+}
+
+# -- chapter "selector" (softmax as a selector) --------------------------------------------------------------------
+SELECTOR = {
+    "z": (1.5, 0.9, 0.4, 0.0, -0.6, -1.2),
+    "lams": (0.0, 1.0, 2.0, 5.0, 10.0, 20.0, 40.0),
+    "grid": (0.0, 40.0, 81),
+    "gaps": (0.25, 1.0, 4.0),
+    "target": 1e-6,
+    "widget_lam": 1.0,
+    "widget_lam_max": 20.0,
+}
+#: Scales shown by the selector's scrubber.
+SELECTOR_SCRUB_LAMS = (0.0, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 7.5, 10.0, 15.0, 20.0)
+
+__all__ += ["RING", "RING_EXPLORE", "RING_SCRUB_KS", "RING_SCRUB_PS", "RANDOM_INIT", "RANDOM_INIT_SCRUB_SEED",
+            "QA_TABLE_STEPS", "QA_LONG_STEPS", "QA_LONG_EVERY", "QA_SCRUB_SIGMAS", "QA_SCRUB_LRS",
+            "QA_BIAS_PLACEMENTS", "QA_BIAS_STEPS", "LAB_DIVISIBILITY_NS", "LAB_SCRUB_PS", "LAB_SCRUB_LRS", "LAB_VARIATIONS",
+            "SELECTOR", "SELECTOR_SCRUB_LAMS"]
