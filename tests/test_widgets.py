@@ -54,3 +54,26 @@ def test_selector_scrubber_has_one_frame_per_scale():
     assert len(s) == 3 and s.knobs[0].texts == ("0", "1", "5")
     assert "lambda = 5" in s.alt_texts[-1]
     assert s.frames[0] != s.frames[-1]
+
+
+def test_widget_figures_are_shown_with_alt_text(monkeypatch):
+    """The output area gets an <img> whose alt names the panels and the current settings (saved state in the HTML)."""
+    import re
+
+    import IPython.display
+    import numpy as np
+
+    from onelayer.widgets import FigureWithAlt, selector_widget
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda obj: shown.append(obj))
+    box = selector_widget(np.array([1.0, 0.5, 0.0]), lam=2.0)
+    assert len(shown) == 1 and isinstance(shown[0], FigureWithAlt)
+    html_text = shown[0]._repr_html_()
+    alt = re.search(r'alt="([^"]*)"', html_text).group(1)
+    assert "Settings: lam = 2.0." in alt and "panel" in alt.lower()
+    assert html_text.startswith('<img src="data:image/png;base64,')
+    with pytest.raises(ValueError, match="alt"):
+        FigureWithAlt(next(iter(box.cache.values())), " ")
+    with pytest.raises(TypeError, match="fig"):
+        FigureWithAlt("x", "a figure")

@@ -15,10 +15,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from . import attention
-from .plots import new_figure, plot_curves
+from .plots import describe_figure, new_figure, plot_curves
 from .validation import check_float
 
-__all__ = ["selector_figure", "selection_error_figure", "selector_scrubber", "slider_app", "selector_widget", "progress_app", "selection_slider", "merged_settings", "timed"]
+__all__ = ["FigureWithAlt", "selector_figure", "selection_error_figure", "selector_scrubber", "slider_app", "selector_widget", "progress_app", "selection_slider", "merged_settings", "timed"]
 
 
 def selector_figure(z, lam: float):
@@ -74,11 +74,37 @@ def selector_scrubber(z, lams, *, name: str = "selector-scale", dpi: int = 80):
                      "that puts all weight on the largest logit, at scale lambda = {value}.")
 
 
+class FigureWithAlt:
+    """A matplotlib figure shown as a PNG ``<img>`` with a text alternative (``alt``)."""
+
+    def __init__(self, fig, alt: str):
+        if not hasattr(fig, "savefig"):
+            raise TypeError(f"fig must be a matplotlib Figure, not {type(fig).__name__}")
+        if not isinstance(alt, str) or not alt.strip():
+            raise ValueError("alt must be a non-empty sentence saying what the figure shows")
+        self.fig, self.alt = fig, alt
+
+    def _repr_html_(self) -> str:
+        import base64
+        import html
+        import io
+
+        buf = io.BytesIO()
+        self.fig.savefig(buf, format="png", metadata={"Software": None})
+        data = base64.b64encode(buf.getvalue()).decode("ascii")
+        return f'<img src="data:image/png;base64,{data}" alt="{html.escape(self.alt, quote=True)}" style="max-width: 100%">'
+
+    def __repr__(self) -> str:
+        return f"<figure: {self.alt}>"
+
+
 def slider_app(callback: Callable[..., object], controls: Mapping[str, object]):
     """A small app: the ``controls`` (ipywidgets) above an output area.
 
     Every change of a control calls ``callback(**values)``; the figure it returns
-    is drawn in the output area. Results are cached per setting, so moving a
+    is drawn in the output area as an image whose text alternative
+    (:func:`onelayer.plots.describe_figure`) names its panels, axes, curves and
+    the current settings, so the saved widget state in the HTML book is accessible too. Results are cached per setting, so moving a
     control back to an earlier value redraws at once.
     """
     import ipywidgets as widgets
@@ -101,7 +127,7 @@ def slider_app(callback: Callable[..., object], controls: Mapping[str, object]):
             out.clear_output(wait=True)
             from IPython.display import display
 
-            display(cache[key])
+            display(FigureWithAlt(cache[key], describe_figure(cache[key], values)))
 
     for w in controls.values():
         w.observe(redraw, names="value")
