@@ -20,6 +20,8 @@ def test_near_deterministic_walk_can_settle_on_the_grandparent():
     (r,) = edge.edge_table((0.99,), seeds=(0,), steps=20)
     assert r["top_lag"] == 2 and r["top_attention"] > 0.99 and r["parent_attention"] < 1e-6
     assert math.isnan(r["T0"]) and r["conditional_accuracy"] < 0.985
+    # reading x_{N-2} and predicting two steps clockwise is right with probability p^2 (K = 6)
+    assert r["conditional_accuracy"] == pytest.approx(0.99**2, abs=0.01)
     # the Bayes rule on the same test walks does better than the model
     assert r["bayes_test_accuracy"] > r["test_accuracy"]
 
@@ -28,6 +30,9 @@ def test_small_ring_k4_settles_on_lag_two_for_some_seeds():
     rows = edge.edge_table((0.9,), seeds=(0, 1), Ks=(4,), steps=20)
     lags = {r["seed"]: r["top_lag"] for r in rows}
     assert lags == {0: 2, 1: 1}
+    # on a ring of 4 nodes two steps either way land on the same node: p^2 + (1-p)^2 from the grandparent
+    (grand,) = [r for r in rows if r["top_lag"] == 2]
+    assert grand["conditional_accuracy"] == pytest.approx(0.9**2 + 0.1**2, abs=0.015)
     summary = edge.edge_summary(rows)
     assert summary[0]["runs"] == 2 and summary[0]["optimal_runs"] == 1 and summary[0]["top_lags"] == [1, 2]
 
