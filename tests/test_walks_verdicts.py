@@ -59,7 +59,10 @@ def test_variations_rows_follow_from_their_measurements(rows):
     nopos = _row(rows, "without positions")
     fitted, chance = (float(x) for x in re.search(r"fresh walks: ([\d.]+) vs chance ([\d.]+)", nopos).groups())
     assert chance < fitted < chance + 0.05  # "false as stated, by a small margin"
-    assert "learned: doubly stochastic 2/2, non-uniform 0/2" in _row(rows, "the mechanism needs")
+    row = _row(rows, "the mechanism needs")
+    assert "learned: doubly stochastic 8/8, non-uniform 0/8" in row
+    (chain_row,) = [r for r in rows if r["claim"].startswith("the mechanism needs")]
+    assert chain_row["verdict"] == "supported on every chain tried"
     assert _row(rows, "separate W_Q") == "max |grad W_Q| = 0, max |grad W_K| = 0"
     linear, transformer = (float(x) for x in re.search(r"linear ([\d.]+), transformer ([\d.]+)",
                                                        _row(rows, "a linear autoregressive")).groups())
