@@ -65,12 +65,13 @@ class TrainingSettings:
     #: learned value maps (issue 14): m = 2, S = 17, the module's defaults except fewer steps [guess]
     lv_m: int = 2
     lv_S: int = 17
-    lv_steps: int = 600
+    lv_steps: int = 1200
     lv_seeds: tuple[int, ...] = (0, 1, 2)
     lv_init_scales: tuple[float, ...] = (0.0, 0.01, 0.1)
     lv_record_every: int = 50
     #: frames of the attention scrubber (recorded steps of the main run)
     scrub_steps: tuple[int, ...] = (0, 20, 40, 60, 100, 140, 200, 300, 400, 500, 600, 800, 1000)
+    scrub_seed: int = 4
 
 
 @dataclass(frozen=True)
