@@ -43,6 +43,8 @@ class ConstructionSettings:
     attention_at: tuple[float, float, float] = (4.0, 2.0, 2.0)  #: (lambda, mu, kappa) of the attention figure
     attention_m: int = 3
     attention_seed: int = 4
+    #: frames of the scale scrubber (the live widget's figure on a coarse grid, tree seed 0, depth 3) [guess]
+    scrub_scales: tuple[float, ...] = (0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 8.0, 12.0)
 
 
 @dataclass(frozen=True)
