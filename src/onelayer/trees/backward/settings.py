@@ -106,6 +106,14 @@ class GeneralizationSettings:
     test_seed: int = 7
     test_max_depth: int = 7
     checkpoint_every: int = 100
+    #: beyond the assumptions (onelayer.trees.beyond): S = 80, m = 3, 400 steps at lr 8, three seeds (batched),
+    #: 20 test trees of each shape [guess]
+    beyond_S: int = 80
+    beyond_m: int = 3
+    beyond_steps: int = 400
+    beyond_lr: float = 8.0
+    beyond_seeds: tuple[int, ...] = (0, 1, 2)
+    beyond_count: int = 20
 
     @property
     def checkpoints(self) -> list[int]:

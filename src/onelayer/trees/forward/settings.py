@@ -102,6 +102,15 @@ class LimitsSettings:
     seeds_m: int = 2
     seeds_budget: int = 1000
     seeds_test_trees: int = 256
+    #: beyond the assumptions (onelayer.trees.beyond): S = 80, m = 2, 1,000 steps at lr 8, batch 64, one seed,
+    #: 20 test trees of each shape [guess]
+    beyond_S: int = 80
+    beyond_m: int = 2
+    beyond_steps: int = 1000
+    beyond_lr: float = 8.0
+    beyond_batch: int = 64
+    beyond_seeds: tuple[int, ...] = (0,)
+    beyond_count: int = 20
 
 
 CONSTRUCTION = ConstructionSettings()
