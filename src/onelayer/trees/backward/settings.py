@@ -39,6 +39,7 @@ class DataSettings:
     example_seed: int = 1  #: edge order of the worked example
     train_seed: int = 2
     test_seed: int = 3
+    scrub_seeds: tuple[int, ...] = tuple(range(8))  #: frames of the sampler scrubber (tree seeds, depth cap 3)
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,8 @@ class ConstructionSettings:
     attention_lambda: float = 10.0
     S_big: int = 127
     d_big: int = 130
+    #: frames of the lambda scrubber (the live widget's figure on a coarse grid, seed 0, depth 5) [guess]
+    scrub_lambdas: tuple[float, ...] = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0)
 
 
 @dataclass(frozen=True)
@@ -103,6 +106,14 @@ class GeneralizationSettings:
     test_seed: int = 7
     test_max_depth: int = 7
     checkpoint_every: int = 100
+    #: beyond the assumptions (onelayer.trees.beyond): S = 80, m = 3, 400 steps at lr 8, three seeds (batched),
+    #: 20 test trees of each shape [guess]
+    beyond_S: int = 80
+    beyond_m: int = 3
+    beyond_steps: int = 400
+    beyond_lr: float = 8.0
+    beyond_seeds: tuple[int, ...] = (0, 1, 2)
+    beyond_count: int = 20
 
     @property
     def checkpoints(self) -> list[int]:

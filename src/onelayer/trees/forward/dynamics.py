@@ -231,6 +231,7 @@ def tracked_training(
     record_every: int = 20,
     eval_size: int = 256,
     eval_seed: int = 123,
+    snapshot_at=None,
 ) -> History:
     """Train the two-head model from zero and record what the specialization analysis needs.
 
@@ -238,7 +239,8 @@ def tracked_training(
     training trees (seed ``eval_seed``): ``"scalars"`` (:func:`reduced_scalars`),
     ``"accuracy"`` (teacher-forced accuracy of the backward, turning and
     forward steps), ``"roles"`` (:func:`role_metrics`) and ``"residual"``
-    (:func:`symmetry_residual`). Training as in
+    (:func:`symmetry_residual`). ``snapshot_at`` (steps) keeps the parameters
+    at those steps in ``History.snapshots``. Training as in
     :func:`~.model.train_forward` (fresh batches of ``batch_size``
     perfect trees of depth ``m`` at every step).
     """
@@ -258,4 +260,5 @@ def tracked_training(
         "residual": lambda p: symmetry_residual(p, A),
     }
     return train_forward(arch, A, m=m, steps=steps, lr=lr, batch_size=batch_size, seed=seed, options=options,
-                         record=record, record_every=record_every)
+                         record=record, record_every=record_every,
+                         **({} if snapshot_at is None else {"snapshot_at": list(snapshot_at)}))

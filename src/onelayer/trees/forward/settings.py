@@ -43,6 +43,8 @@ class ConstructionSettings:
     attention_at: tuple[float, float, float] = (4.0, 2.0, 2.0)  #: (lambda, mu, kappa) of the attention figure
     attention_m: int = 3
     attention_seed: int = 4
+    #: frames of the scale scrubber (the live widget's figure on a coarse grid, tree seed 0, depth 3) [guess]
+    scrub_scales: tuple[float, ...] = (0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 8.0, 12.0)
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,16 @@ class TrainingSettings:
     record_every: int = 20
     paper_lr: float = 0.2
     paper_lr_steps: int = 200
+    #: learned value maps (issue 14): m = 2, S = 17, the module's defaults except fewer steps [guess]
+    lv_m: int = 2
+    lv_S: int = 17
+    lv_steps: int = 1200
+    lv_seeds: tuple[int, ...] = (0, 1, 2)
+    lv_init_scales: tuple[float, ...] = (0.0, 0.01, 0.1)
+    lv_record_every: int = 50
+    #: frames of the attention scrubber (recorded steps of the main run)
+    scrub_steps: tuple[int, ...] = (0, 20, 40, 60, 100, 140, 200, 300, 400, 500, 600, 800, 1000)
+    scrub_seed: int = 4
 
 
 @dataclass(frozen=True)
@@ -83,6 +95,22 @@ class LimitsSettings:
     train_eval_trees: int = 1024
     train_eval_seed: int = 9
     direct_steps: int = 600
+    #: the seeds sweep run live (issue 14): 2-4 full heads at m = 2 over two seeds [guess]; the module's
+    #: default (three seeds) is what phase A measured, about 40 s for these three architectures
+    seeds_archs: tuple[str, ...] = ("full2", "full3", "full4")
+    seeds_seeds: tuple[int, ...] = (0, 1)
+    seeds_m: int = 2
+    seeds_budget: int = 1000
+    seeds_test_trees: int = 256
+    #: beyond the assumptions (onelayer.trees.beyond): S = 80, m = 2, 1,000 steps at lr 8, batch 64, one seed,
+    #: 20 test trees of each shape [guess]
+    beyond_S: int = 80
+    beyond_m: int = 2
+    beyond_steps: int = 1000
+    beyond_lr: float = 8.0
+    beyond_batch: int = 64
+    beyond_seeds: tuple[int, ...] = (0,)
+    beyond_count: int = 20
 
 
 CONSTRUCTION = ConstructionSettings()
