@@ -41,6 +41,7 @@ def test_describe_figure_names_panels_axes_curves_and_settings():
                 title="test accuracy")
     heatmap(axes[1], np.eye(3), title="V after 50 steps")
     text = describe_figure(fig, {"p": 0.5})
+    plt.close(fig)
     assert text.startswith("Two panels.")
     assert "plot 'test accuracy' of 'accuracy' against 'step t', curves: p=0.5, p=0.7." in text
     assert "heat map 'V after 50 steps'" in text and text.endswith("Settings: p = 0.5.")
