@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-BUDGETS = {"ONELAYER_BOOK_BUDGET_S": 300.0, "ONELAYER_CHAPTER_BUDGET_S": 90.0}
+BUDGETS = {"ONELAYER_BOOK_BUDGET_S": 420.0, "ONELAYER_CHAPTER_BUDGET_S": 90.0}
 
 
 def budget(name: str) -> float:

@@ -63,7 +63,7 @@ def test_check_budget_messages():
 def test_budget_from_environment(monkeypatch):
     plugin = _plugin()
     monkeypatch.delenv("ONELAYER_BOOK_BUDGET_S", raising=False)
-    assert plugin.budget("ONELAYER_BOOK_BUDGET_S") == 300.0
+    assert plugin.budget("ONELAYER_BOOK_BUDGET_S") == 420.0
     monkeypatch.setenv("ONELAYER_BOOK_BUDGET_S", "inf")
     assert plugin.budget("ONELAYER_BOOK_BUDGET_S") == float("inf")
     monkeypatch.setenv("ONELAYER_CHAPTER_BUDGET_S", "12.5")
@@ -89,7 +89,7 @@ def test_nbval_run_within_and_over_budget(tmp_path):
     assert set(data["notebooks"]) == {"tiny.ipynb"}
     # The kernel start and the 0.3 s sleep are both inside the measured time.
     assert data["notebooks"]["tiny.ipynb"] >= 0.3
-    assert data["within_budget"] and data["chapter_budget_s"] == 90.0 and data["book_budget_s"] == 300.0
+    assert data["within_budget"] and data["chapter_budget_s"] == 90.0 and data["book_budget_s"] == 420.0
 
     over = _pytest(project, "-p", "nbval", "--nbval", "--nbval-current-env", "tiny.ipynb", ONELAYER_CHAPTER_BUDGET_S="0.2")
     assert over.returncode == 1, over.stdout + over.stderr
