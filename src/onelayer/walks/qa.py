@@ -321,7 +321,7 @@ def bias_forward(model: WalkTransformer, params: dict[str, torch.Tensor], data: 
 def bias_loss_and_grads(model: WalkTransformer, params: dict[str, torch.Tensor], data: TokenData):
     """Loss and GD directions of the biased model, by autograd.
 
-    As in :meth:`WalkTransformer.loss_and_grads`, the ``q`` direction is
+    As in :meth:`~onelayer.walks.model.WalkTransformer.loss_and_grads`, the ``q`` direction is
     ``||x~_N||^2 dL/dq`` (the change of ``q = W x~_N`` under GD on ``W``); the
     other parameters get their plain gradients.
     """

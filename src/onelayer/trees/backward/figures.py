@@ -153,7 +153,7 @@ def construction_attention_figure(lam: float = 3.0, seed: int = 0, max_depth: in
 
 
 def lambda_scrubber(lams, *, seed: int = 0, max_depth: int = 5, dpi: int = 50):
-    """Precomputed frames of :func:`construction_attention_figure` over ``lams`` (:func:`onelayer.scrubber.scrub`)."""
+    """Precomputed frames of :func:`~onelayer.trees.backward.figures.construction_attention_figure` over ``lams`` (:func:`onelayer.scrubber.scrub`)."""
     from ...scrubber import scrub
 
     return scrub(lambda lam: construction_attention_figure(lam, seed, max_depth), lams, label="lambda",
