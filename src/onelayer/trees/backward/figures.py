@@ -14,7 +14,7 @@ from ..shared.data import Tree, random_tree, sample_goal
 from .layout import backward_tokens, token_text
 
 __all__ = ["tree_positions", "draw_tree", "chain_text", "chain_figure", "sample_chain_figure", "attention_steps_figure",
-           "lambda_scrubber", "sample_scrubber"]
+           "construction_attention_figure", "lambda_scrubber", "sample_scrubber"]
 
 
 def tree_positions(tree: Tree) -> np.ndarray:
