@@ -250,3 +250,17 @@ def test_no_module_finds_its_files_through_dunder_file():
     offenders = [str(p.relative_to(ROOT)) for p in (ROOT / "src" / "onelayer").rglob("*.py")
                  if p.name != "paths.py" and re.search(r"__file__\)?\.resolve\(\)\.parents?\b|parents\[\d\]", p.read_text())]
     assert not offenders, f"use onelayer.paths instead of __file__ in {offenders}"
+
+
+@pytest.mark.parametrize("path", notebooks(), ids=lambda p: str(p.relative_to(BOOK)))
+def test_every_figure_cell_has_alt_text(path: Path):
+    """A cell that outputs an image carries ``mystnb.image.alt`` (myst-nb puts it on the <img>) of a real sentence."""
+    missing = []
+    for i, cell in enumerate(json.loads(path.read_text())["cells"]):
+        if cell["cell_type"] != "code":
+            continue
+        if any("image/png" in o.get("data", {}) for o in cell.get("outputs", [])):
+            alt = cell["metadata"].get("mystnb", {}).get("image", {}).get("alt", "")
+            if len(alt.split()) < 5:
+                missing.append(i)
+    assert not missing, f"{path.name}: figure cells without an alt sentence: {missing}"

@@ -14,8 +14,9 @@ So the math is typeset from the build's own copy, with the network blocked.
 
 Accessibility. axe-core (the copy inside the pinned ``axe-playwright-python``
 wheel, injected inline) runs on every page once MathJax is done; serious and
-critical violations fail, except images without alt text (``image-alt``), which
-need the notebooks' figures changed and are listed by an xfail test instead.
+critical violations fail, images without alt text (``image-alt``) included: every figure
+cell carries an ``alt`` in its ``mystnb.image`` metadata, widget figures get one from
+:func:`onelayer.plots.describe_figure`, scrubber frames from their ``alt`` template.
 Dark mode is checked on a page with figures: transparent PNGs get a light
 background (book/_static/onelayer.css).
 
@@ -146,10 +147,8 @@ def _ids_of(path: Path) -> frozenset[str]:
 #: ``preload: false``: axe would re-fetch every stylesheet (for css-orientation-lock) and resolves the theme's
 #: ``@import "../basic.css"`` against the page instead of the stylesheet, a 404 that is axe's own.
 AXE_OPTIONS = {"resultTypes": ["violations"], "preload": False}
-#: The one rule left out of the serious/critical assertion: figures without alt text are the notebooks'
-#: to fix (an ``alt`` in each figure's markdown or image metadata), not the HTML set-up's.
-#: test_images_have_alt_text lists them (xfail until the chapters are changed).
-AXE_EXCLUDED_FROM_ASSERT = {"image-alt"}
+#: Rules left out of the serious/critical assertion (none: every image has alt text since issue 15).
+AXE_EXCLUDED_FROM_ASSERT: set[str] = set()
 BLOCKING = ("serious", "critical")
 
 RUN_AXE = """
@@ -337,8 +336,6 @@ def test_math_heavy_page_is_typeset_offline_from_the_build(visit, site):
 @pytest.mark.parametrize("entry", PAGES)
 def test_no_serious_or_critical_accessibility_violations(visit, entry):
     report = visit(entry)
-    # image-alt is excluded here on purpose: the figures' alt text belongs in the notebooks (see
-    # AXE_EXCLUDED_FROM_ASSERT); test_images_have_alt_text reports those images separately.
     blocking = [
         f"{v['impact']} {v['id']} ({v['help']}): " + "; ".join(f"{n['target']}: {n['html'][:120]}" for n in v["nodes"][:4])
         for v in report["axe"]
@@ -348,9 +345,8 @@ def test_no_serious_or_critical_accessibility_violations(visit, entry):
     assert not blocking, "axe-core:\n" + "\n".join(blocking)
 
 
-@pytest.mark.xfail(strict=False, reason="figures need alt text in the chapters (not fixable from the HTML set-up)")
 def test_images_have_alt_text(visit):
-    """Every image that axe-core's image-alt rule flags, with its page and section (for the chapters' authors)."""
+    """No image without alt text on any page; a failure names the page, the section and the image."""
     missing = []
     for entry in PAGES:
         report = visit(entry)

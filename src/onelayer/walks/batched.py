@@ -4,7 +4,7 @@ A *member* is one run of :meth:`onelayer.walks.model.WalkTransformer.train`:
 its own training walks (data seed, walk parameter ``p``), its own step size
 and, for the Gaussian initialisation, its own initialisation seed. Members
 that share the model (``K``, ``N``, ``M`` and every option of
-:class:`~onelayer.walks.model.ModelConfig`) and the number of training walks
+:class:`~onelayer.walks.options.ModelConfig`) and the number of training walks
 ``n`` are trained together by :func:`onelayer.batched.batched_gd` with a
 leading member axis ``B``:
 

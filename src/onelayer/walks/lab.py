@@ -176,7 +176,7 @@ def lab_run(p: float = 0.7, K: int = 6, N: int = 25, lr: float = 1.0, sigma: flo
         ``0`` for the zero initialisation (the paper's), otherwise the standard
         deviation of a Gaussian initialisation of ``V`` and ``W`` (seeded by ``seed``).
     loss, reduction, positions:
-        Options of :class:`onelayer.walks.model.ModelConfig` (positions ``"sin"`` or ``"exact"``).
+        Options of :class:`onelayer.walks.options.ModelConfig` (positions ``"sin"`` or ``"exact"``).
     steps:
         Number of GD steps, in ``[1, 500]``.
     n_train, n_test:

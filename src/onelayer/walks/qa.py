@@ -154,7 +154,7 @@ def setup_task(task: int, *, hidden: int | None = None, n_train: int | None = No
 
     ``n_train`` / ``n_test`` default to 1000 (1024 with a hidden layer, as in
     Appendix F.2). The training set uses ``seed``, the test set ``seed + 1000``.
-    ``options`` go to :class:`onelayer.walks.model.ModelConfig`.
+    ``options`` go to :class:`onelayer.walks.options.ModelConfig`.
     """
     task = _check_task(task)
     default = 1000 if hidden is None else 1024

@@ -4,7 +4,7 @@ This is eq. 2.1 written as plainly as possible: build ``X~ = [X; P]`` for every
 sequence (``B x (K+M) x N`` numbers), compute ``X~^T W x~_N`` with the full
 ``(K+M) x (K+M)`` matrix ``W``, and let autograd differentiate the loss with
 respect to ``V`` and all of ``W``. Every option of
-:class:`onelayer.walks.model.ModelConfig` is implemented literally here:
+:class:`onelayer.walks.options.ModelConfig` is implemented literally here:
 normalisation divides the materialised columns by their norms, the residual
 adds the query column's token part, the logit scale multiplies the logits.
 

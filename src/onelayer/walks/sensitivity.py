@@ -80,7 +80,7 @@ def scaled_model(K: int = 6, N: int = 97, M: int = 1000, *, norm=500.0, position
     dtype:
         ``"float64"`` or ``"float32"``; the positions are built and rescaled in float64 and then rounded.
     **options:
-        Other :class:`~onelayer.walks.model.ModelConfig` fields (``loss``, ``reduction``, ...);
+        Other :class:`~onelayer.walks.options.ModelConfig` fields (``loss``, ``reduction``, ...);
         ``normalize`` must stay ``"none"`` (unit normalisation would undo the rescaling).
     """
     check_choice("positions", positions, ("sin", "exact"))

@@ -77,7 +77,7 @@ def setup_experiment(p: float = 0.5, *, K: int = 6, N: int = 97, M: int = 1000, 
                      seed: int = 0, **options) -> Experiment:
     """The Section 5.1 setting: sampled training and test walks and a zero-ready model.
 
-    ``options`` are passed to :class:`onelayer.walks.model.ModelConfig`
+    ``options`` are passed to :class:`onelayer.walks.options.ModelConfig`
     (``positions``, ``loss``, ...). The training set uses ``seed``, the test set
     ``seed + 1000``.
     """

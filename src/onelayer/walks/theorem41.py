@@ -78,7 +78,7 @@ SCHEDULES = {
 
 
 #: Seeded Gram error added to the sinusoidal positions in the reproducible runs of the paper's recipe
-#: (``gram_error`` of :class:`onelayer.walks.model.ModelConfig`): about 600 times the largest off-diagonal
+#: (``gram_error`` of :class:`onelayer.walks.options.ModelConfig`): about 600 times the largest off-diagonal
 #: round-off of their computed Gram matrix (``1.5e-12`` at ``N = 97``, ``M = 1000``), so that round-off,
 #: wherever it differs between machines, does not change the escape.
 GRAM_ERROR = 1e-9
@@ -94,7 +94,7 @@ def deterministic_setup(K: int = 6, r: int = 16, *, p: float = 1.0, M: int = 100
     """``N = rK + 1``; training data is the exact population of the ``K`` walks or ``n_train`` sampled walks.
 
     The test set is always ``n_test`` sampled walks (seed ``seed + 1000``).
-    ``options`` go to :class:`onelayer.walks.model.ModelConfig` (``dtype``, ``loss``,
+    ``options`` go to :class:`onelayer.walks.options.ModelConfig` (``dtype``, ``loss``,
     ``gram_error``, ``gram_seed``, ...).
     """
     K = check_int("K", K, low=3)
