@@ -80,86 +80,77 @@ def demo_page(tmp_path_factory):
         yield base, one, grid
 
 
+@pytest.fixture
+def demo_tab(browser_context, demo_page):
+    """The demo page open offline in a fresh tab: ``(page, errors, one, grid)``; the tab is closed afterwards."""
+    base, one, grid = demo_page
+    page = browser_context.new_page()
+    errors = _collect_errors(page)
+    keep_offline(page, None)
+    page.goto(f"{base}/index.html", wait_until="load")
+    yield page, errors, one, grid
+    page.close()
+
+
 def _uri(png: bytes) -> str:
     import base64
 
     return "data:image/png;base64," + base64.b64encode(png).decode()
 
 
-def test_slider_moves_the_picture(browser_context, demo_page):
-    base, one, grid = demo_page
-    page = browser_context.new_page()
-    errors = _collect_errors(page)
-    keep_offline(page, None)
-    try:
-        page.goto(f"{base}/index.html", wait_until="load")
-        root = page.locator("#onelayer-scrub-one")
-        state = root.evaluate(STATE)
-        assert state["ready"] == "1" and state["controls_visible"] and not state["note"]
-        assert state["src"] == _uri(one.frames[0]) and state["loaded"] and state["values"] == ["0"]
-        # keyboard: the native range input
-        slider = page.locator("#onelayer-scrub-one-knob0")
-        slider.focus()
-        page.keyboard.press("ArrowRight")
-        state = root.evaluate(STATE)
-        assert state["src"] == _uri(one.frames[1]) and state["frame"] == "1"
-        assert state["values"] == ["1"] and state["valuetexts"] == ["1"] and state["alt"] == "A line of slope 1"
-        page.keyboard.press("End")
-        assert root.evaluate(STATE)["src"] == _uri(one.frames[3])
-        # programmatic: set the value and dispatch 'input'
-        _set(root, 0, 2)
-        state = root.evaluate(STATE)
-        assert state["src"] == _uri(one.frames[2]) and state["values"] == ["2"] and state["loaded"]
-        assert not errors, errors
-    finally:
-        page.close()
+def test_slider_moves_the_picture(demo_tab):
+    page, errors, one, grid = demo_tab
+    root = page.locator("#onelayer-scrub-one")
+    state = root.evaluate(STATE)
+    assert state["ready"] == "1" and state["controls_visible"] and not state["note"]
+    assert state["src"] == _uri(one.frames[0]) and state["loaded"] and state["values"] == ["0"]
+    # keyboard: the native range input
+    slider = page.locator("#onelayer-scrub-one-knob0")
+    slider.focus()
+    page.keyboard.press("ArrowRight")
+    state = root.evaluate(STATE)
+    assert state["src"] == _uri(one.frames[1]) and state["frame"] == "1"
+    assert state["values"] == ["1"] and state["valuetexts"] == ["1"] and state["alt"] == "A line of slope 1"
+    page.keyboard.press("End")
+    assert root.evaluate(STATE)["src"] == _uri(one.frames[3])
+    # programmatic: set the value and dispatch 'input'
+    _set(root, 0, 2)
+    state = root.evaluate(STATE)
+    assert state["src"] == _uri(one.frames[2]) and state["values"] == ["2"] and state["loaded"]
+    assert not errors, errors
 
 
-def test_play_runs_to_the_end_and_stops(browser_context, demo_page):
-    base, one, _ = demo_page
-    page = browser_context.new_page()
-    errors = _collect_errors(page)
-    keep_offline(page, None)
-    try:
-        page.goto(f"{base}/index.html", wait_until="load")
-        root = page.locator("#onelayer-scrub-one")
-        play = page.locator("#onelayer-scrub-one-play")
-        play.click()
-        assert play.text_content() == "Pause"
-        page.wait_for_function("() => document.querySelector('#onelayer-scrub-one').getAttribute('data-frame') === '3'")
-        page.wait_for_function("() => document.querySelector('#onelayer-scrub-one-play').textContent === 'Play'")
-        state = root.evaluate(STATE)
-        assert state["src"] == _uri(one.frames[3]) and state["values"] == ["3"]
-        play.click()  # at the end, Play starts again from the first frame
-        page.wait_for_function("() => +document.querySelector('#onelayer-scrub-one').getAttribute('data-frame') < 3")
-        play.click()  # pause
-        assert play.text_content() == "Play"
-        assert not errors, errors
-    finally:
-        page.close()
+def test_play_runs_to_the_end_and_stops(demo_tab):
+    page, errors, one, _ = demo_tab
+    root = page.locator("#onelayer-scrub-one")
+    play = page.locator("#onelayer-scrub-one-play")
+    play.click()
+    assert play.text_content() == "Pause"
+    page.wait_for_function("() => document.querySelector('#onelayer-scrub-one').getAttribute('data-frame') === '3'")
+    page.wait_for_function("() => document.querySelector('#onelayer-scrub-one-play').textContent === 'Play'")
+    state = root.evaluate(STATE)
+    assert state["src"] == _uri(one.frames[3]) and state["values"] == ["3"]
+    play.click()  # at the end, Play starts again from the first frame
+    page.wait_for_function("() => +document.querySelector('#onelayer-scrub-one').getAttribute('data-frame') < 3")
+    play.click()  # pause
+    assert play.text_content() == "Play"
+    assert not errors, errors
 
 
-def test_two_slider_grid(browser_context, demo_page):
-    base, _, grid = demo_page
-    page = browser_context.new_page()
-    errors = _collect_errors(page)
-    keep_offline(page, None)
-    try:
-        page.goto(f"{base}/index.html", wait_until="load")
-        root = page.locator("#onelayer-scrub-grid")
-        page.locator("#onelayer-scrub-grid-knob0").focus()
-        page.keyboard.press("ArrowRight")
-        page.keyboard.press("ArrowRight")
-        page.locator("#onelayer-scrub-grid-knob1").focus()
-        page.keyboard.press("ArrowRight")
-        state = root.evaluate(STATE)
-        assert state["frame"] == str(2 * 2 + 1) and state["src"] == _uri(grid.frames[5])
-        assert state["values"] == ["2", "1.0"] and state["alt"] == "slope 2, offset 1.0"
-        # the other scrubber on the page did not move
-        assert page.locator("#onelayer-scrub-one").evaluate(STATE)["frame"] == "0"
-        assert not errors, errors
-    finally:
-        page.close()
+def test_two_slider_grid(demo_tab):
+    page, errors, _, grid = demo_tab
+    root = page.locator("#onelayer-scrub-grid")
+    page.locator("#onelayer-scrub-grid-knob0").focus()
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    page.locator("#onelayer-scrub-grid-knob1").focus()
+    page.keyboard.press("ArrowRight")
+    state = root.evaluate(STATE)
+    assert state["frame"] == str(2 * 2 + 1) and state["src"] == _uri(grid.frames[5])
+    assert state["values"] == ["2", "1.0"] and state["alt"] == "slope 2, offset 1.0"
+    # the other scrubber on the page did not move
+    assert page.locator("#onelayer-scrub-one").evaluate(STATE)["frame"] == "0"
+    assert not errors, errors
 
 
 def test_without_scripts_the_first_frame_and_a_note_show(browser_context, demo_page):
