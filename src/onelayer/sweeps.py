@@ -45,6 +45,8 @@ SWEEPS: dict[str, Sweep] = {
               "Walks, Section 5.2: GD from small Gaussian initialisation over p, scale and seeds", 15),
         Sweep("trees-forward-limits", "onelayer.trees.forward.limits:main", "trees/data/forward_sweep.json",
               "Trees II: the loss table and the heads x depth sweep of the limits chapter", 75),
+        Sweep("trees-forward-seeds", "onelayer.trees.forward.seeds:main", "trees/data/forward_seeds.json",
+              "Trees II: the heads x depth sweep for seeds 1 and 2, with each run's failure profile", 50),
         Sweep("walks-scaling", "onelayer.walks.scaling.stored:main", "walks/data/scaling.json",
               "Walks: steps to converge and time per step against N and M", 6),
         Sweep("trees-scaling", "onelayer.trees.scaling.stored:main", "trees/data/scaling.json",

@@ -58,6 +58,9 @@ __all__ = [
     "architecture",
     "run_config",
     "loss_table_runs",
+    "HEADS_DEPTH_BUDGETS",
+    "heads_depth_cells",
+    "heads_depth_kwargs",
     "heads_depth_runs",
     "params_from_json",
     "AUTHORS_TABLE",
@@ -226,6 +229,29 @@ def loss_table_runs(*, quick: bool = False, progress=print) -> list[dict]:
     return rows
 
 
+#: Step budgets of the heads x depth sweep, by training depth m.
+HEADS_DEPTH_BUDGETS = {2: 1000, 3: 1500, 4: 3000, 5: 3000}
+
+
+def heads_depth_cells(*, quick: bool = False) -> list[tuple[str, int]]:
+    """The (architecture name, training depth m) cells of the heads x depth sweep, in the stored order."""
+    check_bool("quick", quick)
+    depths = (2, 3) if quick else (2, 3, 4, 5)
+    names = ["two_head"] + [f"full{L}" for L in ((1, 2) if quick else (1, 2, 3, 4))]
+    return [(name, m) for m in depths for name in names]
+
+
+def heads_depth_kwargs(name: str, m: int, *, quick: bool = False, budget: int | None = None, seed: int = 0) -> dict:
+    """The :func:`run_config` keywords of one heads x depth cell (the protocol of the module docstring)."""
+    architecture(name)
+    m = check_int("m", m, low=1, high=8)
+    check_bool("quick", quick)
+    steps = 10 if quick else (HEADS_DEPTH_BUDGETS.get(m, 3000) if budget is None else check_int("budget", budget, low=1))
+    return dict(m=m, S=2 ** (m + 1) + 9, steps=steps, lr=2.0, init_scale=0.0 if name == "two_head" else 0.01,
+                seed=check_int("seed", seed, low=0), record_every=5 if quick else (25 if m <= 3 else 50),
+                test_trees=64 if quick else 1024, batch_size=32 if quick else 256, stop_at_convergence=True)
+
+
 def heads_depth_runs(*, quick: bool = False, only=None, budget: int | None = None, progress=print) -> list[dict]:
     """The heads x depth experiment (module docstring); ``quick`` shrinks it to a few seconds.
 
@@ -234,23 +260,16 @@ def heads_depth_runs(*, quick: bool = False, only=None, budget: int | None = Non
     ``m = 2, 3, 4, 5``).
     """
     check_bool("quick", quick)
-    depths = (2, 3) if quick else (2, 3, 4, 5)
-    budgets = {2: 1000, 3: 1500, 4: 3000, 5: 3000}
     if budget is not None:
-        budgets = dict.fromkeys(budgets, check_int("budget", budget, low=1))
+        budget = check_int("budget", budget, low=1)
     rows = []
-    for m in depths:
-        S = 2 ** (m + 1) + 9
-        for name, scale in [("two_head", 0.0)] + [(f"full{L}", 0.01) for L in ((1, 2) if quick else (1, 2, 3, 4))]:
-            if only is not None and (name, m) not in only:
-                continue
-            steps = 10 if quick else budgets[m]
-            row = run_config(name, m=m, S=S, steps=steps, lr=2.0, init_scale=scale,
-                             record_every=5 if quick else (25 if m <= 3 else 50),
-                             test_trees=64 if quick else 1024, batch_size=32 if quick else 256, stop_at_convergence=True)
-            rows.append(row)
-            progress(f"sweep {name:9s} m={m} converged at {row['steps_to_converge']}  stopped at {row['final_step']}  "
-                     f"test path acc {row['test_path_accuracy']:.3f}  {row['seconds']} s")
+    for name, m in heads_depth_cells(quick=quick):
+        if only is not None and (name, m) not in only:
+            continue
+        row = run_config(name, **heads_depth_kwargs(name, m, quick=quick, budget=budget))
+        rows.append(row)
+        progress(f"sweep {name:9s} m={m} converged at {row['steps_to_converge']}  stopped at {row['final_step']}  "
+                 f"test path acc {row['test_path_accuracy']:.3f}  {row['seconds']} s")
     return rows
 
 

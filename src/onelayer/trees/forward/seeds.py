@@ -1,5 +1,16 @@
 """The heads x depth sweep with several seeds per cell, and where multi-head full models fail.
 
+Two ways to run it:
+
+* :func:`seeded_sweep` runs a small grid live (the chapter's ``m = 2`` cells).
+* :func:`main` (``python -m onelayer sweep trees-forward-seeds``) repeats the
+  stored heads x depth sweep of :mod:`onelayer.trees.forward.limits` cell by
+  cell with the *same* protocol (:func:`~onelayer.trees.forward.limits.heads_depth_kwargs`)
+  for further seeds (default 1 and 2; seed 0 is the stored sweep itself), in
+  parallel worker processes of one thread each, and stores every run with its
+  :func:`failure_profile` (the parameters are not stored). About 45 minutes of
+  one core per seed, most of it at ``m = 5``.
+
 :func:`seeded_sweep` repeats :func:`onelayer.trees.forward.limits.run_config`
 (the stored sweep's protocol: learning rate 2, mean normalisation, batch 256,
 small Gaussian initialisation 0.01 for full heads, zero for the structured
@@ -12,17 +23,34 @@ locates where the 2-4 full-head models fail.
 
 from __future__ import annotations
 
+import argparse
+import multiprocessing
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
+import torch
 
-from ...validation import check_int, check_int_sequence
+from ... import store
+from ...paths import data_path
+from ...validation import check_bool, check_int, check_int_sequence
 from ..shared.embeddings import one_hot_embeddings
 from .layout import random_forward_batch
-from .limits import architecture, params_from_json, run_config
+from .limits import architecture, heads_depth_cells, heads_depth_kwargs, params_from_json, run_config
 from .model import greedy_decode
 
-__all__ = ["seeded_sweep", "failure_profile", "cell_summary"]
+__all__ = ["seeded_sweep", "failure_profile", "cell_summary", "STORED", "STORED_KIND", "load_stored",
+           "stored_run", "stored_cells", "main"]
+
+#: Where :func:`main` writes its runs by default, inside the data directory.
+STORED = "trees/data/forward_seeds.json"
+#: The ``kind`` of that file (:mod:`onelayer.store`).
+STORED_KIND = "trees-forward-seeds"
+
+
+def load_stored(path=None) -> dict:
+    """The stored seeded runs (default :data:`STORED` in the data directory)."""
+    return store.read_json(data_path(STORED) if path is None else Path(path), kind=STORED_KIND)
 
 
 def failure_profile(row: dict, *, test_trees: int = 512, max_depth: int = 6, seed: int = 70_000) -> dict:
@@ -91,3 +119,75 @@ def seeded_sweep(*, depths: Sequence[int] = (2,), archs: Sequence[str] = ("two_h
                     run["beyond_training_depth"], run["within"] = p["beyond_training_depth"], p["within"]
             cells.append(cell)
     return cells
+
+
+def _profile_json(p: dict) -> dict:
+    return {"by_goal_depth": {str(k): list(v) for k, v in p["by_goal_depth"].items()},
+            "by_size": {k: list(v) for k, v in p["by_size"].items()},
+            "beyond_training_depth": p["beyond_training_depth"], "within": p["within"]}
+
+
+def stored_run(name: str, m: int, seed: int, *, quick: bool = False) -> dict:
+    """One run of the heads x depth protocol at ``seed``, with its failure profile on its own test trees.
+
+    The profile uses the run's test trees (``test_trees`` and seed ``70_000 + seed``, as
+    :func:`~onelayer.trees.forward.limits.run_config`), so its counts add up to the test set
+    and its accuracies average to ``test_path_accuracy``. The parameters are dropped.
+    """
+    kwargs = heads_depth_kwargs(name, m, quick=check_bool("quick", quick), seed=seed)
+    row = run_config(name, keep_params=True, **kwargs)
+    row["profile"] = _profile_json(failure_profile(row, test_trees=kwargs["test_trees"], max_depth=row["test_max_depth"],
+                                                   seed=70_000 + kwargs["seed"]))
+    del row["params"]
+    return row
+
+
+def _task(args):
+    torch.set_num_threads(1)
+    torch.set_default_dtype(torch.float64)
+    name, m, seed, quick = args
+    return stored_run(name, m, seed, quick=quick)
+
+
+def stored_cells(runs: Sequence[dict]) -> list[dict]:
+    """Group stored runs by (architecture, m) in the sweep's order: one :func:`cell_summary` dict per cell with its runs."""
+    cells: dict[tuple[str, int], list[dict]] = {}
+    for r in runs:
+        cells.setdefault((r["arch"], r["m"]), []).append(r)
+    out = []
+    for (name, m), rows in sorted(cells.items(), key=lambda kv: (kv[0][1], kv[0][0] != "two_head", kv[0][0])):
+        rows = sorted(rows, key=lambda r: r["seed"])
+        out.append({"arch": name, "m": m, **cell_summary(rows), "runs": rows})
+    return out
+
+
+def main(argv=None) -> int:
+    """Command line: run the heads x depth cells for further seeds and write them as JSON (module docstring)."""
+    parser = argparse.ArgumentParser(prog="python -m onelayer sweep trees-forward-seeds",
+                                     description="The heads x depth sweep of the limits chapter for further seeds.")
+    parser.add_argument("--out", type=Path, default=None, help=f"output JSON file (default: {STORED} in the data directory)")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2], help="seeds to run (default 1 2; seed 0 is the stored sweep)")
+    parser.add_argument("--jobs", type=int, default=2, help="worker processes, one thread each (default 2)")
+    parser.add_argument("--quick", action="store_true", help="tiny version for tests")
+    args = parser.parse_args(argv)
+    seeds = check_int_sequence("seeds", args.seeds, low=0)
+    jobs = check_int("jobs", args.jobs, low=1)
+    out = data_path(STORED) if args.out is None else args.out
+    tasks = [(name, m, s, args.quick) for name, m in heads_depth_cells(quick=args.quick) for s in seeds]
+    tasks.sort(key=lambda t: -t[1])  # deepest (slowest) first, so the pool ends evenly
+    result = {"command": "python -m onelayer sweep trees-forward-seeds --seeds " + " ".join(map(str, seeds))
+              + (" --quick" if args.quick else ""), "quick": args.quick, "seeds": list(seeds), "runs": []}
+    ctx = multiprocessing.get_context("spawn")
+    pool = ctx.Pool(jobs)
+    try:
+        for row in pool.imap_unordered(_task, tasks):
+            result["runs"].append(row)
+            result["runs"].sort(key=lambda r: (r["m"], r["arch"], r["seed"]))
+            store.write_json(out, result, kind=STORED_KIND, indent=1)
+            print(f"{row['arch']:9s} m={row['m']} seed {row['seed']}: converged at {row['steps_to_converge']}, "
+                  f"test path acc {row['test_path_accuracy']:.3f}, beyond m {row['profile']['beyond_training_depth']:.3f}, "
+                  f"{row['seconds']} s", flush=True)
+    finally:
+        pool.close()
+        pool.join()
+    return 0
