@@ -37,7 +37,11 @@ from .forward.model import train_forward, two_head
 from .shared.data import Tree, random_tree, sample_goal
 from .shared.embeddings import independent_embeddings, one_hot_embeddings
 
-__all__ = ["EMBEDDINGS", "SHAPES", "embeddings", "shape_tree", "test_set", "backward_beyond", "forward_beyond"]
+__all__ = ["EMBEDDINGS", "SHAPES", "DEPTH_BINS", "embeddings", "shape_tree", "test_set", "backward_beyond", "forward_beyond",
+           "depth_rows"]
+
+#: Goal-depth bins of :func:`depth_rows`: ``(low, high)`` inclusive.
+DEPTH_BINS = ((1, 1), (2, 3), (4, 6), (7, 9), (10, 12))
 
 #: Embedding kinds.
 EMBEDDINGS = ("one_hot", "gaussian")
@@ -153,4 +157,30 @@ def forward_beyond(kind: str = "gaussian", *, S: int = 80, d: int | None = None,
         path_ok = res.answer_correct.numpy()
         out.append({"kind": kind, "seed": seed, "S": S, "d": A.shape[0], "m": m, "steps": steps, "lr": lr,
                     "train_loss": float(hist["loss"][-1]), **_summary(items, path_ok, stop_ok)})
+    return out
+
+
+def depth_rows(rows: Sequence[dict], bins: Sequence[tuple[int, int]] = DEPTH_BINS) -> list[dict]:
+    """Whole-path accuracy by goal depth: one row per result of :func:`backward_beyond` / :func:`forward_beyond`.
+
+    Each row has ``embeddings``, ``seed`` and, per bin ``(low, high)``, the key ``"depth low-high"``
+    (``"depth low"`` when ``low == high``) with the accuracy over the goals in it, or ``None`` when
+    the bin is empty; ``"goals"`` gives the count per bin in the same order.
+    """
+    bins = [tuple(check_int_sequence("bins[i]", b, low=0)) for b in bins]
+    if any(len(b) != 2 or b[0] > b[1] for b in bins):
+        raise ValueError("bins must be (low, high) pairs with low <= high")
+    out = []
+    for r in rows:
+        if not isinstance(r, dict) or "path_by_depth" not in r:
+            raise TypeError("rows must be results of backward_beyond or forward_beyond")
+        row = {"embeddings": r["kind"], "seed": r["seed"]}
+        counts = []
+        for lo, hi in bins:
+            sel = [(n, a) for d, (n, a) in r["path_by_depth"].items() if lo <= int(d) <= hi]
+            n = sum(c for c, _ in sel)
+            row[f"depth {lo}" if lo == hi else f"depth {lo}-{hi}"] = sum(c * a for c, a in sel) / n if n else None
+            counts.append(n)
+        row["goals"] = counts
+        out.append(row)
     return out

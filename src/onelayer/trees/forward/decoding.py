@@ -181,7 +181,10 @@ def greedy_decode(
     chain_ok = (step_ok | ~m).all(1)
     truth = batch.answers()
     ans_ok = []
+    turns = ((batch.step_type == STEP_TYPES.index("turning")) & m).any(1).numpy()  # False: the turning=False layout
+    f_np, s_np, st_np, m_np, goals = out_f.numpy(), out_s.numpy(), out_st.numpy(), m.numpy(), batch.goal.numpy()
     for b in range(batch.size):
-        got = answer_from_chain(out_s[b][m[b]].numpy(), out_st[b][m[b]].numpy(), int(batch.goal[b]))
+        first = None if turns[b] else f_np[b][m_np[b]]
+        got = answer_from_chain(s_np[b][m_np[b]], st_np[b][m_np[b]], int(goals[b]), first=first)
         ans_ok.append(got is not None and np.array_equal(got, truth[b]))
     return ForwardDecodeResult(out_f, out_s, out_st, weights, step_ok, chain_ok, torch.tensor(ans_ok), batch)

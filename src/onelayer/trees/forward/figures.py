@@ -29,6 +29,8 @@ __all__ = [
     "construction_attention_figure",
     "example_batch",
     "scale_sweep_figure",
+    "seeds_figure",
+    "architecture_label",
     "scalars_figure",
     "accuracy_by_type_figure",
     "rescaling_figure",
@@ -213,6 +215,49 @@ def loss_table_figure(rows: Sequence[Mapping], authors: Mapping[str, Sequence[fl
     axes[-1].set_xlabel("step")
     axes[-1].legend(fontsize=6)
     return fig
+
+
+def seeds_figure(cells: Sequence[Mapping], offsets: Mapping[str, Mapping[int, tuple[int, float]]]):
+    """Left: test whole-path accuracy against training depth, every seed as a dot and the median as a line, per
+    architecture. Right: accuracy against goal depth minus training depth (``offsets``: arch -> offset -> (count, acc))."""
+    archs = list(dict.fromkeys(c["arch"] for c in cells))
+    fig, (a1, a2) = new_figure(2, width=9.0, height=3.3)
+    for i, arch in enumerate(archs):
+        color = PALETTE[i % len(PALETTE)]
+        sub = [c for c in cells if c["arch"] == arch]
+        shift = (i - (len(archs) - 1) / 2) * 0.06
+        for c in sub:
+            accs = [r["test_path_accuracy"] for r in c["runs"]]
+            a1.plot([c["m"] + shift] * len(accs), accs, "o", color=color, ms=3.5, alpha=0.8)
+        a1.plot([c["m"] + shift for c in sub], [c["acc_median"] for c in sub], "-", color=color,
+                label=architecture_label(arch))
+    for i, arch in enumerate(archs):
+        if arch in offsets and offsets[arch]:
+            ks = sorted(offsets[arch])
+            a2.plot(ks, [offsets[arch][k][1] for k in ks], marker="o", color=PALETTE[i % len(PALETTE)],
+                    label=architecture_label(arch))
+    a2.axvline(0.5, color="0.5", lw=0.8, ls="--")
+    a1.set_xlabel("training depth m")
+    a1.set_ylabel("test whole-path accuracy (dots: seeds)")
+    a1.set_xticks(sorted({c["m"] for c in cells}))
+    a2.set_xlabel("goal depth - training depth m")
+    a2.set_ylabel("whole-path accuracy (pooled)")
+    for ax in (a1, a2):
+        ax.set_ylim(-0.03, 1.03)
+    a1.legend(fontsize=6)
+    return fig
+
+
+def architecture_label(name: str) -> str:
+    """``"two_head"`` -> "2 structured heads", ``"full3"`` -> "3 full heads" (short legend labels)."""
+    if name == "two_head":
+        return "2 structured heads"
+    if name == "single_head":
+        return "1 structured head"
+    if isinstance(name, str) and name.startswith("full") and name[4:].isdigit():
+        n = int(name[4:])
+        return f"{n} full head{'s' * (n > 1)}"
+    raise ValueError(f"name must be 'two_head', 'single_head' or 'full<L>', got {name!r}")
 
 
 def heads_depth_figure(rows: Sequence[Mapping]):

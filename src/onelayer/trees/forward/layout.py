@@ -29,6 +29,13 @@ With ``cot=False`` (the "no chain of thought" variant) the backward steps are
 dropped: the targets are the turning token followed by the forward steps, so
 the model must produce the root-to-goal path directly.
 
+With ``turning=False`` (an alternative layout of the spec's open point 2,
+[guess]) no turning token is emitted: the stage switches on the step after
+the one that emits the root, so the chain has ``2D`` steps and the first
+forward step ``(r, v_{D-1}, f)`` follows the last backward step
+``(v_{D-1}, r, b)``; the answer then starts with block 1 of that first forward
+step. The prompt keeps its root token.
+
 Every choice in the table is a reconstruction (spec section 3.5): the paper's
 layout was not visible to us. Batches are padded on the right, exactly as in
 :mod:`onelayer.trees.backward.layout`; :class:`ForwardBatch` carries the masks.
@@ -123,18 +130,26 @@ class ForwardBatch(PaddedBatch):
 
     def answers(self) -> list[np.ndarray]:
         """The true root-to-goal paths (labels), one array per tree."""
+        k = self.target_mask.numpy()
+        stype = self.step_type.numpy()
+        second, first = self.target_second.numpy(), self.target_first.numpy()
+        rows = k & ((stype == _TURN) | (stype == _FWD))
+        has_turn = (k & (stype == _TURN)).any(1)
+        first_fwd = (k & (stype == _FWD)).argmax(1)
         out = []
         for b in range(self.size):
-            k = self.target_mask[b]
-            ans_rows = k & ((self.step_type[b] == _TURN) | (self.step_type[b] == _FWD))
-            out.append(self.target_second[b][ans_rows].numpy().copy())
+            ans = second[b][rows[b]].copy()
+            if not has_turn[b]:  # no turning token: the root, block 1 of the first forward step, leads
+                ans = np.concatenate([[first[b, first_fwd[b]]], ans])
+            out.append(ans)
         return out
 
 
-def _flags(cot, eos, shuffle):
+def _flags(cot, eos, shuffle, turning=True):
     check_bool("cot", cot)
     check_bool("eos", eos)
     check_bool("shuffle", shuffle)
+    check_bool("turning", turning)
 
 
 def forward_tokens(
@@ -146,6 +161,7 @@ def forward_tokens(
     eos: bool = False,
     shuffle: bool = True,
     edge_order: np.ndarray | None = None,
+    turning: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The R-F prompt and targets of one tree, as symbol triples.
 
@@ -164,6 +180,9 @@ def forward_tokens(
     edge_order:
         Optional explicit permutation of the ``n - 1`` edges of ``tree.edges()``
         (overrides ``shuffle``; used to rebuild a batch exactly).
+    turning:
+        Emit the turning token (default ``True``); ``False`` is the ``2D``-step
+        alternative layout (module docstring).
 
     Returns
     -------
@@ -176,7 +195,7 @@ def forward_tokens(
     goal = check_int("goal", goal, low=0, high=tree.n - 1)
     if goal == tree.root:
         raise ValueError("goal must not be the root (the path would be empty)")
-    _flags(cot, eos, shuffle)
+    _flags(cot, eos, shuffle, turning)
     lab, S = tree.labels, tree.S
     edges = tree.edges()
     if edge_order is not None:
@@ -200,8 +219,9 @@ def forward_tokens(
     if cot:
         rows += [[path[j], path[j + 1], STAGE_B] for j in range(D)]
         types += [_BACK] * D
-    rows.append([r, r, STAGE_F])
-    types.append(_TURN)
+    if turning:
+        rows.append([r, r, STAGE_F])
+        types.append(_TURN)
     rows += [[path[j + 1], path[j], STAGE_F] for j in range(D - 1, -1, -1)]
     types += [_FWD] * D
     if eos:
@@ -236,6 +256,7 @@ def forward_batch(
     eos: bool = False,
     shuffle: bool = True,
     edge_orders: Sequence[np.ndarray] | None = None,
+    turning: bool = True,
 ) -> ForwardBatch:
     """Stack the R-F sequences of several trees (any shapes) into one padded :class:`ForwardBatch`.
 
@@ -247,7 +268,7 @@ def forward_batch(
         raise ValueError(f"edge_orders must have one entry per tree: {len(trees)} trees, {len(edge_orders)} orders")
     orders = edge_orders if edge_orders is not None else [None] * len(trees)
     parts = [
-        forward_tokens(t, g, rng, cot=cot, eos=eos, shuffle=shuffle, edge_order=o)
+        forward_tokens(t, g, rng, cot=cot, eos=eos, shuffle=shuffle, edge_order=o, turning=turning)
         for t, g, o in zip(trees, goals, orders)
     ]
     return _assemble(
@@ -267,6 +288,7 @@ def perfect_forward_batch(
     eos: bool = False,
     shuffle: bool = True,
     return_trees: bool = False,
+    turning: bool = True,
 ):
     """A batch from the training distribution, built without a Python loop over trees.
 
@@ -277,7 +299,7 @@ def perfect_forward_batch(
     ``return_trees=True`` also returns ``(trees, goals, edge_orders)`` such
     that :func:`forward_batch` rebuilds the same batch (used by the tests).
     """
-    _flags(cot, eos, shuffle)
+    _flags(cot, eos, shuffle, turning)
     check_bool("return_trees", return_trees)
     draws = perfect_tree_draws(m, S, batch_size, rng, shuffle=shuffle)
     m, S, n, batch_size = draws.m, draws.S, draws.n, draws.batch_size
@@ -295,8 +317,9 @@ def perfect_forward_batch(
     if cot:
         blocks.append(np.stack([plab[:, :m], plab[:, 1:], np.full((batch_size, m), STAGE_B)], -1))
         types += [_BACK] * m
-    blocks.append(np.stack([r, r, full(STAGE_F)[:, 0]], -1)[:, None])
-    types.append(_TURN)
+    if turning:
+        blocks.append(np.stack([r, r, full(STAGE_F)[:, 0]], -1)[:, None])
+        types.append(_TURN)
     rev = plab[:, ::-1]  # r = v_m, ..., v_0 = g
     blocks.append(np.stack([rev[:, :m], rev[:, 1:], np.full((batch_size, m), STAGE_F)], -1))
     types += [_FWD] * m
@@ -333,6 +356,7 @@ def random_forward_batch(
     leaves_only: bool = False,
     cot: bool = True,
     eos: bool = False,
+    turning: bool = True,
 ) -> tuple[ForwardBatch, list[Tree]]:
     """``count`` random test trees with goals, as a padded :class:`ForwardBatch`.
 
@@ -343,8 +367,7 @@ def random_forward_batch(
     ``leaves_only``, over the leaves); then laid out in R-F. Returns the batch
     and the trees.
     """
-    check_bool("cot", cot)
-    check_bool("eos", eos)
+    _flags(cot, eos, True, turning)
     trees, goals = random_trees(S, count, rng, max_depth=max_depth, max_children=max_children,
                                 min_depth=min_depth, leaves_only=leaves_only)
     for tree in trees:
@@ -352,7 +375,7 @@ def random_forward_batch(
         # stands where the stored batches (drawn before the layouts were
         # separated) had it, so every stored result stays the same.
         rng.permutation(len(tree.edges()))
-    return forward_batch(trees, goals, rng, cot=cot, eos=eos), trees
+    return forward_batch(trees, goals, rng, cot=cot, eos=eos, turning=turning), trees
 
 
 def _check_batch_and_A(batch, A):
@@ -384,11 +407,14 @@ def forward_target_vectors(batch: ForwardBatch, A: torch.Tensor) -> torch.Tensor
     return Y * batch.target_mask[..., None].to(Y.dtype)
 
 
-def answer_from_chain(second: np.ndarray, stage: np.ndarray, goal: int) -> np.ndarray | None:
+def answer_from_chain(second: np.ndarray, stage: np.ndarray, goal: int, first: np.ndarray | None = None) -> np.ndarray | None:
     """Read the root-to-goal answer out of a generated chain.
 
     The answer is block 2 of the first forward-stage token and of the tokens
     after it, up to and including the first token whose block 2 is the goal.
+    When ``first`` (block 1 of the generated tokens) is given and the first
+    forward-stage token is not a turning token (its two node blocks differ:
+    the ``turning=False`` layout), its block 1, the root, leads the answer.
     Returns ``None`` when the chain has no forward-stage token or never
     reaches the goal after turning.
 
@@ -404,6 +430,10 @@ def answer_from_chain(second: np.ndarray, stage: np.ndarray, goal: int) -> np.nd
     if second.ndim != 1 or stage.shape != second.shape:
         raise ValueError(f"second and stage must be 1-D arrays of equal length, got {second.shape} and {stage.shape}")
     goal = check_int("goal", goal, low=0)
+    if first is not None:
+        first = np.asarray(first)
+        if first.shape != second.shape:
+            raise ValueError(f"first must have the shape of second {second.shape}, got {first.shape}")
     turned = np.flatnonzero(stage == STAGE_F)
     if turned.size == 0:
         return None
@@ -411,7 +441,10 @@ def answer_from_chain(second: np.ndarray, stage: np.ndarray, goal: int) -> np.nd
     hit = np.flatnonzero(tail == goal)
     if hit.size == 0:
         return None
-    return tail[: hit[0] + 1].copy()
+    answer = tail[: hit[0] + 1].copy()
+    if first is not None and first[turned[0]] != second[turned[0]]:
+        answer = np.concatenate([[first[turned[0]]], answer])
+    return answer
 
 
 def forward_token_text(triple, S: int) -> str:

@@ -134,6 +134,7 @@ def run_config(
     test_max_depth: int = 6,
     keep_params: bool = False,
     stop_at_convergence: bool = False,
+    turning: bool = True,
 ) -> dict:
     """Train one configuration and measure it; returns a JSON-ready dict.
 
@@ -151,6 +152,8 @@ def run_config(
     at most to the budget) and stops there. The accuracies are measured at the
     stopping step (``final_step``); ``at_convergence_chunk`` also gives the
     test accuracy at the end of the chunk in which it converged.
+    ``turning=False`` trains and tests on the layout without a turning token
+    (:mod:`onelayer.trees.forward.layout`); the row then records ``"turning": False``.
     """
     arch = architecture(arch_name)
     m = check_int("m", m, low=1, high=8)
@@ -158,14 +161,15 @@ def run_config(
     check_choice("norm", norm, NORMALISATIONS)
     check_bool("keep_params", keep_params)
     check_bool("stop_at_convergence", stop_at_convergence)
+    check_bool("turning", turning)
     steps = check_int("steps", steps, low=1)
     init_scale = check_float("init_scale", init_scale, low=0.0)
     A = one_hot_embeddings(S)
     gen = torch.Generator().manual_seed(10_000 + seed)
     init = init_params(arch, A, init_scale=init_scale, gen=gen) if init_scale > 0 else None
-    ev = perfect_forward_batch(m, S, 256, np.random.default_rng(50_000 + seed))
+    ev = perfect_forward_batch(m, S, 256, np.random.default_rng(50_000 + seed), turning=turning)
     record = {"chain": lambda p: _chain_rate(p, arch, A, ev)}
-    common = dict(batch_size=batch_size, options=NORMALISATIONS[norm], record=record)
+    common = dict(batch_size=batch_size, options=NORMALISATIONS[norm], record=record, turning=turning)
     start = time.perf_counter()
     if not stop_at_convergence:
         hist = train_forward(arch, A, m=m, steps=steps, lr=lr, seed=seed, init=init,
@@ -194,8 +198,9 @@ def run_config(
         rec_steps, losses, chain = np.asarray(rec_steps), np.asarray(losses), np.asarray(chain, float)
     seconds = time.perf_counter() - start
     hit = np.flatnonzero(chain >= 0.99)
-    train_dec = greedy_decode(params, arch, A, perfect_forward_batch(m, S, 1024, np.random.default_rng(60_000 + seed)))
-    test_batch, _ = random_forward_batch(S, test_trees, np.random.default_rng(70_000 + seed), max_depth=test_max_depth)
+    train_dec = greedy_decode(params, arch, A, perfect_forward_batch(m, S, 1024, np.random.default_rng(60_000 + seed), turning=turning))
+    test_batch, _ = random_forward_batch(S, test_trees, np.random.default_rng(70_000 + seed), max_depth=test_max_depth,
+                                         turning=turning)
     test_dec = greedy_decode(params, arch, A, test_batch)
     at_conv = None
     if stop_at_convergence and hit.size:
@@ -209,6 +214,8 @@ def run_config(
         "test_path_accuracy": test_dec.path_accuracy, "at_convergence_chunk": at_conv,
         "test_max_depth": test_max_depth, "seconds": round(seconds, 1),
     }
+    if not turning:
+        out["turning"] = False
     if keep_params:
         out["params"] = {k: v.tolist() for k, v in params.items()}
     return out

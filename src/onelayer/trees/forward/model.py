@@ -180,6 +180,7 @@ def train_forward(
     options: LossOptions = LossOptions(),
     cot: bool = True,
     eos: bool = False,
+    turning: bool = True,
     init: Mapping[str, torch.Tensor] | None = None,
     fixed_batch: ForwardBatch | None = None,
     record: Mapping[str, Callable[[dict[str, torch.Tensor]], object]] | None = None,
@@ -193,7 +194,8 @@ def train_forward(
     (the paper's protocol, batch 256). ``fixed_batch`` trains on one batch
     instead (full-batch GD on a finite sample). ``init`` replaces the zero
     initialisation (see :func:`~onelayer.trees.forward.architecture.init_params`). ``cot=False`` trains on the
-    answer-only layout. Extra keyword arguments go to
+    answer-only layout; ``turning=False`` on the layout without a turning token
+    (:mod:`onelayer.trees.forward.layout`). Extra keyword arguments go to
     :func:`onelayer.training.train` (``record_every``, ``record_at``, ``snapshot_at``, ...).
     """
     _check_arch(arch)
@@ -215,7 +217,7 @@ def train_forward(
             return loss(p, arch, A, fixed_batch, options, X_fixed)
     else:
         def loss_fn(p):
-            batch = perfect_forward_batch(m, S, batch_size, rng, cot=cot, eos=eos)
+            batch = perfect_forward_batch(m, S, batch_size, rng, cot=cot, eos=eos, turning=turning)
             return loss(p, arch, A, batch, options)
 
     return train(params, loss_fn, steps=steps, lr=lr, record=record, progress=progress, desc="forward", **train_kwargs)

@@ -40,7 +40,7 @@ from .limits import architecture, heads_depth_cells, heads_depth_kwargs, params_
 from .model import greedy_decode
 
 __all__ = ["seeded_sweep", "failure_profile", "cell_summary", "STORED", "STORED_KIND", "load_stored",
-           "stored_run", "stored_cells", "main"]
+           "stored_run", "stored_cells", "all_seeds", "depth_offset_profile", "main"]
 
 #: Where :func:`main` writes its runs by default, inside the data directory.
 STORED = "trees/data/forward_seeds.json"
@@ -159,6 +159,42 @@ def stored_cells(runs: Sequence[dict]) -> list[dict]:
         rows = sorted(rows, key=lambda r: r["seed"])
         out.append({"arch": name, "m": m, **cell_summary(rows), "runs": rows})
     return out
+
+
+def all_seeds(sweep: dict, seeded: dict) -> list[dict]:
+    """The heads x depth runs of every seed: seed 0 from the limits sweep (no profile), the others from :data:`STORED`.
+
+    ``sweep`` is :func:`onelayer.trees.forward.limits.load_stored`'s dict, ``seeded`` :func:`load_stored`'s.
+    Raises ``ValueError`` if the seeded file repeats seed 0 or covers cells the sweep does not.
+    """
+    if not isinstance(sweep, dict) or "heads_depth" not in sweep:
+        raise TypeError("sweep must be the limits sweep's dict (with 'heads_depth')")
+    if not isinstance(seeded, dict) or "runs" not in seeded:
+        raise TypeError("seeded must be the seeded sweep's dict (with 'runs')")
+    base = [{**r, "profile": None} for r in sweep["heads_depth"]]
+    cells = {(r["arch"], r["m"]) for r in base}
+    for r in seeded["runs"]:
+        if r["seed"] == 0:
+            raise ValueError("seeded runs must not repeat seed 0 (the limits sweep has it)")
+        if (r["arch"], r["m"]) not in cells:
+            raise ValueError(f"seeded run {r['arch']} m={r['m']} is not a cell of the limits sweep")
+    return base + list(seeded["runs"])
+
+
+def depth_offset_profile(runs: Sequence[dict], arch: str) -> dict[int, tuple[int, float]]:
+    """Test whole-path accuracy of ``arch`` by ``goal depth - m``, pooled over every run with a profile.
+
+    Returns ``{offset: (count, accuracy)}``; offsets ``<= 0`` are goals no deeper than the training trees.
+    """
+    counts: dict[int, list[float]] = {}
+    for r in runs:
+        if r["arch"] != arch or not r.get("profile"):
+            continue
+        for depth, (n, acc) in r["profile"]["by_goal_depth"].items():
+            c = counts.setdefault(int(depth) - r["m"], [0, 0.0])
+            c[0] += n
+            c[1] += n * acc
+    return {k: (n, hits / n) for k, (n, hits) in sorted(counts.items())}
 
 
 def main(argv=None) -> int:

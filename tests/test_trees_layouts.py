@@ -1,0 +1,113 @@
+"""Issue 14 item 3: the forward results under alternative layouts (child first; no turning token)."""
+
+import numpy as np
+import pytest
+import torch
+
+from onelayer.trees.forward import construction, layout, layouts, limits, model
+from onelayer.trees.shared.data import perfect_binary_tree
+from onelayer.trees.shared.embeddings import one_hot_embeddings
+
+
+def test_no_turning_layout_drops_exactly_the_turning_step():
+    tree = perfect_binary_tree(3, 25, np.random.default_rng(0))
+    goal = 9
+    _, with_turn, types = layout.forward_tokens(tree, goal, shuffle=False)
+    prompt, without, types2 = layout.forward_tokens(tree, goal, shuffle=False, turning=False)
+    assert len(with_turn) == 2 * 3 + 1 and len(without) == 2 * 3
+    keep = types != layout.STEP_TYPES.index("turning")
+    assert np.array_equal(with_turn[keep], without) and np.array_equal(types[keep], types2)
+    # the first forward step follows the last backward step, which emitted the root
+    r = tree.labels[tree.root]
+    assert without[2][1] == r and tuple(without[3][:2]) == (r, without[2][0])
+    assert prompt[-2].tolist() == [r, r, layout.STAGE_F]  # the prompt keeps its root token
+
+
+def test_no_turning_answers_start_at_the_root_and_match_the_turning_layout():
+    for turning in (True, False):
+        batch, (trees, goals, orders) = layout.perfect_forward_batch(3, 25, 16, np.random.default_rng(3), turning=turning,
+                                                                     return_trees=True)
+        again = layout.forward_batch(trees, goals, edge_orders=orders, turning=turning)
+        for field in ("first", "second", "stage", "target_first", "target_second", "target_stage", "step_type"):
+            assert torch.equal(getattr(batch, field), getattr(again, field)), field
+        if turning:
+            reference = batch.answers()
+        else:
+            assert [a.tolist() for a in batch.answers()] == [a.tolist() for a in reference]
+    assert all(len(a) == 4 for a in reference)
+
+
+def test_answer_from_chain_takes_the_root_from_block_one_only_without_a_turning_token():
+    second = np.array([4, 9, 2, 7])
+    stage = np.array([1, 1, 2, 2])
+    first = np.array([1, 4, 9, 2])
+    assert layout.answer_from_chain(second, stage, 7).tolist() == [2, 7]
+    assert layout.answer_from_chain(second, stage, 7, first=first).tolist() == [9, 2, 7]
+    turn_first = np.array([1, 4, 9, 2])
+    turn_second = np.array([4, 9, 9, 7])
+    assert layout.answer_from_chain(turn_second, stage, 7, first=turn_first).tolist() == [9, 7]
+    with pytest.raises(ValueError, match="first"):
+        layout.answer_from_chain(second, stage, 7, first=first[:2])
+
+
+def test_the_constructions_need_the_turning_token():
+    """Spec open point 2 [guess]: without the turning token the constructed heads have nothing to swap at the turn."""
+    S = 25
+    A = one_hot_embeddings(S)
+    params = construction.constructed_params(A, 20.0, 10.0, 10.0)
+    single = construction.full_single_head_construction(A, 20.0, 10.0)
+    for turning, expected in ((True, 1.0), (False, 0.0)):
+        batch, _ = layout.random_forward_batch(S, 128, np.random.default_rng(0), max_depth=5, turning=turning)
+        for p, arch in ((params, model.two_head()), (single, model.full_heads(1))):
+            res = model.greedy_decode(p, arch, A, batch)
+            assert res.path_accuracy == expected
+            assert res.accuracy_by_type()["backward"] == 1.0
+
+
+def test_swap_node_blocks_swaps_tokens_and_targets():
+    batch = layout.perfect_forward_batch(2, 17, 4, np.random.default_rng(1))
+    sw = layouts.swap_node_blocks(batch)
+    assert torch.equal(sw.first, batch.second) and torch.equal(sw.target_second, batch.target_first)
+    assert torch.equal(layouts.swap_node_blocks(sw).first, batch.first)
+    with pytest.raises(TypeError, match="batch"):
+        layouts.swap_node_blocks("batch")
+
+
+@pytest.mark.parametrize("heads,init_scale", [(1, 0.0), (2, 0.01)])
+def test_child_first_is_an_exact_reparameterisation(heads, init_scale):
+    out = layouts.child_first_check(heads=heads, init_scale=init_scale, steps=30, batch_size=32)
+    assert out["loss_gap"] < 1e-12 and out["param_gap"] < 1e-12
+    assert out["final_loss"] < 0.9  # it trained: the check compares two moving runs, not two zero runs
+
+
+def test_child_first_check_fails_when_the_tokens_are_not_permuted(monkeypatch):
+    """The check can fail: without swapping the data the two runs differ."""
+    monkeypatch.setattr(layouts, "swap_node_blocks", lambda b: b)
+    out = layouts.child_first_check(heads=1, init_scale=0.01, steps=10, batch_size=16)
+    assert out["param_gap"] > 1e-3
+
+
+def test_stored_layout_runs_recompute():
+    stored = layouts.load_stored()
+    assert not stored["quick"]
+    cell = next(p for p in stored["cells"] if p[0]["arch"] == "full1" and p[0]["m"] == 2)
+    for row in cell:
+        kwargs = limits.heads_depth_kwargs("full1", 2)
+        again = limits.run_config("full1", **kwargs, turning=row.get("turning", True))
+        for key in ("steps_to_converge", "final_step", "test_path_accuracy", "train_path_accuracy"):
+            assert again[key] == row[key], key
+        assert np.allclose(again["loss"], row["loss"], rtol=1e-9, atol=1e-12)
+    # every stored pair is (turning, no turning) of the same configuration
+    for pair in stored["table"] + stored["cells"]:
+        assert pair[0].get("turning", True) and pair[1]["turning"] is False
+        assert {k: pair[0][k] for k in ("arch", "m", "S", "lr", "norm")} == {k: pair[1][k] for k in ("arch", "m", "S", "lr", "norm")}
+    for check in stored["child_first"]:
+        assert check["loss_gap"] < 1e-12 and check["param_gap"] < 1e-12
+
+
+def test_layouts_cli_quick(tmp_path):
+    out = tmp_path / "layouts.json"
+    assert layouts.main(["--quick", "--out", str(out)]) == 0
+    data = layouts.load_stored(out)
+    assert data["quick"] and len(data["table"]) == 3 and len(data["cells"]) == 2
+    assert all(p[1]["turning"] is False for p in data["table"] + data["cells"])
