@@ -41,13 +41,13 @@ LINK_PREFIX = "/book/numbers/"
 _SLOW = "full mode takes {s} s on one loaded core (measured {when}); its quick mode is checked by tests/test_registry.py"
 _MEASURED = "2026-05, 2 busy cores"
 #: Figures the tests do not regenerate in full mode, with the reason. Everything else is regenerated
-#: and compared by tests/test_book_numbers.py (about 30 s in all); ``python -m tools.book_numbers --all``
+#: and compared by tests/test_book_numbers.py (about 40 s in all on a loaded core); ``python -m tools.book_numbers --all``
 #: compares these too.
 NOT_REGENERATED: dict[str, str] = {
     "walks-roundoff-machine": "shows the machine's own round-off (float32 and float64 without an injected error): "
                               "another CPU moves the escape steps, so the chapter's cell is nbval-ignore-output too",
     "walks-sensitivity": "its float32 rows are the machine's own round-off (as the chapter says); "
-                         + _SLOW.format(s=11, when=_MEASURED),
+                         + _SLOW.format(s=7.1, when=_MEASURED),
     "walks-fig6-closest-reading": _SLOW.format(s=9.2, when=_MEASURED),
     "trees-generalization-embeddings": _SLOW.format(s=7.3, when=_MEASURED),
     "trees-forward-accuracy-by-type": _SLOW.format(s=6.7, when=_MEASURED) + " (the tracked training run it shares with "
@@ -60,6 +60,10 @@ NOT_REGENERATED: dict[str, str] = {
     "trees-h-entries": _SLOW.format(s=4.1, when=_MEASURED),
     "trees-loss-rate": _SLOW.format(s=4.1, when=_MEASURED),
     "trees-generalization": _SLOW.format(s=3.6, when=_MEASURED),
+    "walks-value-direction": _SLOW.format(s=7.1, when=_MEASURED),
+    "walks-fig11": _SLOW.format(s=2.9, when=_MEASURED) + " (reruns a stored setting; walks-fig13 is regenerated and "
+                   "runs the same path)",
+    "walks-fig12": _SLOW.format(s=2.8, when=_MEASURED) + " (reruns a stored setting; see walks-fig11)",
 }
 
 
