@@ -224,8 +224,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    import os
-
-    for var, value in (("OMP_NUM_THREADS", "1"), ("MKL_NUM_THREADS", "1")):  # as the Makefile and tests/conftest.py
-        os.environ.setdefault(var, value)
+    figure_numbers.one_thread()
     sys.exit(main())

@@ -208,9 +208,14 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if failed else 0
 
 
-if __name__ == "__main__":
+def one_thread() -> None:
+    """One BLAS/OpenMP thread unless the environment says otherwise (as the Makefile and tests/conftest.py)."""
     import os
 
-    for var, value in (("OMP_NUM_THREADS", "1"), ("MKL_NUM_THREADS", "1")):  # as the Makefile and tests/conftest.py
+    for var, value in (("OMP_NUM_THREADS", "1"), ("MKL_NUM_THREADS", "1")):
         os.environ.setdefault(var, value)
+
+
+if __name__ == "__main__":
+    one_thread()
     sys.exit(main())
