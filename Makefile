@@ -19,7 +19,7 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 NBVAL_FLAGS := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=120
 
-.PHONY: help setup book test test-portable unit nbval lab execute clean bench e2e sweeps
+.PHONY: help setup book test test-portable unit nbval lab execute clean bench e2e sweeps numbers captions
 
 help:
 	@echo "make book   build the HTML book (executes every chapter) into _build/html"
@@ -28,6 +28,7 @@ help:
 	@echo "make lab    open the chapters in JupyterLab"
 	@echo "make execute [NB=book/x.ipynb]  re-run notebooks in place (stores fresh outputs)"
 	@echo "make bench  benchmarks against plain reference implementations; make sweeps: the stored sweeps"
+	@echo "make numbers  rewrite book/numbers/ (every figure's full-mode JSON/CSV); make captions: the figure captions"
 	@echo "make clean  remove _build and caches (keeps .venv; 'make distclean' removes it too)"
 
 $(STAMP): requirements.txt pyproject.toml
@@ -109,6 +110,15 @@ sweeps: $(STAMP)
 	$(PY) -m onelayer sweep walks-scaling
 	$(PY) -m onelayer sweep trees-scaling
 	echo "sweeps: $$(( $$(date +%s) - start )) s"
+
+# The numbers behind every figure, linked from its caption: book/numbers/NAME.json (+ NAME.csv), written by
+# `python -m onelayer make NAME` in full mode (about 2 min on one core; tests/test_book_numbers.py checks they are
+# current). Then the captions (tools/figure_captions.py), which link a CSV only where there is one.
+numbers: $(STAMP)
+	@$(PY) -m tools.book_numbers --update
+
+captions: $(STAMP)
+	@$(PY) -m tools.figure_captions --apply
 
 # End-to-end: the built HTML in headless chromium and a chapter in JupyterLab (tests/e2e).
 # Builds nothing: run 'make book' first. Installs chromium (apt) only if missing. Fails on any request

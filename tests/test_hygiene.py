@@ -264,3 +264,60 @@ def test_every_figure_cell_has_alt_text(path: Path):
             if len(alt.split()) < 5:
                 missing.append(i)
     assert not missing, f"{path.name}: figure cells without an alt sentence: {missing}"
+
+
+#: Notebooks whose figure captions are written (tools/figure_captions.py FIGURES) but not yet applied, with the
+#: reason; the test below is a strict xfail for them, so applying the captions makes it fail until the entry goes.
+CAPTIONS_PENDING = {"book/trees/forward_limits.ipynb": "edited on another branch; apply with: "
+                                                       "python -m tools.figure_captions --apply book/trees/forward_limits.ipynb"}
+_DOWNLOAD = re.compile(r"\{download\}`[^`<]*<([^>`]+)>`")
+
+
+@pytest.mark.parametrize("path", [
+    pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=CAPTIONS_PENDING[str(p.relative_to(ROOT))]))
+    if str(p.relative_to(ROOT)) in CAPTIONS_PENDING else p for p in notebooks()], ids=lambda p: str(p.relative_to(BOOK)))
+def test_every_figure_caption_links_its_numbers_and_names_its_command(path: Path):
+    """Each figure cell's ``mystnb.figure.caption`` links to the committed numbers of one registered figure
+    (``{download}`` to book/numbers/NAME.json, and NAME.csv for a table) and names ``python -m onelayer make NAME``."""
+    from onelayer import registry
+    from tools import book_numbers, figure_captions
+
+    rel = str(path.relative_to(ROOT))
+    registered = registry.available()
+    wrong = []
+    for i, cell in figure_captions.figure_cells(json.loads(path.read_text())):
+        figure = cell["metadata"].get("mystnb", {}).get("figure", {})
+        text = figure.get("caption", "")
+        links = _DOWNLOAD.findall(text)
+        names = {Path(link).stem for link in links}
+        if len(names) != 1:
+            wrong.append(f"cell {i}: the caption must link to the numbers of one figure, found {sorted(names) or 'none'}")
+            continue
+        (name,) = names
+        if name not in registered:
+            wrong.append(f"cell {i}: {name!r} is not a registered figure")
+            continue
+        for link in links:
+            if not link.startswith(book_numbers.LINK_PREFIX) or not (ROOT / link.lstrip("/")).is_file():
+                wrong.append(f"cell {i}: the numbers file {link} does not exist (make numbers)")
+        if book_numbers.link(name) not in links:
+            wrong.append(f"cell {i}: no link to {book_numbers.link(name)}")
+        if book_numbers.numbers_path(name, ".csv").exists() and book_numbers.link(name, ".csv") not in links:
+            wrong.append(f"cell {i}: no link to {book_numbers.link(name, '.csv')}")
+        if f"`python -m onelayer make {name} " not in text:
+            wrong.append(f"cell {i}: the caption does not name `python -m onelayer make {name} ...`")
+        if text != figure_captions.caption(name) or figure.get("name") != figure_captions.figure_label(name):
+            wrong.append(f"cell {i}: caption of {name} out of date ({figure_captions.APPLY_COMMAND} {rel})")
+    assert not wrong, f"{rel}:\n" + "\n".join(wrong)
+    assert figure_captions.problems(path) == []
+
+
+def test_figure_caption_map_names_registered_figures_and_existing_notebooks():
+    from onelayer import registry
+    from tools import figure_captions
+
+    names = [n for cells in figure_captions.FIGURES.values() for n in cells.values()]
+    assert set(names) <= set(registry.available()), sorted(set(names) - set(registry.available()))
+    assert len(names) == len(set(names)), "a registered figure is the caption of two chapter figures"
+    assert all((ROOT / rel).is_file() for rel in figure_captions.FIGURES)
+    assert figure_captions.escape("|Pi^R| x_(N-1) [a] *b*") == r"\|Pi\^R\| x\_(N-1) \[a\] \*b\*"

@@ -57,6 +57,12 @@ LOOSER: dict[str, dict[str, tuple[float | None, float | None, str]]] = {
     "walks-fig5-sin-positions": {"numbers.*": (1e-3, 1e-12, _ESCAPE)},
     **{name: {"numbers.runs.1000 walks, sin positions*": (1e-3, 1e-12, _ESCAPE + " (the run with sin positions)")}
        for name in ("walks-fig5", "walks-fig9")},
+    "walks-sensitivity": {"numbers.*": (1e-3, 1e-12, _ESCAPE + " (every row: sinusoidal positions with the seeded Gram error)")},
+    "walks-roundoff-machine": {
+        f"numbers.table[{i}]": (None, None, "round-off alone, no injected error: the escape is the machine's own rounding "
+                                            "(the chapter's cell is nbval-ignore-output); table[1], exact positions in "
+                                            "float64, is compared")
+        for i in (0, 2, 3)},
 }
 
 
@@ -202,9 +208,14 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if failed else 0
 
 
-if __name__ == "__main__":
+def one_thread() -> None:
+    """One BLAS/OpenMP thread unless the environment says otherwise (as the Makefile and tests/conftest.py)."""
     import os
 
-    for var, value in (("OMP_NUM_THREADS", "1"), ("MKL_NUM_THREADS", "1")):  # as the Makefile and tests/conftest.py
+    for var, value in (("OMP_NUM_THREADS", "1"), ("MKL_NUM_THREADS", "1")):
         os.environ.setdefault(var, value)
+
+
+if __name__ == "__main__":
+    one_thread()
     sys.exit(main())

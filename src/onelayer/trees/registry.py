@@ -68,6 +68,36 @@ def _train_test_trees(quick: bool):
                  "test_path": test_tree.labels[test_tree.path_to_root(goal_test)]}
 
 
+@register("trees-token-matrix", "Trees I: the one-hot token vectors of the worked example's R-B sequence, one column per token")
+def _token_matrix(quick: bool):
+    from ..plots import heatmap
+
+    example = data.example_tree()
+    batch = layout.backward_batch([example], [4], numpy_rng(1))
+    X = layout.token_vectors(batch, embeddings.one_hot_embeddings(9))[0]
+    labels = [layout.token_text(p, 9) for p in zip(batch.first[0].tolist(), batch.second[0].tolist())]
+    fig, ax = new_figure(1, width=6.0, height=4.2)
+    heatmap(ax, X.T.numpy(), annotate=False, colorbar=False, xlabel="token", ylabel="coordinate (block 1: 0-8, block 2: 9-17)")
+    ax.set_xticks(range(len(labels)), labels, rotation=90, family="monospace", fontsize=8)
+    ax.axhline(8.5, color="w", lw=1)
+    return fig, {"S": 9, "goal": 4, "tokens": labels, "X_transposed": X.T.numpy()}
+
+
+@register("trees-sample-chain-default", "Trees I: the sampler widget's default state: a random tree (seed 0, 0-3 children, depth at most 3) with its chain")
+def _sample_chain_default(quick: bool):
+    from .backward.figures import sample_chain_figure
+
+    seed, max_depth, S = 0, 3, 20  # the figure function's defaults, as the chapter calls it
+    rng = np.random.default_rng(seed)  # the same draws as sample_chain_figure, in the same order
+    tree = data.random_tree(S, rng, max_depth=max_depth, min_depth=1)
+    goal = data.sample_goal(tree, rng, leaves_only=False)
+    prompt, chain = chain_text(tree, goal, rng)
+    return sample_chain_figure(seed, max_depth, S), {
+        "seed": seed, "max_depth": max_depth, "S": S, "nodes": tree.n, "depth": int(tree.depth),
+        "goal_label": int(tree.label_of(goal)), "path_labels": tree.labels[tree.path_to_root(goal)],
+        "prompt": prompt, "chain": chain}
+
+
 # --- chapter "backward_construction" ----------------------------------------------------------------------------
 
 @register("trees-lemma1", "Trees I, Lemma 1 (table): B with A^T B A = I for 31 Gaussian embeddings in dimension 40")
@@ -211,13 +241,22 @@ def theorem4_setting(quick: bool = False) -> dict:
     return {"settings": s, "A": embeddings.one_hot_embeddings(s.S), "test": test, "steps": s.steps, "checkpoints": s.checkpoints}
 
 
+@functools.lru_cache(maxsize=2)
+def _theorem4_runs(quick: bool, gaussian: bool = False):
+    """The Theorem 4 chapter's training run with one-hot embeddings (``gaussian``: with Gaussian embeddings
+    ``d = S``, seed 1, recording ``H`` as well): ``(setting, embeddings, run, test fields)``; cached, since two
+    figures share the one-hot run."""
+    s = theorem4_setting(quick)
+    A = embeddings.independent_embeddings(s["settings"].S, s["settings"].S, generator(1)) if gaussian else s["A"]
+    record = {"test": gen.test_record(A, s["test"]), **(dynamics.h_records(A) if gaussian else {})}
+    run = model.train_backward(A, m=s["settings"].m, steps=s["steps"], lr=s["settings"].lr, seed=s["settings"].seed,
+                               record_at=s["checkpoints"], record=record)
+    return s, A, run, {name: run["test"][:, i] for i, name in enumerate(gen.TEST_FIELDS)}
+
+
 @register("trees-generalization", "Trees I, Theorem 4: test loss, margin bound and test accuracy (per step, whole path) during training, with the margin")
 def _generalization(quick: bool):
-    s = theorem4_setting(quick)
-    run = model.train_backward(s["A"], m=s["settings"].m, steps=s["steps"], lr=s["settings"].lr, seed=s["settings"].seed,
-                               record_at=s["checkpoints"],
-                               record={"test": gen.test_record(s["A"], s["test"])})
-    T = {name: run["test"][:, i] for i, name in enumerate(gen.TEST_FIELDS)}
+    s, _, run, T = _theorem4_runs(quick)
     fig, axes = new_figure(2, width=9.0, height=3.3)
     plot_curves(axes[0], run.steps, {"train loss (batch)": run["loss"], "test loss": T["loss"], "margin bound (test)": T["margin_bound"]},
                 xlabel="step t", ylabel="loss", logy=True, styles={"margin bound (test)": {"linestyle": "--"}})
@@ -234,6 +273,21 @@ def _generalization(quick: bool):
     by_len = gen.accuracy_by_length(run.params["B"], s["A"], s["test"])
     return fig, {"bound_holds_where_margin_positive": bool(np.all(T["loss"][positive] <= T["margin_bound"][positive])),
                  "accuracy_by_path_length": {str(k): {"trees": c, "path_accuracy": a} for k, (c, a) in by_len.items()},
+                 "table": rows}
+
+
+@register("trees-generalization-embeddings", "Trees I, Theorem 4: whole-path test accuracy during training with one-hot and with Gaussian (non-orthogonal) embeddings")
+def _generalization_embeddings(quick: bool):
+    s, _, run, T = _theorem4_runs(quick)
+    _, G, run_g, Tg = _theorem4_runs(quick, gaussian=True)
+    fig, ax = new_figure(1, width=5.5, height=3.2)
+    plot_curves(ax, run.steps, {"one-hot: test path accuracy": T["path_accuracy"], "Gaussian: test path accuracy": Tg["path_accuracy"]},
+                xlabel="step t", ylabel="whole-path accuracy")
+    rows = [{"step": int(t), "one_hot_path_accuracy": float(T["path_accuracy"][i]), "gaussian_path_accuracy": float(Tg["path_accuracy"][i]),
+             "gaussian_margin": float(Tg["margin"][i]), "gaussian_H_residual": float(run_g["residual"][i])}
+            for i, t in enumerate(run.steps)]
+    by_len = gen.accuracy_by_length(run_g.params["B"], G, s["test"])
+    return fig, {"gaussian_accuracy_by_path_length": {str(k): {"trees": c, "path_accuracy": a} for k, (c, a) in by_len.items()},
                  "table": rows}
 
 
@@ -290,6 +344,13 @@ def _forward_scale_sweep(quick: bool):
     big = [r for r in rows if r["scale"] >= 5]
     slope = float(np.polyfit([r["scale"] for r in big], np.log([r["loss"] for r in big]), 1)[0]) if len(big) > 1 else None
     return scale_sweep_figure(rows), {"log_loss_slope_scale_ge_5": slope, "table": [dict(r) for r in rows]}
+
+
+@register("trees-forward-attention-default", "Trees II: the widget's default state: the construction at scale 2 x (2, 1, 1) decoding a random depth-3 tree")
+def _forward_attention_default(quick: bool):
+    from .forward.figures import construction_attention_figure
+
+    return construction_attention_figure(2.0, 0, 3), {"scale": 2.0, "lambda_mu_kappa": [4.0, 2.0, 2.0], "seed": 0, "max_depth": 3}
 
 
 # --- chapter "forward_training" (Trees II) ----------------------------------------------------------------------
@@ -349,6 +410,34 @@ def _forward_roles(quick: bool):
     return fig, {"role_events": role_events(hist.steps, hist["roles"]), "table": sign_table(hist.params, A)}
 
 
+@register("trees-forward-rescaling", "Trees II, Theorem 5: per-position loss of the main run (lr 2) and of lr 0.2 (mean, sum over positions) against eta_eff t")
+def _forward_rescaling(quick: bool):
+    from .forward import losses
+    from .forward import model as forward_model
+    from .forward.figures import rescaling_figure
+
+    s = forward_settings.TRAINING
+    A, hist, found, marks = forward_training(quick)
+    short_steps = 20 if quick else s.paper_lr_steps
+    short = {norm: forward_model.train_forward(forward_model.two_head(), A, m=s.m, steps=short_steps, lr=s.paper_lr,
+                                               options=losses.LossOptions(norm, True), record_every=s.record_every)
+             for norm in ("mean", "sum")}
+    # label -> (steps, loss, effective step size, loss factor), as the chapter draws them
+    runs = {"lr 2, mean (main run)": (hist.steps, hist["loss"], 2.0, 1.0),
+            "lr 0.2, mean": (short["mean"].steps, short["mean"]["loss"], 0.2, 1.0),
+            "lr 0.2, sum over positions": (short["sum"].steps, short["sum"]["loss"], 1.4, 7.0)}
+    fig = rescaling_figure(runs)
+    pairs = None
+    if not quick:  # the chapter's two comparisons at equal eta_eff * t
+        pairs = [{"a": "lr 0.2, mean, t=200", "loss_a": float(short["mean"].at("loss", 200)),
+                  "b": "lr 2, mean, t=20", "loss_b": float(hist.at("loss", 20))},
+                 {"a": "lr 0.2, sum/7, t=200", "loss_a": float(short["sum"].at("loss", 200) / 7),
+                  "b": "lr 2, mean, t=140", "loss_b": float(hist.at("loss", 140))}]
+    rows = [{"run": label, "step": int(t), "eta_eff_t": float(eta * t), "loss_mean_half": float(loss[i] / factor)}
+            for label, (steps, loss, eta, factor) in runs.items() for i, t in enumerate(steps)]
+    return fig, {"pairs": pairs, "table": rows}
+
+
 # --- chapter "forward_limits" (Trees II) ------------------------------------------------------------------------
 
 
@@ -377,6 +466,21 @@ def _heads_depth(quick: bool):
     keys = ("label", "m", "S", "budget", "steps_to_converge", "final_step", "train_path_accuracy", "test_path_accuracy")
     return heads_depth_figure(runs), {"source": "quick live runs" if quick else Path(sf.STORED).name,
                                       "table": [{k: r[k] for k in keys} for r in runs]}
+
+
+# --- chapter "lab" (book/trees/lab.ipynb) -----------------------------------------------------------------------
+
+@register("trees-lab-default", "Trees lab: the default state of the widget (forward task, m = 2, two heads, lr 2, 200 SGD steps)")
+def _trees_lab_default(quick: bool):
+    from . import lab
+
+    kw = {"steps": 20} if quick else {}
+    res = lab.lab_run(**kw)
+    h = res.history
+    acc = np.asarray(h["accuracy"], dtype=float)
+    rows = [{"step": int(t), "loss": float(h["loss"][i]), **{f"accuracy {n}": float(acc[i, j]) for j, n in enumerate(res.accuracy_names)}}
+            for i, t in enumerate(h.steps)]
+    return lab.lab_figure(**kw), {"settings": dict(res.settings), "summary": res.summary(), "table": rows}
 
 
 # --- scaling (book/scaling.ipynb) -------------------------------------------------------------------------------

@@ -66,6 +66,7 @@ __all__ = [
     "output_gap",
     "fruit_attention",
     "figure_curves",
+    "explorer_runs",
     "explorer",
     "explorer_widget",
     "BIASES",
@@ -250,17 +251,29 @@ def figure_curves(histories: dict, *, title: str | None = None):
     return fig
 
 
-def explorer(sigma: float = 0.01, lr: float = 0.1, normalize: str = "keys_and_query", steps: int = 100):
-    """Widget callback: test accuracy of both tasks for one initial scale, step size and normalisation."""
+def explorer_runs(sigma: float = 0.01, lr: float = 0.1, normalize: str = "keys_and_query", steps: int = 100) -> dict:
+    """The runs :func:`explorer` draws: task -> training history with the test accuracy ``"acc"``.
+
+    One run per task of :data:`TASKS` from a Gaussian initialisation of scale ``sigma`` (zero for
+    ``sigma = 0``), ``steps`` GD steps of size ``lr``, recorded about 50 times.
+    """
     sigma = check_float("sigma", sigma, low=0.0)
     lr = check_float("lr", lr, low=0.0, low_open=True)
     steps = check_int("steps", steps, low=1, high=5000)
-    fig, ax = new_figure(1, width=6.0, height=3.2)
+    runs = {}
     for task in TASKS:
         exp = setup_task(task, normalize=normalize)
-        hist = exp.model.train(exp.model.init("gaussian" if sigma > 0 else "zero", sigma=sigma), exp.train, steps=steps,
-                               lr=lr, record={"acc": lambda prm, e=exp: e.model.accuracy(prm, e.test)},
-                               record_every=max(1, steps // 50))
+        runs[task] = exp.model.train(exp.model.init("gaussian" if sigma > 0 else "zero", sigma=sigma), exp.train, steps=steps,
+                                     lr=lr, record={"acc": lambda prm, e=exp: e.model.accuracy(prm, e.test)},
+                                     record_every=max(1, steps // 50))
+    return runs
+
+
+def explorer(sigma: float = 0.01, lr: float = 0.1, normalize: str = "keys_and_query", steps: int = 100):
+    """Widget callback: test accuracy of both tasks for one initial scale, step size and normalisation (:func:`explorer_runs`)."""
+    runs = explorer_runs(sigma, lr, normalize, steps)
+    fig, ax = new_figure(1, width=6.0, height=3.2)
+    for task, hist in runs.items():
         ax.plot(hist.steps, hist["acc"], label=f"Task {task}")
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel("GD step")

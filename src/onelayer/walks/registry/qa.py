@@ -47,3 +47,13 @@ def _qa_normalization(quick: bool):
                      "task1_fruit_attention_start": float(runs[1]["fruit_attention"][0]),
                      "task1_fruit_attention_end": float(runs[1].final("fruit_attention"))})
     return None, {"steps": steps, "table": rows}
+
+
+@register("walks-qa-explorer-default", "Question answering: the explorer widget's default state: test accuracy of Tasks 1 and 2, sigma=0.01, eta=0.1")
+def _qa_explorer_default(quick: bool):
+    from .. import qa
+
+    steps = 5 if quick else 100  # the explorer's default
+    runs = qa.explorer_runs(steps=steps)
+    rows = [{"task": task, "step": int(t), "test_accuracy": float(h["acc"][i])} for task, h in runs.items() for i, t in enumerate(h.steps)]
+    return qa.explorer(steps=steps), {"sigma": 0.01, "lr": 0.1, "normalize": "keys_and_query", "steps": steps, "table": rows}

@@ -47,8 +47,11 @@ def _closest_reading(data: dict) -> tuple:
 def _fig6(quick: bool):
     from .. import random_init as ri
 
-    sizes = RANDOM_INIT_QUICK if quick else {}
-    runs = {f"p = {p:g}": ri.run_config(ri.RunConfig(p=p), **sizes) for p in (0.5, 1.0)}
+    if quick:  # a tiny live run of the same setting
+        runs = {f"p = {p:g}": ri.run_config(ri.RunConfig(p=p), **RANDOM_INIT_QUICK) for p in (0.5, 1.0)}
+    else:  # the stored runs the chapter draws (seed 0 of the stored sweep)
+        runs = {f"p = {p:g}": ri.find_run(random_init_sweep(False), p=p, normalize="keys_and_query", reduction="mean", lr=0.01)
+                for p in (0.5, 1.0)}
     fig = ri.figure_curves(runs, title="keys and query normalised, mean loss, eta = 0.01 (the paper's numbers)")
     rows = [{"run": name, "step": int(t), **{k: r["curves"][k][i] for k in ri.RECORD_KEYS}}
             for name, r in runs.items() for i, t in enumerate(r["steps"])]
@@ -120,3 +123,16 @@ def _fig6_closest(quick: bool):
     fig = ri.figure_curves(runs, title=f"Figure 6 under the closest reading and with a 3x larger step ({normalize}, seed 0)")
     return fig, {"closest_reading": {"normalize": normalize, "reduction": reduction, "lr": lr},
                  "final": {name: {k: v[-1] for k, v in r["curves"].items()} for name, r in runs.items()}}
+
+
+@register("walks-random-init-explorer-default", "Random init: the sweep explorer's default state: stored curves of keys and query normalised, mean loss, lr=0.01, seed 0")
+def _random_init_explorer_default(quick: bool):
+    from .. import random_init as ri
+
+    data = random_init_sweep(quick)
+    normalize, reduction, lr, seed = "keys_and_query", "mean", 0.01, 0  # the explorer's defaults
+    runs = {f"p = {p:g}": ri.find_run(data, p=p, normalize=normalize, reduction=reduction, lr=lr, seed=seed) for p in data["meta"]["ps"]}
+    rows = [{"run": name, "step": int(t), **{k: r["curves"][k][i] for k in ri.RECORD_KEYS}}
+            for name, r in runs.items() for i, t in enumerate(r["steps"])]
+    return ri.sweep_explorer(data), {"source": "quick live sweep" if quick else PurePath(ri.STORED).name, "normalize": normalize,
+                                     "reduction": reduction, "lr": lr, "seed": seed, "table": rows}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...registry import register
-from ..settings import BAYES_N, BAYES_PS, BAYES_SEED, BAYES_WALKS, MIXING_KS, MIXING_P, MIXING_R_MAX, RING_PS
+from ..settings import BAYES_N, BAYES_PS, BAYES_SEED, BAYES_WALKS, MIXING_KS, MIXING_P, MIXING_R_MAX, RING_EXPLORE, RING_PS
 from .. import figures, ring
 
 
@@ -31,3 +31,12 @@ def _bayes_accuracy(quick: bool):
     rows = [{"p": p, "simulated": ring.simulate_bayes_accuracy(6, p, BAYES_N, n, seed=BAYES_SEED), "max_p_1_minus_p": ring.bayes_accuracy(p)}
             for p in BAYES_PS]
     return None, {"K": 6, "N": BAYES_N, "walks": n, "seed": BAYES_SEED, "table": rows}
+
+
+@register("walks-ring-explorer-default", "Ring walk: the explorer widget's default state (K=6, p=0.7): Pi, its eigenvalues, max |Pi^R - limit|")
+def _ring_explorer_default(quick: bool):
+    K, p = RING_EXPLORE["K"], RING_EXPLORE["p"]
+    lam = ring.eigenvalues(K, p)
+    rows = [{"R": R, "distance": float(d)} for R, d in enumerate(ring.mixing_distance(K, p, 40))]  # R_max of the figure
+    return figures.ring_explorer(K, p), {"K": K, "p": p, "Pi": ring.transition_matrix(K, p), "eigenvalues_real": lam.real,
+                                         "eigenvalues_imag": lam.imag, "bayes_accuracy": ring.bayes_accuracy(p), "table": rows}

@@ -92,3 +92,37 @@ def _perturbation_escape(quick: bool):
     rows = [{"delta": float(d), "initial_spread": float(s0), "escape_step": float(s), "final_accuracy": float(a)}
             for d, s0, s, a in zip(pert["delta"], pert["initial_spread"], pert["escape_step"], pert["final_accuracy"])]
     return fig, {"steps_per_decade": -slope, "table": rows}
+
+
+#: The norms of the chapter's sensitivity table (Figures 4 and 5 against ||p_i||^2).
+_SENSITIVITY_NORMS = ("1", 40.0, "M/8", "M/4", "M/2", "M", "2M")
+
+
+@register("walks-sensitivity", "Theorem 4.1: Figure 4's parent attention and Figure 5's escape step against ||p_i||^2, float64 and float32")
+def _sensitivity(quick: bool):
+    from .. import sensitivity
+
+    if quick:  # three norms, float64 only (float32 round-off is the machine's own)
+        rows = sensitivity.figure45_table(norms=("1", 40.0, "M/2"), dtypes=("float64",), steps=20, n_train=200, n_test=200)
+    else:  # the chapter's two tables, float64 then float32
+        rows = (sensitivity.figure45_table(norms=_SENSITIVITY_NORMS, dtypes=("float64",))
+                + sensitivity.figure45_table(norms=_SENSITIVITY_NORMS, dtypes=("float32",)))
+    return sensitivity.figure45_figure(rows), {"table": [{k: (str(v) if k == "norm" else v) for k, v in r.items()} for r in rows]}
+
+
+@register("walks-roundoff-machine", "Theorem 4.1: logit spread at p=1 with round-off alone (sin and exact positions, float64 and float32); "
+                                   "the machine's own rounding")
+def _roundoff_machine(quick: bool):
+    steps = 10 if quick else ESCAPE_STEPS
+    escape = {}
+    for dtype in ("float64", "float32"):
+        for positions in ("sin", "exact"):
+            e = theorem41.deterministic_setup(6, 16, train="sample", positions=positions, dtype=dtype)
+            escape[f"{positions}, {dtype}"] = theorem41.escape_run(e, steps=steps)
+    rows = []
+    for name, h in escape.items():
+        summary = theorem41.escape_summary(h)
+        rows.append({"run": name, "escape_step": summary["escape_step"], "final_test_accuracy": summary["test_accuracy"],
+                     "final_class_mass": summary["class_mass"], "final_top_attention": summary["top_attention"],
+                     "max_logit_spread": float(np.max(h["logit_spread"]))})
+    return figures.escape_figure(escape), {"steps": steps, "table": rows}

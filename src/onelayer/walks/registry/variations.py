@@ -69,3 +69,12 @@ def _variations_doubly_stochastic(quick: bool):
 
     res = variations.chain_run(variations.random_doubly_stochastic(6, seed=1), steps=10 if quick else CHAIN_STEPS)
     return variations.figure_chain(res), _chain_numbers(res)
+
+
+@register("walks-variations-chain-explorer", "Variations: the chain explorer's default state: a random chain (seed 0, Dirichlet 1), N=49, M=400, 100 GD steps")
+def _variations_chain_explorer(quick: bool):
+    from .. import variations
+
+    steps = 10 if quick else 100  # the explorer's default
+    res = variations.chain_explorer_run(steps=steps)
+    return variations.chain_explorer(steps=steps), {"seed": 0, "concentration": 1.0, "steps": steps, **_chain_numbers(res)}

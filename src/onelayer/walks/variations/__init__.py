@@ -36,7 +36,8 @@ every public name is importable from this package.
 
 from __future__ import annotations
 
-from .chains import (chain_c1_value, chain_explorer, chain_run, chain_targets, chain_widget, figure_chain, markov_data,
+from .chains import (chain_c1_value, chain_explorer, chain_explorer_run, chain_run, chain_targets, chain_widget, figure_chain,
+                     markov_data,
                      markov_population, markov_walks, random_doubly_stochastic, random_transition_matrix,
                      stationary_distribution)
 from .lag import figure_lag, lag_c1_value, lag_check, lag_population, lag_walks
@@ -65,6 +66,7 @@ __all__ = [
     "figure_scaling",
     "figure_lag",
     "figure_chain",
+    "chain_explorer_run",
     "chain_explorer",
     "chain_widget",
 ]

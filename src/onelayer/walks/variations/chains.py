@@ -196,11 +196,17 @@ def figure_chain(res: dict):
     return fig
 
 
-def chain_explorer(seed: int = 0, concentration: float = 1.0, steps: int = 100):
-    """Widget callback: :func:`chain_run` on a random chain (``K = 6``, ``N = 49``, ``M = 400``, 500 walks)."""
+def chain_explorer_run(seed: int = 0, concentration: float = 1.0, steps: int = 100) -> dict:
+    """The run :func:`chain_explorer` draws: :func:`chain_run` on :func:`random_transition_matrix` ``(6, seed, concentration)``
+    with ``N = 49``, ``M = 400`` and 500 training and 500 test walks."""
     seed = check_int("seed", seed, low=0)
     Pi = random_transition_matrix(6, seed=seed, concentration=concentration)
-    res = chain_run(Pi, N=49, M=400, n_train=500, n_test=500, steps=steps, seed=seed)
+    return chain_run(Pi, N=49, M=400, n_train=500, n_test=500, steps=steps, seed=seed)
+
+
+def chain_explorer(seed: int = 0, concentration: float = 1.0, steps: int = 100):
+    """Widget callback: :func:`chain_run` on a random chain (``K = 6``, ``N = 49``, ``M = 400``, 500 walks; :func:`chain_explorer_run`)."""
+    res = chain_explorer_run(seed, concentration, steps)
     fig = figure_chain(res)
     fig.suptitle(f"seed {seed}, concentration {concentration:g}: parent attention after step 2 "
                  f"{res['parent_step2']:.3f}, optimal fraction at the end {res['optimal_fraction'][-1]:.3f}", fontsize=9)
