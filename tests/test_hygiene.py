@@ -268,8 +268,7 @@ def test_every_figure_cell_has_alt_text(path: Path):
 
 #: Notebooks whose figure captions are written (tools/figure_captions.py FIGURES) but not yet applied, with the
 #: reason; the test below is a strict xfail for them, so applying the captions makes it fail until the entry goes.
-CAPTIONS_PENDING = {"book/trees/forward_limits.ipynb": "edited on another branch; apply with: "
-                                                       "python -m tools.figure_captions --apply book/trees/forward_limits.ipynb"}
+CAPTIONS_PENDING: dict[str, str] = {}
 _DOWNLOAD = re.compile(r"\{download\}`[^`<]*<([^>`]+)>`")
 
 

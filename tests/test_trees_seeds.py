@@ -21,3 +21,62 @@ def test_cell_summary_and_validation():
     assert c["converged"] == 2 and c["steps_median"] == 200 and c["acc_range"] == (0.5, 1.0)
     with pytest.raises(ValueError, match="depths"):
         seeded_sweep(depths=(0,))
+
+
+# --- the stored sweep over seeds 1 and 2 (python -m onelayer sweep trees-forward-seeds) ---------------------------
+
+import numpy as np  # noqa: E402
+
+from onelayer.trees.forward import limits, seeds  # noqa: E402
+
+
+def test_stored_seeds_cover_every_cell_of_the_sweep_twice():
+    stored, seeded = limits.load_stored(), seeds.load_stored()
+    assert not seeded["quick"] and seeded["seeds"] == [1, 2]
+    cells = {(r["arch"], r["m"]) for r in stored["heads_depth"]}
+    assert sorted((r["arch"], r["m"], r["seed"]) for r in seeded["runs"]) == sorted((a, m, s) for a, m in cells for s in (1, 2))
+    runs = seeds.all_seeds(stored, seeded)
+    assert all(c["seeds"] == 3 for c in seeds.stored_cells(runs))
+
+
+def test_stored_profiles_account_for_every_test_tree():
+    """The profile is a second decode of the stored parameters; it must add up to the run's own test accuracy."""
+    for r in seeds.load_stored()["runs"]:
+        by_depth = r["profile"]["by_goal_depth"].values()
+        by_size = r["profile"]["by_size"].values()
+        assert sum(n for n, _ in by_depth) == 1024 == sum(n for n, _ in by_size)
+        for groups in (by_depth, by_size):
+            assert abs(sum(n * a for n, a in groups) / 1024 - r["test_path_accuracy"]) < 1e-9
+
+
+def test_a_stored_seeded_run_recomputes():
+    row = next(r for r in seeds.load_stored()["runs"] if r["arch"] == "full2" and r["m"] == 2 and r["seed"] == 1)
+    again = seeds.stored_run("full2", 2, 1)
+    for key in ("steps_to_converge", "final_step", "test_path_accuracy", "train_path_accuracy", "profile"):
+        assert again[key] == row[key], key
+    assert np.allclose(again["loss"], row["loss"], rtol=1e-9, atol=1e-12)
+
+
+def test_seed_zero_rerun_equals_the_limits_sweep():
+    """Seed 0 of the seeded protocol is the limits sweep's own run, bit for bit (one cheap cell)."""
+    row = next(r for r in limits.load_stored()["heads_depth"] if r["arch"] == "full1" and r["m"] == 2)
+    again = seeds.stored_run("full1", 2, 0)
+    assert again["loss"] == row["loss"] and again["test_path_accuracy"] == row["test_path_accuracy"]
+
+
+def test_all_seeds_rejects_a_repeated_seed_zero_and_unknown_cells():
+    stored = limits.load_stored()
+    with pytest.raises(ValueError, match="seed 0"):
+        seeds.all_seeds(stored, {"runs": [{**stored["heads_depth"][0], "seed": 0}]})
+    with pytest.raises(ValueError, match="not a cell"):
+        seeds.all_seeds(stored, {"runs": [{**stored["heads_depth"][0], "seed": 1, "m": 9}]})
+    with pytest.raises(TypeError, match="sweep"):
+        seeds.all_seeds([], {"runs": []})
+
+
+def test_seeds_cli_quick(tmp_path):
+    out = tmp_path / "seeds.json"
+    assert seeds.main(["--quick", "--seeds", "1", "--jobs", "1", "--out", str(out)]) == 0
+    data = seeds.load_stored(out)
+    assert data["quick"] and len(data["runs"]) == len(limits.heads_depth_cells(quick=True))
+    assert all(set(r["profile"]) == {"by_goal_depth", "by_size", "beyond_training_depth", "within"} for r in data["runs"])

@@ -468,6 +468,37 @@ def _heads_depth(quick: bool):
                                       "table": [{k: r[k] for k in keys} for r in runs]}
 
 
+@register("trees-forward-seeds", "Trees II: test whole-path accuracy of every seed of the heads x depth sweep, and accuracy against goal depth minus training depth")
+def _forward_seeds(quick: bool):
+    from .forward import limits as sf
+    from .forward import seeds
+    from .forward.figures import seeds_figure
+
+    if quick:
+        sweep = {"heads_depth": sf.heads_depth_runs(quick=True, progress=_silent)}
+        seeded = {"runs": [seeds.stored_run(n, m, 1, quick=True) for n, m in sf.heads_depth_cells(quick=True)]}
+    else:
+        sweep, seeded = sf.load_stored(), seeds.load_stored()
+    runs = seeds.all_seeds(sweep, seeded)
+    cells = seeds.stored_cells(runs)
+    offsets = {c["arch"]: seeds.depth_offset_profile(runs, c["arch"]) for c in cells}
+    keys = ("arch", "m", "seeds", "converged", "steps_median", "acc_median")
+    table = [{**{k: c[k] for k in keys}, "acc_min": c["acc_range"][0], "acc_max": c["acc_range"][1]} for c in cells]
+    return seeds_figure(cells, offsets), {
+        "source": "quick live runs" if quick else f"{Path(sf.STORED).name} (seed 0) + {Path(seeds.STORED).name}",
+        "table": table, "by_depth_offset": {a: {str(k): v for k, v in o.items()} for a, o in offsets.items()}}
+
+
+@register("trees-forward-layouts", "Trees II (table): every forward model with and without the turning token (alternative layout), and the child-first check")
+def _forward_layouts(quick: bool):
+    from .forward import layouts
+
+    data = layouts.turning_runs(quick=True, progress=_silent) if quick else layouts.load_stored()
+    table = layouts.comparison_rows(data["table"] + data["cells"])
+    return None, {"source": "quick live runs" if quick else Path(layouts.STORED).name, "table": table,
+                  "child_first": data.get("child_first")}
+
+
 # --- chapter "lab" (book/trees/lab.ipynb) -----------------------------------------------------------------------
 
 @register("trees-lab-default", "Trees lab: the default state of the widget (forward task, m = 2, two heads, lr 2, 200 SGD steps)")

@@ -35,13 +35,15 @@ from ...paths import data_path
 from ...validation import check_bool, check_int
 from ..shared.embeddings import one_hot_embeddings
 from ..shared.losses import LossOptions
-from .architecture import init_params
-from .layout import ForwardBatch, perfect_forward_batch
+from . import construction
+from .architecture import full_heads, init_params, two_head
+from .decoding import greedy_decode, teacher_forced_correct
+from .layout import STEP_TYPES, ForwardBatch, perfect_forward_batch, random_forward_batch
 from .limits import NORMALISATIONS, architecture, heads_depth_kwargs, run_config
 from .model import train_forward
 
 __all__ = ["STORED", "STORED_KIND", "load_stored", "swap_node_blocks", "child_first_check", "TABLE_SETTING",
-           "turning_runs", "main"]
+           "turning_runs", "comparison_rows", "construction_check", "main"]
 
 #: Where :func:`main` writes by default, inside the data directory.
 STORED = "trees/data/forward_layouts.json"
@@ -102,6 +104,37 @@ def child_first_check(*, heads: int = 2, m: int = 2, steps: int = 100, lr: float
             "param_gap": param_gap, "final_loss": float(runs[0]["loss"][-1])}
 
 
+def construction_check(*, S: int = 25, count: int = 256, max_depth: int = 5, scales=(20.0, 10.0, 10.0),
+                       seed: int = 0) -> list[dict]:
+    """Whole-path accuracy of the two constructions (two heads, Theorem 2; one full head) with and without the turning token.
+
+    Greedy decoding of ``count`` random test trees (depth cap uniform in ``1..max_depth``) at the
+    scales ``(lambda, mu, kappa)``; returns one dict per (construction, layout) with the accuracy
+    per step type (greedy) and the teacher-forced accuracy of the first forward step and of the later ones.
+    """
+    S = check_int("S", S, low=2)
+    count = check_int("count", count, low=1)
+    lam, mu, kappa = scales
+    A = one_hot_embeddings(S)
+    models = {"two heads (Theorem 2)": (construction.constructed_params(A, lam, mu, kappa), two_head()),
+              "one full head": (construction.full_single_head_construction(A, lam, mu), full_heads(1))}
+    out = []
+    for turning in (True, False):
+        batch, _ = random_forward_batch(S, count, np.random.default_rng(check_int("seed", seed, low=0)),
+                                        max_depth=check_int("max_depth", max_depth, low=1), turning=turning)
+        for name, (params, arch) in models.items():
+            res = greedy_decode(params, arch, A, batch)
+            ok = teacher_forced_correct(params, arch, A, batch)
+            fwd = (batch.step_type == STEP_TYPES.index("forward")) & batch.target_mask
+            first = torch.zeros_like(fwd)
+            first[torch.arange(batch.size), fwd.int().argmax(1)] = True
+            out.append({"construction": name, "layout": "R-F" if turning else "no turning token",
+                        "path accuracy": res.path_accuracy, **res.accuracy_by_type(),
+                        "first forward step (teacher-forced)": float(ok[first & fwd].double().mean()),
+                        "later forward steps (teacher-forced)": float(ok[fwd & ~first].double().mean())})
+    return out
+
+
 def turning_runs(*, quick: bool = False, progress=print) -> dict:
     """Every limits-chapter model trained and tested with and without the turning token.
 
@@ -127,6 +160,20 @@ def turning_runs(*, quick: bool = False, progress=print) -> dict:
             progress(f"cell {name:9s} m={m} converged {pair[0]['steps_to_converge']} -> {pair[1]['steps_to_converge']}, "
                      f"test {pair[0]['test_path_accuracy']:.3f} -> {pair[1]['test_path_accuracy']:.3f}")
     return out
+
+
+def comparison_rows(pairs) -> list[dict]:
+    """One table row per (turning, no turning) pair of :func:`turning_runs`: final loss, steps to converge, test accuracy."""
+    rows = []
+    for pair in pairs:
+        if len(pair) != 2 or pair[1].get("turning", True):
+            raise ValueError("pairs must hold (turning, no turning) run pairs from turning_runs")
+        a, b = pair
+        rows.append({"model": a["label"], "m": a["m"], "loss": a["norm"],
+                     "final loss (R-F)": a["loss"][-1], "final loss (no turn)": b["loss"][-1],
+                     "converged at (R-F)": a["steps_to_converge"], "converged at (no turn)": b["steps_to_converge"],
+                     "test acc (R-F)": a["test_path_accuracy"], "test acc (no turn)": b["test_path_accuracy"]})
+    return rows
 
 
 def main(argv=None) -> int:

@@ -40,7 +40,7 @@ from .limits import architecture, heads_depth_cells, heads_depth_kwargs, params_
 from .model import greedy_decode
 
 __all__ = ["seeded_sweep", "failure_profile", "cell_summary", "STORED", "STORED_KIND", "load_stored",
-           "stored_run", "stored_cells", "all_seeds", "depth_offset_profile", "main"]
+           "stored_run", "stored_cells", "all_seeds", "depth_offset_profile", "profile_rows", "cell_rows", "main"]
 
 #: Where :func:`main` writes its runs by default, inside the data directory.
 STORED = "trees/data/forward_seeds.json"
@@ -195,6 +195,53 @@ def depth_offset_profile(runs: Sequence[dict], arch: str) -> dict[int, tuple[int
             c[0] += n
             c[1] += n * acc
     return {k: (n, hits / n) for k, (n, hits) in sorted(counts.items())}
+
+
+def _whole(x: float):
+    return int(x) if float(x).is_integer() else x
+
+
+def cell_rows(cells: Sequence[dict]) -> list[dict]:
+    """Table rows of :func:`stored_cells`: seeds, converged runs, steps to converge and test accuracy (median, min, max)."""
+    rows = []
+    for c in cells:
+        lo, hi = c["steps_range"] if c["steps_range"] else (None, None)
+        rows.append({"arch": c["arch"], "m": c["m"], "seeds": c["seeds"], "converged": c["converged"],
+                     "steps median": None if c["converged"] == 0 else _whole(c["steps_median"]), "steps min": lo, "steps max": hi,
+                     "test acc median": c["acc_median"], "test acc min": c["acc_range"][0], "test acc max": c["acc_range"][1]})
+    return rows
+
+
+def profile_rows(runs: Sequence[dict], archs: Sequence[str] = ("full2", "full3", "full4")) -> list[dict]:
+    """Per (architecture, m): test accuracy pooled over the runs with a profile, by goal depth and by tree size.
+
+    Keys: ``arch, m, runs``, ``"goal depth <= m"``, ``"goal depth > m"`` and one key per size bin of
+    :func:`failure_profile` (``"size <=15"``, ``"size 16-30"``, ``"size >30"``); ``None`` where no test
+    tree falls in the group. The training trees have ``2^(m+1) - 1`` nodes (7, 15, 31, 63 for m = 2..5).
+    """
+    archs = [architecture(a) and a for a in archs]
+    out = []
+    for m in sorted({r["m"] for r in runs}):
+        for arch in archs:
+            sub = [r for r in runs if r["arch"] == arch and r["m"] == m and r.get("profile")]
+            if not sub:
+                continue
+            row = {"arch": arch, "m": m, "runs": len(sub)}
+            groups: dict[str, list[float]] = {}
+            for r in sub:
+                for d, (n, acc) in r["profile"]["by_goal_depth"].items():
+                    g = groups.setdefault("goal depth <= m" if int(d) <= m else "goal depth > m", [0, 0.0])
+                    g[0] += n
+                    g[1] += n * acc
+                for b, (n, acc) in r["profile"]["by_size"].items():
+                    g = groups.setdefault(f"size {b}", [0, 0.0])
+                    g[0] += n
+                    g[1] += n * acc
+            for key in ("goal depth <= m", "goal depth > m", "size <=15", "size 16-30", "size >30"):
+                n, hits = groups.get(key, (0, 0.0))
+                row[key] = hits / n if n else None
+            out.append(row)
+    return out
 
 
 def main(argv=None) -> int:

@@ -95,13 +95,6 @@ class LimitsSettings:
     train_eval_trees: int = 1024
     train_eval_seed: int = 9
     direct_steps: int = 600
-    #: the seeds sweep run live (issue 14): 2-4 full heads at m = 2 over two seeds [guess]; the module's
-    #: default (three seeds) is what phase A measured, about 40 s for these three architectures
-    seeds_archs: tuple[str, ...] = ("full2", "full3", "full4")
-    seeds_seeds: tuple[int, ...] = (0, 1)
-    seeds_m: int = 2
-    seeds_budget: int = 1000
-    seeds_test_trees: int = 256
     #: beyond the assumptions (onelayer.trees.beyond): S = 80, m = 2, 1,000 steps at lr 8, batch 64, one seed,
     #: 20 test trees of each shape [guess]
     beyond_S: int = 80
