@@ -58,10 +58,10 @@ def test_a_stored_seeded_run_recomputes():
 
 
 def test_seed_zero_rerun_equals_the_limits_sweep():
-    """Seed 0 of the seeded protocol is the limits sweep's own run, bit for bit (one cheap cell)."""
+    """Seed 0 of the seeded protocol is the limits sweep's own run, to round-off (one cheap cell)."""
     row = next(r for r in limits.load_stored()["heads_depth"] if r["arch"] == "full1" and r["m"] == 2)
     again = seeds.stored_run("full1", 2, 0)
-    assert again["loss"] == row["loss"] and again["test_path_accuracy"] == row["test_path_accuracy"]
+    assert np.allclose(again["loss"], row["loss"], rtol=1e-12, atol=0) and again["test_path_accuracy"] == row["test_path_accuracy"]
 
 
 def test_all_seeds_rejects_a_repeated_seed_zero_and_unknown_cells():
