@@ -219,7 +219,8 @@ def loss_table_figure(rows: Sequence[Mapping], authors: Mapping[str, Sequence[fl
 
 def seeds_figure(cells: Sequence[Mapping], offsets: Mapping[str, Mapping[int, tuple[int, float]]]):
     """Left: test whole-path accuracy against training depth, every seed as a dot and the median as a line, per
-    architecture. Right: accuracy against goal depth minus training depth (``offsets``: arch -> offset -> (count, acc))."""
+    architecture. Right: accuracy against goal depth minus training depth (``offsets``: arch -> offset -> (count, acc)),
+    pooled over the runs that converged."""
     archs = list(dict.fromkeys(c["arch"] for c in cells))
     fig, (a1, a2) = new_figure(2, width=9.0, height=3.3)
     for i, arch in enumerate(archs):
@@ -241,7 +242,7 @@ def seeds_figure(cells: Sequence[Mapping], offsets: Mapping[str, Mapping[int, tu
     a1.set_ylabel("test whole-path accuracy (dots: seeds)")
     a1.set_xticks(sorted({c["m"] for c in cells}))
     a2.set_xlabel("goal depth - training depth m")
-    a2.set_ylabel("whole-path accuracy (pooled)")
+    a2.set_ylabel("whole-path accuracy (converged runs, pooled)")
     for ax in (a1, a2):
         ax.set_ylim(-0.03, 1.03)
     a1.legend(fontsize=6)

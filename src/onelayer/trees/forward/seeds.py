@@ -181,14 +181,17 @@ def all_seeds(sweep: dict, seeded: dict) -> list[dict]:
     return base + list(seeded["runs"])
 
 
-def depth_offset_profile(runs: Sequence[dict], arch: str) -> dict[int, tuple[int, float]]:
+def depth_offset_profile(runs: Sequence[dict], arch: str, *, converged_only: bool = True) -> dict[int, tuple[int, float]]:
     """Test whole-path accuracy of ``arch`` by ``goal depth - m``, pooled over every run with a profile.
 
     Returns ``{offset: (count, accuracy)}``; offsets ``<= 0`` are goals no deeper than the training trees.
+    With ``converged_only`` (default) runs that never fit their training trees are left out: the
+    question is how a fitted model generalises.
     """
+    check_bool("converged_only", converged_only)
     counts: dict[int, list[float]] = {}
     for r in runs:
-        if r["arch"] != arch or not r.get("profile"):
+        if r["arch"] != arch or not r.get("profile") or (converged_only and r["steps_to_converge"] is None):
             continue
         for depth, (n, acc) in r["profile"]["by_goal_depth"].items():
             c = counts.setdefault(int(depth) - r["m"], [0, 0.0])
