@@ -54,10 +54,18 @@ unit: $(STAMP)
 nbval: $(STAMP)
 	@$(PY) -m pytest $(NBVAL_FLAGS) book -q
 
+# The unit/theorem tests and nbval are single-threaded: they run side by side on the two cores (the unit tests'
+# report is printed when both are done; nbval's runtime budget is measured with one job per core).
 test: $(STAMP)
 	@start=$$(date +%s)
-	$(PY) -m pytest tests -q --durations=10
-	$(PY) -m pytest $(NBVAL_FLAGS) book -q --durations=10
+	mkdir -p _build
+	$(PY) -m pytest tests -q --durations=10 > _build/unit.log 2>&1 & unit=$$!
+	status=0
+	$(PY) -m pytest $(NBVAL_FLAGS) book -q --durations=10 || status=1
+	wait $$unit || status=1
+	echo "--- unit and theorem tests:"
+	cat _build/unit.log
+	[ $$status -eq 0 ] || { echo "test: FAILED"; exit 1; }
 	echo "test: $$(( $$(date +%s) - start )) s"
 
 # The stored outputs must not depend on the CPU: nbval once more with torch's non-vectorised kernels
@@ -98,7 +106,7 @@ bench: $(STAMP)
 	$(PY) -m onelayer bench
 	echo "bench: $$(( $$(date +%s) - start )) s"
 
-# The heavy sweeps whose results the chapters load (onelayer.sweeps; each writes its file in the data directory, book/ by default) (about 15 + 75 + 6 + 17 min on one core; not run in CI:
+# The heavy sweeps whose results the chapters load (onelayer.sweeps; each writes its file in the data directory, book/ by default) (about 15 + 75 + 6 + 17 + 90 + 10 min on one core; not run in CI:
 # tests/test_walks_random_init.py, tests/test_trees_forward_limits.py, tests/test_walks_scaling.py and
 # tests/test_trees_scaling.py recompute
 # small cases against them).
@@ -109,6 +117,8 @@ sweeps: $(STAMP)
 	$(PY) -m onelayer sweep trees-forward-limits --part sweep --only two_head:5 --budget 8000
 	$(PY) -m onelayer sweep walks-scaling
 	$(PY) -m onelayer sweep trees-scaling
+	$(PY) -m onelayer sweep trees-forward-seeds --jobs 2
+	$(PY) -m onelayer sweep trees-forward-layouts
 	echo "sweeps: $$(( $$(date +%s) - start )) s"
 
 # The numbers behind every figure, linked from its caption: book/numbers/NAME.json (+ NAME.csv), written by
