@@ -19,7 +19,7 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 NBVAL_FLAGS := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=120
 
-.PHONY: help setup book test test-portable unit nbval lab execute clean bench e2e sweeps numbers captions
+.PHONY: help setup book test test-portable unit nbval lab execute clean bench e2e sweeps pdf numbers captions
 
 help:
 	@echo "make book   build the HTML book (executes every chapter) into _build/html"
@@ -28,6 +28,7 @@ help:
 	@echo "make lab    open the chapters in JupyterLab"
 	@echo "make execute [NB=book/x.ipynb]  re-run notebooks in place (stores fresh outputs)"
 	@echo "make bench  benchmarks against plain reference implementations; make sweeps: the stored sweeps"
+	@echo "make pdf    the whole book as one PDF (TeX Live from apt if missing) into _build/latex/onelayer.pdf"
 	@echo "make numbers  rewrite book/numbers/ (every figure's full-mode JSON/CSV); make captions: the figure captions"
 	@echo "make clean  remove _build and caches (keeps .venv; 'make distclean' removes it too)"
 
@@ -146,3 +147,18 @@ clean:
 
 distclean: clean
 	@rm -rf $(VENV)
+
+# The whole book as one PDF (Jupyter Book's LaTeX builder, xelatex), from the committed outputs, which nbval
+# checks against fresh runs; the chapters are not executed again. TeX Live comes from the system package
+# manager (tools/pdf_setup.sh installs it if missing). Output: _build/latex/onelayer.pdf.
+pdf: $(STAMP)
+	@start=$$(date +%s)
+	bash tools/pdf_setup.sh
+	mkdir -p _build
+	sed -e 's/^  execute_notebooks: force/  execute_notebooks: "off"/' -e 's|^    book_html: tools/|    book_html: $(CURDIR)/tools/|' \
+	  _config.yml > _build/_config_pdf.yml
+	rm -rf _build/latex
+	$(VENV)/bin/jupyter-book build . --builder pdflatex --config _build/_config_pdf.yml > _build/pdf.log 2>&1 \
+	  || { grep -n -A8 '^!' _build/latex/onelayer.log 2>/dev/null | head -n 60; tail -n 40 _build/pdf.log; exit 1; }
+	pages=$$(grep -o 'Output written on onelayer.pdf ([0-9]* pages' _build/latex/onelayer.log | tail -n 1 | grep -o '[0-9]* pages')
+	echo "pdf: $$(( $$(date +%s) - start )) s -> _build/latex/onelayer.pdf ($$pages, $$(du -h _build/latex/onelayer.pdf | cut -f1))"

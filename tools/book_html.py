@@ -215,7 +215,23 @@ def fix_aria_roles(app: Sphinx, pagename: str, templatename: str, context: dict,
         context["body"] = body.replace('role="doc-biblioentry"', 'role="listitem"')
 
 
+def latex_macros(app: Sphinx, config) -> None:
+    """The PDF (``make pdf``): define the book's macros (``mathjax3_config`` in ``_config.yml``) for LaTeX too.
+
+    MathJax reads them from the configuration; LaTeX needs them as ``\\newcommand`` in the preamble. One
+    source for both, so the two cannot drift apart.
+    """
+    macros = (getattr(config, "mathjax3_config", None) or {}).get("tex", {}).get("macros", {})
+    if not macros:
+        return
+    lines = "\n".join(f"\\providecommand{{\\{name}}}{{{body}}}" for name, body in macros.items())
+    elements = dict(config.latex_elements or {})
+    elements["preamble"] = elements.get("preamble", "") + "\n% the book's macros (tools/book_html.py)\n" + lines + "\n"
+    config.latex_elements = elements
+
+
 def setup(app: Sphinx) -> dict:
+    app.connect("config-inited", latex_macros)
     app.add_config_value("offline_html_check", True, "html")
     app.connect("html-page-context", fix_aria_roles)
     app.connect("build-finished", on_build_finished)
