@@ -40,6 +40,7 @@ LINK_PREFIX = "/book/numbers/"
 
 _SLOW = "full mode takes {s} s on one loaded core (measured {when}); its quick mode is checked by tests/test_registry.py"
 _MEASURED = "2026-05, 2 busy cores"
+_SCRUB_MEASURED = "2026-11, 2 busy cores"
 #: Figures the tests do not regenerate in full mode, with the reason. Everything else is regenerated
 #: and compared by tests/test_book_numbers.py (about 40 s in all on a loaded core); ``python -m tools.book_numbers --all``
 #: compares these too.
@@ -64,6 +65,11 @@ NOT_REGENERATED: dict[str, str] = {
     "walks-fig11": _SLOW.format(s=2.9, when=_MEASURED) + " (reruns a stored setting; walks-fig13 is regenerated and "
                    "runs the same path)",
     "walks-fig12": _SLOW.format(s=2.8, when=_MEASURED) + " (reruns a stored setting; see walks-fig11)",
+    "trees-forward-attention-steps-frames": _SLOW.format(s=12, when=_SCRUB_MEASURED) + " (the tracked training run of "
+                                            "trees-forward-accuracy-by-type, with snapshots)",
+    "walks-qa-explorer-frames": _SLOW.format(s=7, when=_SCRUB_MEASURED) + " (18 training runs of 100 steps)",
+    "walks-t41-escape-frames": _SLOW.format(s=3.1, when=_SCRUB_MEASURED) + " (the escape run of walks-fig5-sin-positions, "
+                               "which is regenerated)",
 }
 
 

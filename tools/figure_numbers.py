@@ -57,6 +57,7 @@ LOOSER: dict[str, dict[str, tuple[float | None, float | None, str]]] = {
     "walks-fig5-sin-positions": {"numbers.*": (1e-3, 1e-12, _ESCAPE)},
     **{name: {"numbers.runs.1000 walks, sin positions*": (1e-3, 1e-12, _ESCAPE + " (the run with sin positions)")}
        for name in ("walks-fig5", "walks-fig9")},
+    "walks-t41-escape-frames": {"numbers.frames*": (1e-3, 1e-12, _ESCAPE + " (every frame of the chapter's player)")},
     "walks-sensitivity": {"numbers.*": (1e-3, 1e-12, _ESCAPE + " (every row: sinusoidal positions with the seeded Gram error)")},
     "walks-roundoff-machine": {
         f"numbers.table[{i}]": (None, None, "round-off alone, no injected error: the escape is the machine's own rounding "

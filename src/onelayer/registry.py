@@ -336,3 +336,15 @@ def _selector_scale_for_accuracy(quick: bool):
         lam = float(np.log(2 * 3 / 1e-6) / delta)
         rows.append({"gap": delta, "lambda": lam, "l1_error": attention.selection_error(logits, lam)})
     return None, {"target_bound": 1e-6, "table": rows}
+
+
+@register("selector-scale-frames", "Softmax selector player (frames): attention weights beside their one-hot limit at "
+                                   "each scale lambda from 0 to 20")
+def _selector_scale_frames(quick: bool):
+    from .scrubber import frame_numbers
+    from .walks.settings import SELECTOR, SELECTOR_SCRUB_LAMS
+    from .widgets import selector_figure
+
+    z = np.array(SELECTOR["z"], dtype=np.float64)
+    lams = [float(lam) for lam in (SELECTOR_SCRUB_LAMS[::3] if quick else SELECTOR_SCRUB_LAMS)]
+    return None, frame_numbers(lambda lam: selector_figure(z, lam), lams, labels="lambda", fmt="{:g}")

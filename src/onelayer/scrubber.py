@@ -10,6 +10,8 @@ picture. No kernel, no network, no JavaScript library.
 
 * :func:`scrub` — one knob: ``draw(value) -> Figure`` over ``values``.
 * :func:`scrub_grid` — two knobs: ``draw(a, b) -> Figure`` over a (coarse) grid.
+* :func:`frame_numbers` — the numbers behind a scrubber's frames (each setting and what its figure plots),
+  for the scrubber's registered figure (``python -m onelayer make NAME``).
 * :class:`Scrubber` — the object both return; a notebook shows it through
   ``_repr_mimebundle_`` (``text/html`` plus a short ``text/plain``), and
   :meth:`Scrubber.save` writes a standalone page.
@@ -48,7 +50,7 @@ from matplotlib.figure import Figure
 
 from .validation import check_int
 
-__all__ = ["Scrubber", "Knob", "scrub", "scrub_grid", "png_bytes", "MAX_BYTES", "MAX_FRAMES"]
+__all__ = ["Scrubber", "Knob", "scrub", "scrub_grid", "frame_numbers", "png_bytes", "MAX_BYTES", "MAX_FRAMES"]
 
 #: Default limit on the size of one scrubber's HTML (the frames are most of it).
 MAX_BYTES = 2_000_000
@@ -382,3 +384,46 @@ def scrub_grid(draw: Callable[[object, object], Figure] | Sequence[Sequence[Figu
     else:
         raise TypeError(f"draw must be a callable (a, b) -> Figure or rows of Figures, got {type(draw).__name__}")
     return Scrubber(frames, knobs, name=name, alt=alt, interval_ms=interval_ms, max_bytes=max_bytes)
+
+
+def frame_numbers(draw: Callable, values: Sequence, values2: Sequence | None = None, *, labels: str | tuple[str, str],
+                  fmt: str | Callable | tuple = "{:g}", digits: int = 8) -> dict:
+    """The numbers behind the frames of a scrubber: what :func:`scrub` (or, with ``values2``, :func:`scrub_grid`) shows.
+
+    ``draw``, ``values`` (``values2``), ``labels`` and ``fmt`` are those of the scrubber (one label, or a pair
+    with ``values2``). Each frame's figure is drawn again, read with :func:`onelayer.plotted.figure_data` and
+    closed (nothing is rendered). Returns ``{"knobs": [{"label", "values", "texts"}, ...], "frames": [...]}``
+    with one frame per setting in the scrubber's order (row-major for two knobs), each
+    ``{"setting": [value, ...], "texts": [text, ...], "figure": figure_data}``; ``texts`` are the texts beside the
+    sliders, so they can be matched with a scrubber's HTML.
+    """
+    from .plotted import figure_data
+
+    if not callable(draw):
+        raise TypeError(f"draw must be a callable returning a matplotlib Figure, got {type(draw).__name__}")
+    digits = check_int("digits", digits, low=1, high=17)
+    if values2 is None:
+        knobs = [_knob("values", "labels", labels, values, fmt)]
+    else:
+        if not isinstance(labels, (tuple, list)) or len(labels) != 2:
+            raise TypeError("labels must be a pair of strings, one per slider, when values2 is given")
+        fmts = tuple(fmt) if isinstance(fmt, (tuple, list)) else (fmt, fmt)
+        if len(fmts) != 2:
+            raise TypeError("fmt must be one format or a pair of formats")
+        knobs = [_knob("values", "labels[0]", labels[0], values, fmts[0]),
+                 _knob("values2", "labels[1]", labels[1], values2, fmts[1])]
+    count = 1
+    for knob in knobs:
+        count *= len(knob.values)
+    if count > MAX_FRAMES:
+        raise ValueError(f"the settings give {count} frames; a scrubber holds at most {MAX_FRAMES}")
+    frames = []
+    for setting, texts in zip(product(*(k.values for k in knobs)), product(*(k.texts for k in knobs))):
+        fig = draw(*setting)
+        if not isinstance(fig, Figure):
+            raise TypeError(f"draw must return a matplotlib Figure, got {type(fig).__name__}")
+        try:
+            frames.append({"setting": list(setting), "texts": list(texts), "figure": figure_data(fig, digits=digits)})
+        finally:
+            plt.close(fig)
+    return {"knobs": [{"label": k.label, "values": list(k.values), "texts": list(k.texts)} for k in knobs], "frames": frames}

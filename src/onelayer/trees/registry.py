@@ -532,3 +532,61 @@ def _trees_scaling(quick: bool):
     fig = scaling.scaling_figure(depth, labels, forward, times)
     return fig, {"criterion": scaling.Criterion().describe(), "table": scaling.scaling_table(depth + labels),
                  "fits": scaling.fit_table(depth, labels, times, forward), "forward": forward}
+
+
+# ---------------------------------------------------------------------------
+# The chapters' scrubbers (onelayer.scrubber): the numbers behind every frame of each player, registered as
+# NAME-frames for the scrubber NAME, with the draw function and settings of the chapter's cell (figure: None).
+# ---------------------------------------------------------------------------
+
+
+@register("trees-backward-samples-frames", "Trees I sampler player (frames): random trees (seeds 0-7, 0-3 children, "
+                                           "depth at most 3) with their goal-to-root paths and chains")
+def _backward_samples_frames(quick: bool):
+    from ..scrubber import frame_numbers
+    from .backward.figures import sample_chain_figure
+
+    seeds = backward_settings.DATA.scrub_seeds
+    return None, frame_numbers(lambda seed: sample_chain_figure(seed, 3), seeds[:2] if quick else seeds,
+                               labels="tree seed", fmt="{:d}")
+
+
+@register("trees-backward-lambda-frames", "Trees I, Theorem 1 player (frames): attention of lambda I on a random "
+                                          "depth-5 tree at every chain-of-thought step, over lambda")
+def _backward_lambda_frames(quick: bool):
+    from ..scrubber import frame_numbers
+    from .backward.figures import construction_attention_figure
+
+    lams = backward_settings.CONSTRUCTION.scrub_lambdas
+    return None, frame_numbers(lambda lam: construction_attention_figure(lam, 0, 5), lams[::4] if quick else lams,
+                               labels="lambda", fmt="{:g}")
+
+
+@register("trees-forward-scale-frames", "Trees II, Theorem 2 player (frames): attention of both constructed heads "
+                                        "decoding a random depth-3 tree, over the scale c")
+def _forward_scale_frames(quick: bool):
+    from ..scrubber import frame_numbers
+    from .forward.figures import construction_attention_figure
+
+    scales = forward_settings.CONSTRUCTION.scrub_scales
+    return None, frame_numbers(lambda c: construction_attention_figure(c, 0, 3), scales[::4] if quick else scales,
+                               labels="scale c", fmt="{:g}")
+
+
+@register("trees-forward-attention-steps-frames", "Trees II, Theorem 5 player (frames): attention of both heads at "
+                                                  "every step of one depth-3 training tree, over training")
+def _forward_attention_steps_frames(quick: bool):
+    from ..scrubber import frame_numbers
+    from .forward.dynamics import tracked_training
+    from .forward.figures import attention_by_step_figure
+    from .forward.layout import perfect_forward_batch
+
+    s = forward_settings.TRAINING
+    if quick:
+        s = replace(s, steps=60, scrub_steps=tuple(t for t in s.scrub_steps if t <= 60))
+    A = embeddings.one_hot_embeddings(s.S)
+    hist = tracked_training(A, m=s.m, steps=s.steps, lr=s.lr, batch_size=s.batch_size, record_every=s.record_every,
+                            snapshot_at=s.scrub_steps)
+    tree = perfect_forward_batch(s.m, s.S, 1, numpy_rng(s.scrub_seed))
+    return None, frame_numbers(lambda t: attention_by_step_figure(hist.snapshots[t], A, tree, title=f"after {t} training steps"),
+                               s.scrub_steps, labels="training step", fmt="{:d}")

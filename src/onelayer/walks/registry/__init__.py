@@ -14,7 +14,8 @@ Chapters: ``ring`` (Figure 2 of the paper, the Bayes rule), ``theorem31``
 ``theorem41`` (Lemma D.1, the symmetric state, Figures 5 and 9, round-off
 escape), ``lab`` (the default state of the widget), ``qa`` (Figures 7 and 10),
 ``variations``, ``random_init`` and the walks half of the book's ``scaling`` chapter
-(:mod:`onelayer.walks.scaling`), one module of this package per chapter. The
+(:mod:`onelayer.walks.scaling`), one module of this package per chapter, and ``scrubbers``: the numbers behind
+the frames of the chapters' precomputed-frames players. The
 recipes of the later chapters import their modules when they run, so listing
 the figures never depends on them. Every setting a recipe shares with its
 chapter comes from :mod:`onelayer.walks.settings`.
@@ -23,7 +24,7 @@ chapter comes from :mod:`onelayer.walks.settings`.
 from __future__ import annotations
 
 from ..settings import DIRECTION_PS, FIG4, FIG8, LOG_ODDS_NS, PERTURBATIONS, RANDOM_INIT_QUICK, STEPS_TABLE_SIZES
-from . import ring, theorem31, theorem41, lab, qa, variations, random_init, scaling  # noqa: I001 (the chapters' order)
+from . import ring, theorem31, theorem41, lab, qa, variations, random_init, scaling, scrubbers  # noqa: I001 (the chapters' order)
 from .random_init import random_init_sweep
 from .theorem31 import training_numbers
 

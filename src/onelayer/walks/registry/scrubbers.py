@@ -1,0 +1,86 @@
+"""Recipes of the walks chapters' scrubbers: the numbers behind every frame of each precomputed-frames player.
+
+Each scrubber ``NAME`` of a walks chapter (:mod:`onelayer.scrubber`) is registered as ``NAME-frames``: the
+figure is ``None`` (the frames are the chapter's player) and the numbers are
+:func:`onelayer.scrubber.frame_numbers` of the same draw function over the same settings as the chapter's
+cell: every frame's slider value(s) and what its figure plots. ``quick=True`` keeps fewer frames and shorter
+runs; ``quick=False`` is the chapter's player. ``tests/test_hygiene.py`` checks that the slider texts of the
+committed full-mode numbers are those of the player in the chapter's output.
+"""
+
+from __future__ import annotations
+
+from ...registry import register
+from ...scrubber import frame_numbers
+from ..settings import (DETERMINISTIC_STEPS, FIG4, LAB_SCRUB_LRS, LAB_SCRUB_PS, QA_SCRUB_LRS, QA_SCRUB_SIGMAS,
+                        RANDOM_INIT_SCRUB_SEED, RING_SCRUB_KS, RING_SCRUB_PS)
+from .random_init import random_init_sweep
+
+#: The GD steps of the chapter theorem31's player (walks-t31-steps) and theorem41's (walks-t41-escape).
+T31_STEPS = tuple(range(11))
+T41_ESCAPE_STEPS = (0, 2, 4, 6, 8, 9, 10, 11, 12, 13, 14, 16, 20, 30, 50)
+
+
+@register("walks-t31-steps-frames", "Theorem 3.1 player (frames): accuracy, V and attention at GD steps 0-10 of the "
+                                    "paper's Figure 4 run (p=0.5, K=6, N=97)")
+def _t31_steps(quick: bool):
+    from .. import figures, theorem31
+
+    exp = theorem31.setup_experiment(p=FIG4["p"], K=FIG4["K"], N=FIG4["N"])
+    hist = theorem31.run(exp, steps=5 if quick else FIG4["steps"])
+    steps = [t for t in T31_STEPS if t <= 5] if quick else list(T31_STEPS)
+    return None, frame_numbers(lambda step: figures.training_figure(hist, exp, step=step), steps, labels="GD step", fmt="{:d}")
+
+
+@register("walks-t41-escape-frames", "Theorem 4.1 player (frames): accuracy, V and attention around the escape from "
+                                     "the symmetric state (p=1, sin positions, seeded Gram error 1e-9)")
+def _t41_escape(quick: bool):
+    from .. import figures, theorem31, theorem41
+
+    exp = theorem41.deterministic_setup(6, 16, train="sample", positions="sin", gram_error=theorem41.GRAM_ERROR)
+    steps = 20 if quick else DETERMINISTIC_STEPS
+    hist = theorem31.run(exp, steps=steps)
+    shown = [t for t in T41_ESCAPE_STEPS if t <= steps]
+    return None, frame_numbers(lambda step: figures.training_figure(hist, exp, step=step), shown, labels="GD step", fmt="{:d}")
+
+
+@register("walks-ring-explorer-frames", "Ring walk player (frames): Pi, its eigenvalues and max |Pi^R - limit| over "
+                                        "K = 5, 6 and p from 0 to 1")
+def _ring_explorer(quick: bool):
+    from .. import figures
+
+    ps = RING_SCRUB_PS[::3] if quick else RING_SCRUB_PS
+    return None, frame_numbers(figures.ring_explorer, RING_SCRUB_KS, ps, labels=("K", "p"), fmt=("{:d}", "{:.1f}"))
+
+
+@register("walks-lab-p-eta-frames", "Walks lab player (frames): 30 GD steps from zero over the walk parameter p and "
+                                    "the step size eta: accuracy, V and mean attention")
+def _lab_p_eta(quick: bool):
+    from .. import lab
+
+    ps, lrs = (LAB_SCRUB_PS[:1], LAB_SCRUB_LRS[:2]) if quick else (LAB_SCRUB_PS, LAB_SCRUB_LRS)
+    return None, frame_numbers(lambda p, lr: lab.lab_figure(p=p, lr=lr, **({"steps": 5} if quick else {})), ps, lrs,
+                               labels=("p", "step size eta"), fmt=("{:.1f}", "{:g}"))
+
+
+@register("walks-qa-explorer-frames", "Question answering player (frames): test accuracy of Tasks 1 and 2 over 100 GD "
+                                      "steps for each initial scale sigma and step size eta")
+def _qa_explorer(quick: bool):
+    from .. import qa
+
+    sigmas, lrs = (QA_SCRUB_SIGMAS[:2], QA_SCRUB_LRS[:1]) if quick else (QA_SCRUB_SIGMAS, QA_SCRUB_LRS)
+    return None, frame_numbers(lambda sigma, lr: qa.explorer(sigma=sigma, lr=lr, **({"steps": 5} if quick else {})),
+                               sigmas, lrs, labels=("init sigma", "step size eta"), fmt=("{:g}", "{:g}"))
+
+
+@register("walks-random-init-sweep-frames", "Random init player (frames): stored curves of p = 0.5 and 1 (seed 0) for "
+                                            "every normalisation and reading of the sweep")
+def _random_init_sweep(quick: bool):
+    from .. import random_init as ri
+
+    data = random_init_sweep(quick)
+    meta = data["meta"]
+    readings = [f"{red}, lr={lr:g}" for red, lr in meta["readings"]]
+    return None, frame_numbers(lambda norm, reading: ri.sweep_explorer(data, normalize=norm, reading=reading,
+                                                                       seed=RANDOM_INIT_SCRUB_SEED),
+                               meta["normalizations"], readings, labels=("normalize", "loss, step"), fmt=("{}", "{}"))
