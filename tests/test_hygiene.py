@@ -311,6 +311,59 @@ def test_every_figure_caption_links_its_numbers_and_names_its_command(path: Path
     assert figure_captions.problems(path) == []
 
 
+_SCRUBBER_DATA = re.compile(r'<script type="application/json" id="[^"]+">(.*?)</script>', re.S)
+_SCRUBBER_LABEL = re.compile(r'<label for="[^"]+">([^<]*)</label>')
+
+
+@pytest.mark.parametrize("path", notebooks(), ids=lambda p: str(p.relative_to(BOOK)))
+def test_every_scrubber_caption_links_its_frames_numbers_and_names_its_command(path: Path):
+    """The markdown cell after each scrubber cell is its caption (``metadata.onelayer.caption_for``): it links to the
+    committed numbers of one registered ``NAME-frames`` (the scrubber ``NAME``) and names ``python -m onelayer make``;
+    those numbers hold the frames the chapter's player shows (the same slider labels and texts, in the same order)."""
+    import html
+
+    from onelayer import registry
+    from tools import book_numbers, figure_captions
+
+    rel = str(path.relative_to(ROOT))
+    nb = json.loads(path.read_text())
+    cells = nb["cells"]
+    registered = registry.available()
+    wrong = []
+    for i, cell in figure_captions.scrubber_cells(nb):
+        scrubber = figure_captions.scrubber_name(cell)
+        after = cells[i + 1] if i + 1 < len(cells) else {}
+        if after.get("cell_type") != "markdown" or figure_captions.caption_for(after) != cell.get("id"):
+            wrong.append(f"cell {i} (scrubber {scrubber}): the next cell is not its caption ({figure_captions.APPLY_COMMAND} {rel})")
+            continue
+        text = "".join(after["source"])
+        links = _DOWNLOAD.findall(text)
+        names = {Path(link).stem for link in links}
+        if names != {f"{scrubber}-frames"}:
+            wrong.append(f"cell {i + 1}: the caption must link to the numbers of {scrubber}-frames, found {sorted(names) or 'none'}")
+            continue
+        (name,) = names
+        if name not in registered:
+            wrong.append(f"cell {i + 1}: {name!r} is not a registered figure")
+            continue
+        if links != [book_numbers.link(name)] or not book_numbers.numbers_path(name).is_file():
+            wrong.append(f"cell {i + 1}: the caption must link to the existing {book_numbers.link(name)} (make numbers), found {links}")
+            continue
+        if f"`python -m onelayer make {name} " not in text:
+            wrong.append(f"cell {i + 1}: the caption does not name `python -m onelayer make {name} ...`")
+        if text != figure_captions.scrubber_caption_source(name):
+            wrong.append(f"cell {i + 1}: caption of {name} out of date ({figure_captions.APPLY_COMMAND} {rel})")
+        shown = json.loads(_SCRUBBER_DATA.search("".join(next(o["data"]["text/html"] for o in cell["outputs"]
+                                                              if "text/html" in o.get("data", {})))).group(1))
+        labels = [html.unescape(label) for label in _SCRUBBER_LABEL.findall(shown["controls"])]
+        knobs = json.loads(book_numbers.numbers_path(name).read_text())["numbers"]["knobs"]
+        if labels != [k["label"] for k in knobs] or shown["texts"] != [k["texts"] for k in knobs]:
+            wrong.append(f"cell {i}: the sliders of {scrubber} ({labels}: {shown['texts']}) are not those of the numbers "
+                         f"of {name} ({[k['label'] for k in knobs]}: {[k['texts'] for k in knobs]})")
+    assert not wrong, f"{rel}:\n" + "\n".join(wrong)
+    assert figure_captions.problems(path) == []
+
+
 def test_figure_caption_map_names_registered_figures_and_existing_notebooks():
     from onelayer import registry
     from tools import figure_captions
@@ -319,4 +372,7 @@ def test_figure_caption_map_names_registered_figures_and_existing_notebooks():
     assert set(names) <= set(registry.available()), sorted(set(names) - set(registry.available()))
     assert len(names) == len(set(names)), "a registered figure is the caption of two chapter figures"
     assert all((ROOT / rel).is_file() for rel in figure_captions.FIGURES)
+    frames = [n for cells in figure_captions.SCRUBBERS.values() for n in cells.values()]
+    assert set(frames) <= set(registry.available()) and len(frames) == len(set(frames)) and not set(frames) & set(names)
+    assert all((ROOT / rel).is_file() for rel in figure_captions.SCRUBBERS)
     assert figure_captions.escape("|Pi^R| x_(N-1) [a] *b*") == r"\|Pi\^R\| x\_(N-1) \[a\] \*b\*"

@@ -1,6 +1,6 @@
 """Every figure of the chapters is one registered figure: its caption links to its numbers and names its command.
 
-Usage: python -m tools.figure_captions [--apply] [NOTEBOOK ...]   (default: every notebook in :data:`FIGURES`)
+Usage: python -m tools.figure_captions [--apply] [NOTEBOOK ...]   (default: every notebook in :data:`FIGURES`, :data:`SCRUBBERS`)
 
 :data:`FIGURES` maps each chapter cell that outputs a PNG figure (notebook path and cell id) to the
 name under which :mod:`onelayer.registry` makes the same figure (``python -m onelayer make NAME``).
@@ -12,11 +12,20 @@ wraps the image in a figure with that caption) in the notebooks and rewrites onl
 metadata changes, in the layout Jupyter saves (one-space indent, sorted keys); outputs and sources
 are left alone. Without ``--apply`` the command lists the cells whose caption is missing or differs and
 exits 1 if there are any. ``tests/test_hygiene.py`` checks the same for every chapter.
+
+Scrubbers (:mod:`onelayer.scrubber`, the precomputed-frames players) are HTML outputs, which myst-nb does not
+wrap in a figure. :data:`SCRUBBERS` maps each scrubber cell to the name under which the registry writes the
+numbers of every frame (``NAME-frames`` for the scrubber ``NAME``), and their caption is a markdown cell right
+after the scrubber cell, marked ``metadata.onelayer.caption_for = <the scrubber cell's id>``: a
+``{container}`` of class ``onelayer-scrubber-caption`` (id ``player-NAME``) holding the same text as a figure's
+caption (:func:`scrubber_caption_source`). ``--apply`` inserts or updates these cells (a new cell gets an id
+derived from the scrubber cell's) and removes caption cells whose scrubber is gone.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import re
 import sys
@@ -61,6 +70,24 @@ FIGURES: dict[str, dict[str, str]] = {
     "book/scaling.ipynb": {"1aaa5b0e": "walks-scaling", "c479ec3c": "walks-scaling-critical-m", "9d10e984": "trees-scaling"},
 }
 
+#: notebook -> {id of a cell that outputs a scrubber: registered name of the numbers of its frames}.
+SCRUBBERS: dict[str, dict[str, str]] = {
+    "book/selector.ipynb": {"9bbdc0be": "selector-scale-frames"},
+    "book/walks/ring.ipynb": {"8c92b290": "walks-ring-explorer-frames"},
+    "book/walks/theorem31.ipynb": {"80ddc783": "walks-t31-steps-frames"},
+    "book/walks/theorem41.ipynb": {"a8f20cc2": "walks-t41-escape-frames"},
+    "book/walks/lab.ipynb": {"a9eeb57d": "walks-lab-p-eta-frames"},
+    "book/walks/qa.ipynb": {"ac3fb424": "walks-qa-explorer-frames"},
+    "book/walks/random_init.ipynb": {"3df2b330": "walks-random-init-sweep-frames"},
+    "book/trees/backward_data.ipynb": {"dd1b192a": "trees-backward-samples-frames"},
+    "book/trees/backward_construction.ipynb": {"03b82f88": "trees-backward-lambda-frames"},
+    "book/trees/forward_construction.ipynb": {"8601f959": "trees-forward-scale-frames"},
+    "book/trees/forward_training.ipynb": {"a13305b1": "trees-forward-attention-steps-frames"},
+}
+#: Class of the container that holds a scrubber's caption (styled in book/_static/onelayer.css).
+SCRUBBER_CAPTION_CLASS = "onelayer-scrubber-caption"
+_SCRUBBER_NAME = re.compile(r'data-scrubber="([^"]+)"')
+
 _MARKUP = re.compile(r"([\\`*_\[\]<>{}$|#~^])")
 
 
@@ -88,10 +115,108 @@ def caption(name: str) -> str:
     if not isinstance(name, str):
         raise TypeError(f"name must be a str, got {type(name).__name__}")
     spec = registry.get(name)  # UnknownFigureError (a ValueError) for an unregistered name
+    return f"{escape(spec.description)}. {numbers_text(name)}; regenerate them and the figure with `{command(name)}`."
+
+
+def numbers_text(name: str) -> str:
+    """``Numbers: {download}`NAME.json <...>` [and ...csv]``, the links of a caption to the numbers of ``name``."""
     files = [f"{{download}}`{name}{suffix} <{book_numbers.link(name, suffix)}>`"
              for suffix in (".json", ".csv") if suffix == ".json" or book_numbers.numbers_path(name, ".csv").exists()]
-    return (f"{escape(spec.description)}. Numbers: {' and '.join(files)}; "
-            f"regenerate them and the figure with `{command(name)}`.")
+    return f"Numbers: {' and '.join(files)}"
+
+
+def player_label(name: str) -> str:
+    """The id of a scrubber's caption container (for links): ``player-NAME``."""
+    return f"player-{name}"
+
+
+def scrubber_caption_source(name: str) -> str:
+    """The markdown of the caption cell after the scrubber whose frames' numbers are registered as ``name``."""
+    from onelayer import registry
+
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str, got {type(name).__name__}")
+    spec = registry.get(name)  # UnknownFigureError (a ValueError) for an unregistered name
+    return (f":::{{container}} {SCRUBBER_CAPTION_CLASS}\n:name: {player_label(name)}\n\n"
+            f"{escape(spec.description)}. {numbers_text(name)} (every frame's setting and what it plots); "
+            f"regenerate them with `{command(name)}`.\n:::")
+
+
+def scrubber_name(cell: dict) -> str | None:
+    """The ``name`` of the scrubber a code cell outputs (``data-scrubber`` of its HTML), or ``None``."""
+    if not isinstance(cell, dict):
+        raise TypeError(f"cell must be a notebook cell (a dict), got {type(cell).__name__}")
+    if cell.get("cell_type") != "code":
+        return None
+    for output in cell.get("outputs", []):
+        html = output.get("data", {}).get("text/html")
+        found = _SCRUBBER_NAME.search("".join(html) if isinstance(html, list) else html or "")
+        if found:
+            return found.group(1)
+    return None
+
+
+def scrubber_cells(notebook: dict) -> list[tuple[int, dict]]:
+    """``(index, cell)`` of every code cell of ``notebook`` (a parsed .ipynb) that outputs a scrubber."""
+    if not isinstance(notebook, dict) or "cells" not in notebook:
+        raise TypeError("notebook must be a parsed .ipynb (a dict with 'cells')")
+    return [(i, c) for i, c in enumerate(notebook["cells"]) if scrubber_name(c) is not None]
+
+
+def caption_for(cell: dict) -> str | None:
+    """The id of the scrubber cell whose caption ``cell`` is (``metadata.onelayer.caption_for``), or ``None``."""
+    return cell.get("metadata", {}).get("onelayer", {}).get("caption_for")
+
+
+def _source_lines(text: str) -> list[str]:
+    lines = text.split("\n")
+    return [line + "\n" for line in lines[:-1]] + [lines[-1]]
+
+
+def _scrubber_problems(rel: str, nb: dict) -> list[str]:
+    mapping = SCRUBBERS.get(rel, {})
+    cells = nb["cells"]
+    found = []
+    ids = {c.get("id"): i for i, c in scrubber_cells(nb)}
+    for cell_id in mapping:
+        if cell_id not in ids:
+            found.append(f"{rel}: SCRUBBERS names cell {cell_id}, which outputs no scrubber here")
+    for cell_id, i in ids.items():
+        name = mapping.get(cell_id)
+        if name is None:
+            found.append(f"{rel} cell {i} (id {cell_id}): a scrubber cell not in tools/figure_captions.py SCRUBBERS")
+            continue
+        if name != f"{scrubber_name(cells[i])}-frames":
+            found.append(f"{rel} cell {i}: SCRUBBERS names {name}, the scrubber is {scrubber_name(cells[i])!r} "
+                         f"(its numbers are registered as NAME-frames)")
+        after = cells[i + 1] if i + 1 < len(cells) else {}
+        if caption_for(after) != cell_id:
+            found.append(f"{rel} cell {i} ({name}): no caption cell after it; {APPLY_COMMAND} {rel}")
+        elif after.get("cell_type") != "markdown" or "".join(after.get("source", [])) != scrubber_caption_source(name):
+            found.append(f"{rel} cell {i + 1} ({name}): caption out of date; {APPLY_COMMAND} {rel}")
+    for i, cell in enumerate(cells):
+        target = caption_for(cell)
+        if target is not None and (i == 0 or cells[i - 1].get("id") != target or target not in mapping):
+            found.append(f"{rel} cell {i}: a caption cell for {target}, which is not the scrubber cell before it; "
+                         f"{APPLY_COMMAND} {rel}")
+    return found
+
+
+def _apply_scrubbers(rel: str, nb: dict) -> None:
+    old_ids = {caption_for(c): c.get("id") for c in nb["cells"] if caption_for(c) is not None}
+    nb["cells"] = [c for c in nb["cells"] if caption_for(c) is None]
+    taken = {c.get("id") for c in nb["cells"]}
+    for cell_id, name in SCRUBBERS.get(rel, {}).items():
+        index = next((i for i, c in scrubber_cells(nb) if c.get("id") == cell_id), None)
+        if index is None:
+            raise ValueError(f"{rel}: SCRUBBERS names cell {cell_id}, which outputs no scrubber here")
+        new_id = old_ids.get(cell_id)
+        if new_id is None or new_id in taken:
+            digest = hashlib.sha1(f"caption of {cell_id}".encode()).hexdigest()
+            new_id = next(digest[k:k + 8] for k in range(0, 33) if digest[k:k + 8] not in taken)
+        taken.add(new_id)
+        nb["cells"].insert(index + 1, {"cell_type": "markdown", "id": new_id, "metadata": {"onelayer": {"caption_for": cell_id}},
+                                       "source": _source_lines(scrubber_caption_source(name))})
 
 
 def figure_cells(notebook: dict) -> list[tuple[int, dict]]:
@@ -106,8 +231,9 @@ def problems(path: Path) -> list[str]:
     """What is missing or out of date in the figure captions of one notebook (empty: nothing)."""
     rel = str(Path(path).resolve().relative_to(ROOT))
     mapping = FIGURES.get(rel, {})
-    found = []
-    cells = figure_cells(json.loads(Path(path).read_text()))
+    nb = json.loads(Path(path).read_text())
+    found = _scrubber_problems(rel, nb)
+    cells = figure_cells(nb)
     ids = {c.get("id") for _, c in cells}
     for cell_id in mapping:
         if cell_id not in ids:
@@ -128,12 +254,13 @@ def apply(path: Path) -> bool:
     """Write the captions of :data:`FIGURES` into one notebook's cell metadata; ``True`` if the file changed."""
     path = Path(path)
     rel = str(path.resolve().relative_to(ROOT))
-    if rel not in FIGURES:
-        raise ValueError(f"path must be a notebook listed in FIGURES, got {rel}")
+    if rel not in FIGURES and rel not in SCRUBBERS:
+        raise ValueError(f"path must be a notebook listed in FIGURES or SCRUBBERS, got {rel}")
     text = path.read_text()
     nb = json.loads(text)
+    _apply_scrubbers(rel, nb)
     for _, cell in figure_cells(nb):
-        name = FIGURES[rel].get(cell.get("id"))
+        name = FIGURES.get(rel, {}).get(cell.get("id"))
         if name is not None:
             cell["metadata"].setdefault("mystnb", {})["figure"] = {"caption": caption(name), "name": figure_label(name)}
     new = json.dumps(nb, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
@@ -144,10 +271,10 @@ def apply(path: Path) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.figure_captions", description=__doc__.splitlines()[0])
-    parser.add_argument("notebooks", nargs="*", metavar="NOTEBOOK", help="notebooks (default: every one in FIGURES)")
+    parser.add_argument("notebooks", nargs="*", metavar="NOTEBOOK", help="notebooks (default: every one in FIGURES, SCRUBBERS)")
     parser.add_argument("--apply", action="store_true", help="write the captions into the notebooks")
     args = parser.parse_args(argv)
-    paths = [Path(p) for p in args.notebooks] or [ROOT / rel for rel in FIGURES]
+    paths = [Path(p) for p in args.notebooks] or [ROOT / rel for rel in {**FIGURES, **SCRUBBERS}]
     found = []
     for path in paths:
         if args.apply:

@@ -1,10 +1,13 @@
 """The built book's figure captions: each links to its numbers, shipped in the build, and names its command.
 
-Reads the HTML of a built book (``ONELAYER_E2E_HTML``, default ``_build/html``) without a browser: for every
+Reads the HTML of a built book (``ONELAYER_E2E_HTML``, default ``_build/html``) without a browser. For every
 chapter cell with a caption (``mystnb.figure``, written by tools/figure_captions.py), the page has a
 ``<figure id="fig-NAME">`` whose image keeps the cell's alt text and whose caption links to ``NAME.json``
 (and ``NAME.csv`` for a table) under ``_downloads/``; the linked files are in the build, the JSON parses with a
 ``schema_version`` and is the numbers of ``NAME``, and the caption names ``python -m onelayer make NAME``.
+Every scrubber (a precomputed-frames player, an HTML output) is followed by its caption container
+``<div class="onelayer-scrubber-caption" id="player-NAME">`` with the same links and command for the numbers of
+its frames, ``NAME-frames``.
 """
 
 from __future__ import annotations
@@ -74,4 +77,42 @@ def test_figure_captions_link_numbers_that_are_in_the_build(rel):
                     wrong.append(f"{name}: {hrefs[file_name]} is not the full-mode numbers of {name}")
             elif not target.read_text().startswith("# schema_version: "):
                 wrong.append(f"{name}: {hrefs[file_name]} is not a CSV written by onelayer.store")
+    assert not wrong, f"{page.relative_to(HTML_DIR)}:\n" + "\n".join(wrong)
+
+
+@pytest.mark.parametrize("rel", list(figure_captions.SCRUBBERS))
+def test_scrubber_captions_follow_their_player_and_link_numbers_that_are_in_the_build(rel):
+    """Each scrubber (an HTML output, not a figure) is followed by its caption container ``player-NAME`` (written by
+    tools/figure_captions.py as a markdown cell): it names ``python -m onelayer make NAME`` and links to ``NAME.json``
+    under ``_downloads/``, the full-mode numbers of every frame, whose sliders are the player's."""
+    page = HTML_DIR / Path(rel).with_suffix(".html")
+    if not page.exists():
+        pytest.skip(f"no built page {page}")
+    soup = bs4.BeautifulSoup(page.read_text(), "html.parser")
+    wrong = []
+    for name in figure_captions.SCRUBBERS[rel].values():
+        box = soup.find("div", id=figure_captions.player_label(name))
+        if box is None or figure_captions.SCRUBBER_CAPTION_CLASS not in box.get("class", []):
+            wrong.append(f"{name}: no <div class={figure_captions.SCRUBBER_CAPTION_CLASS} id={figure_captions.player_label(name)}>")
+            continue
+        player = box.find_previous("div", class_="onelayer-scrubber")
+        if player is None or f"{player.get('data-scrubber')}-frames" != name:
+            wrong.append(f"{name}: the caption does not follow the player {name.removesuffix('-frames')}")
+        if f"python -m onelayer make {name} --out DIR" not in " ".join(box.get_text().split()):
+            wrong.append(f"{name}: the caption does not name its command")
+        hrefs = [unquote(a["href"]) for a in box.find_all("a", href=True) if "_downloads/" in a["href"]]
+        if [Path(h).name for h in hrefs] != [f"{name}.json"]:
+            wrong.append(f"{name}: the caption links {hrefs}, not one download of {name}.json")
+            continue
+        target = (page.parent / hrefs[0]).resolve()
+        if not target.is_file():
+            wrong.append(f"{name}: {hrefs[0]} is not in the build")
+            continue
+        record = json.loads(target.read_text())
+        if "schema_version" not in record or record.get("name") != name or record.get("quick") is not False:
+            wrong.append(f"{name}: {hrefs[0]} is not the full-mode numbers of {name}")
+        elif player is not None:
+            shown = json.loads(player.find("script", type="application/json").string)
+            if shown["texts"] != [k["texts"] for k in record["numbers"]["knobs"]]:
+                wrong.append(f"{name}: the numbers' slider texts are not those of the player")
     assert not wrong, f"{page.relative_to(HTML_DIR)}:\n" + "\n".join(wrong)
