@@ -67,6 +67,8 @@ NOT_REGENERATED: dict[str, str] = {
     "walks-fig12": _SLOW.format(s=2.8, when=_MEASURED) + " (reruns a stored setting; see walks-fig11)",
     "trees-forward-attention-steps-frames": _SLOW.format(s=12, when=_SCRUB_MEASURED) + " (the tracked training run of "
                                             "trees-forward-accuracy-by-type, with snapshots)",
+    "walks-lab-p-eta-frames": _SLOW.format(s=3.1, when=_SCRUB_MEASURED) + " (12 lab runs; walks-lab-default, which is "
+                              "regenerated, draws through the same lab_figure)",
     "walks-qa-explorer-frames": _SLOW.format(s=7, when=_SCRUB_MEASURED) + " (18 training runs of 100 steps)",
     "walks-t41-escape-frames": _SLOW.format(s=3.1, when=_SCRUB_MEASURED) + " (the escape run of walks-fig5-sin-positions, "
                                "which is regenerated)",

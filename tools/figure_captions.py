@@ -108,14 +108,18 @@ def figure_label(name: str) -> str:
     return f"fig-{name}"
 
 
-def caption(name: str) -> str:
-    """The caption of the chapter figure made by ``name``: description, links to its numbers, the command."""
+def _description(name: str) -> str:
+    """The registry's description of ``name``, escaped for MyST."""
     from onelayer import registry
 
     if not isinstance(name, str):
         raise TypeError(f"name must be a str, got {type(name).__name__}")
-    spec = registry.get(name)  # UnknownFigureError (a ValueError) for an unregistered name
-    return f"{escape(spec.description)}. {numbers_text(name)}; regenerate them and the figure with `{command(name)}`."
+    return escape(registry.get(name).description)  # UnknownFigureError (a ValueError) for an unregistered name
+
+
+def caption(name: str) -> str:
+    """The caption of the chapter figure made by ``name``: description, links to its numbers, the command."""
+    return f"{_description(name)}. {numbers_text(name)}; regenerate them and the figure with `{command(name)}`."
 
 
 def numbers_text(name: str) -> str:
@@ -132,13 +136,9 @@ def player_label(name: str) -> str:
 
 def scrubber_caption_source(name: str) -> str:
     """The markdown of the caption cell after the scrubber whose frames' numbers are registered as ``name``."""
-    from onelayer import registry
-
-    if not isinstance(name, str):
-        raise TypeError(f"name must be a str, got {type(name).__name__}")
-    spec = registry.get(name)  # UnknownFigureError (a ValueError) for an unregistered name
+    text = _description(name)
     return (f":::{{container}} {SCRUBBER_CAPTION_CLASS}\n:name: {player_label(name)}\n\n"
-            f"{escape(spec.description)}. {numbers_text(name)} (every frame's setting and what it plots); "
+            f"{text}. {numbers_text(name)} (every frame's setting and what it plots); "
             f"regenerate them with `{command(name)}`.\n:::")
 
 

@@ -317,6 +317,17 @@ _PLAYER_JS = """(function () {
 })();"""
 
 
+def _two_knobs(values, values2, labels, fmt) -> list[Knob]:
+    """The two knobs of a grid: ``labels`` a pair, ``fmt`` one format or a pair."""
+    if not isinstance(labels, (tuple, list)) or len(labels) != 2:
+        raise TypeError("labels must be a pair of strings, one per slider")
+    fmts = tuple(fmt) if isinstance(fmt, (tuple, list)) else (fmt, fmt)
+    if len(fmts) != 2:
+        raise TypeError("fmt must be one format or a pair of formats")
+    return [_knob("values", "labels[0]", labels[0], values, fmts[0]),
+            _knob("values2", "labels[1]", labels[1], values2, fmts[1])]
+
+
 def _render(fig, param: str, dpi: int) -> bytes:
     if not isinstance(fig, Figure):
         if fig is not None and hasattr(fig, "figure") and isinstance(fig.figure, Figure):
@@ -362,13 +373,7 @@ def scrub_grid(draw: Callable[[object, object], Figure] | Sequence[Sequence[Figu
     both texts (``"... p = {0}, lr = {1}"``). *Play* runs the first slider.
     """
     dpi = check_int("dpi", dpi, low=20, high=300)
-    if not isinstance(labels, (tuple, list)) or len(labels) != 2:
-        raise TypeError("labels must be a pair of strings, one per slider")
-    fmts = tuple(fmt) if isinstance(fmt, (tuple, list)) else (fmt, fmt)
-    if len(fmts) != 2:
-        raise TypeError("fmt must be one format or a pair of formats")
-    knobs = [_knob("values", "labels[0]", labels[0], values, fmts[0]),
-             _knob("values2", "labels[1]", labels[1], values2, fmts[1])]
+    knobs = _two_knobs(values, values2, labels, fmt)
     n1, n2 = len(knobs[0].values), len(knobs[1].values)
     if n1 * n2 > MAX_FRAMES:
         raise ValueError(f"values x values2 gives {n1} x {n2} = {n1 * n2} settings; "
@@ -402,16 +407,7 @@ def frame_numbers(draw: Callable, values: Sequence, values2: Sequence | None = N
     if not callable(draw):
         raise TypeError(f"draw must be a callable returning a matplotlib Figure, got {type(draw).__name__}")
     digits = check_int("digits", digits, low=1, high=17)
-    if values2 is None:
-        knobs = [_knob("values", "labels", labels, values, fmt)]
-    else:
-        if not isinstance(labels, (tuple, list)) or len(labels) != 2:
-            raise TypeError("labels must be a pair of strings, one per slider, when values2 is given")
-        fmts = tuple(fmt) if isinstance(fmt, (tuple, list)) else (fmt, fmt)
-        if len(fmts) != 2:
-            raise TypeError("fmt must be one format or a pair of formats")
-        knobs = [_knob("values", "labels[0]", labels[0], values, fmts[0]),
-                 _knob("values2", "labels[1]", labels[1], values2, fmts[1])]
+    knobs = [_knob("values", "labels", labels, values, fmt)] if values2 is None else _two_knobs(values, values2, labels, fmt)
     count = 1
     for knob in knobs:
         count *= len(knob.values)
