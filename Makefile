@@ -72,15 +72,16 @@ test: $(STAMP)
 # The stored outputs must not depend on the CPU: nbval once more with torch's non-vectorised kernels
 # (ATEN_CPU_CAPABILITY=default, a stand-in for a CPU without AVX2/AVX-512) and once with two BLAS/OpenMP
 # threads (another reduction order), the two in parallel on the two cores. The runtime budget is for the
-# plain run only, and a cell may take 600 s here instead of 120: in CI these runs share the two cores with the book
-# build, and two OpenMP threads on an oversubscribed machine can stall (seen once: a 10 s cell over 120 s; the
-# threads now wait passively, OMP_WAIT_POLICY, which changes no number). Logs in _build/portable/.
+# plain run only. In CI these runs share the two cores with the book build, and busy-waiting OpenMP threads on an
+# oversubscribed machine can stall a cell past the 120 s cell timeout (seen once, with a further job on the
+# machine); so the two-thread run's threads wait passively (OMP_WAIT_POLICY, which changes no number). Logs in
+# _build/portable/.
 PORTABLE := _build/portable
 test-portable: $(STAMP)
 	@start=$$(date +%s)
 	mkdir -p $(PORTABLE)
 	nbval_run() { ONELAYER_BOOK_BUDGET_S=inf ONELAYER_CHAPTER_BUDGET_S=inf ONELAYER_RUNTIME_JSON=$(PORTABLE)/$$1.json \
-	  $(PY) -m pytest $(NBVAL_FLAGS) --nbval-cell-timeout=600 book -q -p no:cacheprovider > $(PORTABLE)/$$1.log 2>&1; }
+	  $(PY) -m pytest $(NBVAL_FLAGS) book -q -p no:cacheprovider > $(PORTABLE)/$$1.log 2>&1; }
 	ATEN_CPU_CAPABILITY=default nbval_run aten-default & aten=$$!
 	OMP_NUM_THREADS=2 MKL_NUM_THREADS=2 OMP_WAIT_POLICY=PASSIVE nbval_run omp-2-threads & omp=$$!
 	status=0
