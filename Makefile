@@ -110,7 +110,7 @@ bench: $(STAMP)
 	$(PY) -m onelayer bench
 	echo "bench: $$(( $$(date +%s) - start )) s"
 
-# The heavy sweeps whose results the chapters load (onelayer.sweeps; each writes its file in the data directory, book/ by default) (about 15 + 75 + 6 + 17 + 90 + 10 min on one core; not run in CI:
+# The heavy sweeps whose results the chapters load (onelayer.sweeps; each writes its file in the data directory, book/ by default) (about 15 + 75 + 6 + 17 + 60 + 6 min on one core; not run in CI:
 # tests/test_walks_random_init.py, tests/test_trees_forward_limits.py, tests/test_walks_scaling.py and
 # tests/test_trees_scaling.py recompute
 # small cases against them).

@@ -8,7 +8,7 @@ Two ways to run it:
   cell with the *same* protocol (:func:`~onelayer.trees.forward.limits.heads_depth_kwargs`)
   for further seeds (default 1 and 2; seed 0 is the stored sweep itself), in
   parallel worker processes of one thread each, and stores every run with its
-  :func:`failure_profile` (the parameters are not stored). About 45 minutes of
+  :func:`failure_profile` (the parameters are not stored). About half an hour of
   one core per seed, most of it at ``m = 5``.
 
 :func:`seeded_sweep` repeats :func:`onelayer.trees.forward.limits.run_config`
