@@ -11,6 +11,12 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# Optional further package index for the set-up's pip install, e.g. TORCH_INDEX=https://download.pytorch.org/whl/cpu:
+# torch's CPU-only wheel (2.13.0+cpu satisfies torch==2.13.0) where the public index would give the CUDA build.
+TORCH_INDEX ?=
+# What `make lab` runs; JupyterLab refuses to start as root (as in many containers) without --allow-root.
+# tests/test_make_lab.py starts exactly this command (`make -s -n lab`).
+LAB_COMMAND = $(VENV)/bin/jupyter lab$(if $(filter 0,$(shell id -u)), --allow-root) book
 # Deterministic numerics everywhere: one BLAS/OpenMP thread, fixed hash seed.
 export OMP_NUM_THREADS := 1
 export MKL_NUM_THREADS := 1
@@ -34,8 +40,20 @@ help:
 
 $(STAMP): requirements.txt pyproject.toml
 	@start=$$(date +%s)
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet -r requirements.txt 2>&1 | sed '/^WARNING: Location/d'
+	# The pins in requirements.txt are for Python 3.11: stop at once on another one, before a venv is made.
+	need_py311() {  # $$1: the interpreter (as given), $$2: what to do instead
+	  version=$$($$1 -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>/dev/null) || version=
+	  case "$$version" in 3.11.*) return 0;; esac
+	  echo "onelayer needs Python 3.11 (the pins in requirements.txt are for 3.11); found $${version:-no Python} at $$1. $$2" >&2
+	  exit 1
+	}
+	if test -x $(PY); then
+	  need_py311 $(PY) "Remove .venv (make distclean), then run e.g. \`make PYTHON=python3.11 book\`."
+	else
+	  need_py311 $(PYTHON) "Run e.g. \`make PYTHON=python3.11 book\`."
+	  $(PYTHON) -m venv $(VENV)
+	fi
+	$(PY) -m pip install --quiet $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX) )-r requirements.txt 2>&1 | sed '/^WARNING: Location/d'
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 	echo "setup: $$(( $$(date +%s) - start )) s"
@@ -103,7 +121,7 @@ execute: $(STAMP)
 	echo "execute: $$(( $$(date +%s) - start )) s"
 
 lab: $(STAMP)
-	@$(VENV)/bin/jupyter lab book
+	@$(LAB_COMMAND)
 
 bench: $(STAMP)
 	@start=$$(date +%s)
