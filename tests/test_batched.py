@@ -31,7 +31,7 @@ def separate_runs(data, lrs, **kwargs):
 def assert_matches(sweep: BatchedHistory, runs, tol=TOL):
     assert sweep.size == len(runs)
     for b, run in enumerate(runs):
-        np.testing.assert_array_equal(sweep.steps, run.steps)
+        np.testing.assert_array_equal(sweep.steps, run.steps)  # exact: integer steps
         for name in run.records:
             np.testing.assert_allclose(sweep[name][:, b], run[name], rtol=0, atol=tol, err_msg=name)
         assert torch.allclose(sweep.params["W"][b], run.params["W"], rtol=0, atol=tol)
@@ -53,10 +53,10 @@ def test_batched_sweep_reproduces_separate_runs_with_per_member_step_sizes(data)
     assert sweep["loss"].shape == (STEPS // 5 + 1, B) and sweep["yhat0"].shape == (STEPS // 5 + 1, B)
     # The step sizes really differ per member: the trajectories are not all the same.
     assert np.ptp(sweep.final("loss")) > 1e-3
-    np.testing.assert_array_equal(sweep.at("loss", 5), sweep["loss"][1])  # History's methods, per member
+    np.testing.assert_array_equal(sweep.at("loss", 5), sweep["loss"][1])  # exact: the same stored numbers; History's methods, per member
     # member(b) is an ordinary History
-    assert np.array_equal(sweep.member(2)["loss"], sweep["loss"][:, 2])
-    assert torch.equal(sweep.member(2).params["W"], sweep.params["W"][2])
+    assert np.array_equal(sweep.member(2)["loss"], sweep["loss"][:, 2])  # exact: a column of the same array
+    assert torch.equal(sweep.member(2).params["W"], sweep.params["W"][2])  # exact: a slice of the same tensor
 
 
 def test_vmap_path_reproduces_separate_runs(data):
@@ -76,7 +76,7 @@ def test_closed_form_grad_fn_and_snapshots(data):
                        snapshot_at=[0, 10])
     runs = separate_runs(data, lrs, snapshot_at=[0, 10])
     assert_matches(sweep, runs, tol=1e-10)  # another formula for the same gradient: rounding differs
-    assert torch.equal(sweep.snapshots[0]["W"], torch.zeros(B, D, D))
+    assert torch.equal(sweep.snapshots[0]["W"], torch.zeros(B, D, D))  # exact: the initial zeros, not yet updated
     assert torch.allclose(sweep.snapshots[10]["W"], torch.stack([r.snapshots[10]["W"] for r in runs]), atol=1e-10)
 
 
@@ -97,15 +97,15 @@ def test_schedules_and_per_parameter_step_sizes():
     assert torch.allclose(sweep.params["x"], expected_x, atol=1e-15)
     assert torch.allclose(sweep.params["y"], expected_y, atol=1e-15)
     # The caller's tensors are not modified.
-    assert torch.equal(init["x"], torch.ones(3))
+    assert torch.equal(init["x"], torch.ones(3))  # exact: the caller's tensor is never written
 
 
 def test_members_are_independent():
     # Member 1 diverges to huge values; member 0 must be unaffected.
     init = {"x": torch.tensor([[1.0], [1.0]])}
     sweep = batched_gd(init, lambda p: 0.5 * (p["x"] ** 2).sum(-1), steps=5, lr=torch.tensor([0.5, 3.0]))
-    assert sweep.params["x"][0, 0] == 0.5**5
-    assert sweep.params["x"][1, 0] == (-2.0) ** 5
+    assert sweep.params["x"][0, 0] == 0.5**5  # exact: x - 0.5 x halves a power of two
+    assert sweep.params["x"][1, 0] == (-2.0) ** 5  # exact: x - 3 x on powers of two
 
 
 def test_stack_unstack_and_grid():
@@ -113,7 +113,7 @@ def test_stack_unstack_and_grid():
     stacked = stack_params(members)
     assert stacked["W"].shape == (3, 2, 2) and stacked["u"].shape == (3, 1)
     back = unstack_params(stacked)
-    assert all(torch.equal(back[b]["W"], members[b]["W"]) for b in range(3))
+    assert all(torch.equal(back[b]["W"], members[b]["W"]) for b in range(3))  # exact: copies of the same tensors
     g = grid(lr=[0.1, 1.0], seed=range(3))
     assert g["lr"].tolist() == [0.1, 0.1, 0.1, 1.0, 1.0, 1.0]
     assert g["seed"].tolist() == [0, 1, 2, 0, 1, 2]

@@ -58,7 +58,7 @@ def test_rounded_gives_plain_short_floats_for_glue():
     assert repr(rounded(1.4999999999999996)) == "1.5"
     assert repr(rounded(1.9999999999999734, 4)) == "2.0"
     assert repr(rounded(-0.17283, 4)) == "-0.1728"
-    assert math.copysign(1.0, rounded(-0.0)) == 1.0
+    assert math.copysign(1.0, rounded(-0.0)) == 1.0  # exact: copysign returns +-1.0
     assert math.isnan(rounded(float("nan")))
 
 

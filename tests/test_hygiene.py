@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import pkgutil
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -376,3 +377,114 @@ def test_figure_caption_map_names_registered_figures_and_existing_notebooks():
     assert set(frames) <= set(registry.available()) and len(frames) == len(set(frames)) and not set(frames) & set(names)
     assert all((ROOT / rel).is_file() for rel in figure_captions.SCRUBBERS)
     assert figure_captions.escape("|Pi^R| x_(N-1) [a] *b*") == r"\|Pi\^R\| x\_(N-1) \[a\] \*b\*"
+
+
+# -- exact float equality in the tests (issue 20, item 4) -------------------------------------------------------------
+#: Forms of exact equality that may compare floating-point results: a 0.0 or 1.0 literal after ``==``, numpy's and
+#: torch's ``array_equal`` / ``equal``, ``assert_close`` with both tolerances 0, ``float(...)`` or ``.item()`` against a
+#: number, and ``torch.all`` / ``np.all`` of an ``== 0``. The escapes keep these source lines from matching themselves.
+_EXACT_FORMS = re.compile(
+    r"==\s*-?[01]\.0(?![\d.eE])"
+    r"|array_equal\("
+    r"|\.equal\("
+    r"|\brtol=0(?:\.0)?,\s*atol=0(?:\.0)?\s*\)"
+    r"|\bfloat\([^#]*\)\s*==\s*-?\d+(?![\d.eE])"
+    r"|\.item\(\)\s*==(?!\s*pytest\.approx)"
+    r"|\b(?:torch|np)\.all\([^#]*==\s*0\)"
+)
+#: The trailing comment that justifies such a line: exact on every machine (``# exact: why``) or checked with a
+#: tolerance that is chosen on purpose (``# tol: why``).
+_JUSTIFIED = re.compile(r"#\s*(?:exact|tol):\s*\S")
+
+
+def unjustified_exact_equality(tests: Path) -> list[str]:
+    """``file:line: text`` of every line under ``tests`` (without ``tests/e2e``) that compares exactly, unjustified."""
+    found = []
+    for path in sorted(tests.rglob("*.py")):
+        rel = path.relative_to(tests)
+        if rel.parts[0] == "e2e":
+            continue
+        for n, line in enumerate(path.read_text().splitlines(), start=1):
+            code = line.lstrip()
+            if code.startswith("#") or not _EXACT_FORMS.search(line) or _JUSTIFIED.search(line):
+                continue
+            found.append(f"{tests.name}/{rel.as_posix()}:{n}: {code}")
+    return found
+
+
+def test_exact_float_equality_is_justified():
+    """Another CPU (SIMD width, MKL branch, alignment) moves the last bits of float results: a test may compare exactly
+    only what is exact on every machine (integers, one-hot data, copies, exact zeros, the same computation twice, ...),
+    said in a trailing ``# exact: why``; anything else gets a tolerance and a ``# tol: why``."""
+    bad = unjustified_exact_equality(ROOT / "tests")
+    assert not bad, ("exact equality without '# exact: why' or '# tol: why' (see tests/test_hygiene.py):\n"
+                     + "\n".join(bad))
+
+
+_BAD_FORMS = [  # built by concatenation, so that this file's own lines do not match
+    "assert gap =" "= 0.0",
+    "assert acc =" "= 1.0, acc",
+    "assert np.array" "_equal(a, b)",
+    "np.testing.assert_array" "_equal(a, b)",
+    "assert torch.equ" "al(a, b)",
+    "assert a.equ" "al(b)",
+    "torch.testing.assert_close(a, b, rtol=0, atol=" "0)",
+    "assert float(x.max() - x.min()) =" "= 0",
+    "assert x.item() =" "= 3",
+    "assert torch.all(W[:, :3] =" "= 0)",
+]
+_FINE_FORMS = [
+    "assert main(['--quick']) =" "= 0",
+    "assert n =" "= 10",
+    "assert x =" "= pytest.approx(0.0, abs=1e-12)",
+    "assert x.item() =" "= pytest.approx(1.5)",
+    "assert np.allclose(a, b, rtol=0, atol=1e-12)",
+    "assert abs(gap) <= 1e-12",
+    "assert gap =" "= 0.05",
+]
+
+
+@pytest.mark.parametrize("form", _BAD_FORMS)
+def test_exact_equality_scanner_flags_every_form(form):
+    assert _EXACT_FORMS.search(form), form
+    assert _EXACT_FORMS.search(f"    {form}  # exact: integers") and _JUSTIFIED.search(f"    {form}  # exact: integers")
+
+
+@pytest.mark.parametrize("form", _FINE_FORMS)
+def test_exact_equality_scanner_leaves_tolerances_and_integers_alone(form):
+    assert not _EXACT_FORMS.search(form), form
+
+
+def test_exact_equality_scanner_names_file_and_line(tmp_path):
+    tests = tmp_path / "tests"
+    (tests / "e2e").mkdir(parents=True)
+    (tests / "sub").mkdir()
+    (tests / "test_bad.py").write_text("\n".join([
+        "def test_x():",
+        "    " + _BAD_FORMS[0],
+        "    " + _BAD_FORMS[4] + "  # exact: the same tensor",
+        "    " + _BAD_FORMS[2] + "  # tol:",  # a marker without a reason does not count
+        "    " + _FINE_FORMS[0],
+        "    # a comment may name torch.equ" "al(a, b)",
+    ]) + "\n")
+    (tests / "sub" / "test_deep.py").write_text("x = 1\n    " + _BAD_FORMS[9] + "\n")
+    (tests / "e2e" / "test_browser.py").write_text(_BAD_FORMS[0] + "\n")  # the e2e tests are not scanned
+    assert unjustified_exact_equality(tests) == [
+        f"tests/sub/test_deep.py:2: {_BAD_FORMS[9]}",
+        f"tests/test_bad.py:2: {_BAD_FORMS[0]}",
+        f"tests/test_bad.py:4: {_BAD_FORMS[2]}  # tol:",
+    ]
+    (tests / "test_bad.py").write_text("def test_x():\n    " + _BAD_FORMS[0] + "  # tol: round-off of a sum\n")
+    (tests / "sub" / "test_deep.py").write_text("")
+    assert unjustified_exact_equality(tests) == []
+
+
+def test_exact_equality_hygiene_test_fails_on_an_unjustified_line(tmp_path, monkeypatch):
+    scratch = tmp_path / "tests" / "test_scratch.py"
+    scratch.parent.mkdir()
+    scratch.write_text("def test_x():\n    " + _BAD_FORMS[1] + "\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    with pytest.raises(AssertionError, match=r"tests/test_scratch\.py:2: assert acc"):
+        test_exact_float_equality_is_justified()
+    scratch.write_text("def test_x():\n    " + _BAD_FORMS[1] + "  # exact: a count of booleans\n")
+    test_exact_float_equality_is_justified()

@@ -98,7 +98,7 @@ def test_transition_matrices_are_stochastic_and_p1_is_the_shift(tmp_path):
     assert set(Pi) == {"0.5", "0.7", "1"}
     for m in Pi.values():
         assert np.allclose(m.sum(axis=1), 1.0)
-    assert np.array_equal(Pi["1"], np.roll(np.eye(6), 1, axis=1))  # row i has its 1 at column i + 1
+    assert np.array_equal(Pi["1"], np.roll(np.eye(6), 1, axis=1))  # exact: 0/1 entries at p = 1; row i has its 1 at column i + 1
 
 
 def test_fig4_quick_is_bayes_optimal_from_step_3(tmp_path):
@@ -110,9 +110,9 @@ def test_fig4_quick_is_bayes_optimal_from_step_3(tmp_path):
 
 def test_fig5_quick_stays_in_the_symmetric_state(tmp_path):
     n = _numbers("walks-fig5", tmp_path)
-    assert n["final_V_spread"] == 0.0
+    assert n["final_V_spread"] <= 1e-14  # tol: |V| < 2; exact symmetry rests on kernel op order (test_walks_theorem41.SYM_REL)
     population = n["runs"]["population, exact positions"]["test_accuracy"]
-    assert len(set(population)) == 1 and population[0] < 0.2
+    assert len(set(population)) == 1 and population[0] < 0.2  # exact: the same weighted count at every step
 
 
 def test_lemma1_and_forward_margins_are_exact(tmp_path):

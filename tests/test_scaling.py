@@ -18,8 +18,8 @@ def test_crossing_steps_per_run_and_never():
     out = crossing_steps(steps, values, 0.9)
     assert out[0] == 20 and out[1] == 20 and math.isnan(out[2])
     down = crossing_steps(steps, 1 - values, 0.1, above=False)
-    np.testing.assert_array_equal(np.isnan(down), np.isnan(out))
-    assert float(crossing_steps(steps, values[:, 0], 0.5)) == 10
+    np.testing.assert_array_equal(np.isnan(down), np.isnan(out))  # exact: booleans
+    assert float(crossing_steps(steps, values[:, 0], 0.5)) == 10  # exact: a recorded step
 
 
 @pytest.mark.parametrize(

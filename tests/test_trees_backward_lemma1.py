@@ -20,7 +20,7 @@ def test_lemma1_gives_identity_scores(S, d):
 
 
 def test_lemma1_is_identity_for_one_hot():
-    assert torch.equal(embeddings.lemma1_matrix(embeddings.one_hot_embeddings(7)), torch.eye(7, dtype=torch.float64))
+    assert torch.equal(embeddings.lemma1_matrix(embeddings.one_hot_embeddings(7)), torch.eye(7, dtype=torch.float64))  # exact: 0/1 matrices, every step exact
 
 
 def test_lemma1_rejects_dependent_columns():

@@ -108,11 +108,11 @@ def test_greedy_decoding_and_accuracies():
     A = embeddings.one_hot_embeddings(31)
     batch, _ = layout.random_tree_batch(31, 64, numpy_rng(6), max_depth=6, eos=True)
     good = model.greedy_decode(10 * torch.eye(31, dtype=torch.float64), A, batch)
-    assert good.step_accuracy == 1.0 and good.path_accuracy == 1.0
-    assert np.all(good.accuracy_by_step() == 1.0)
-    assert model.teacher_forced_accuracy(10 * torch.eye(31, dtype=torch.float64), A, batch) == 1.0
+    assert good.step_accuracy == 1.0 and good.path_accuracy == 1.0  # exact: means of booleans (integer counts)
+    assert np.all(good.accuracy_by_step() == 1.0)  # exact: integer counts over integer counts
+    assert model.teacher_forced_accuracy(10 * torch.eye(31, dtype=torch.float64), A, batch) == 1.0  # exact: mean of booleans (integer counts)
     bad = model.greedy_decode(-10 * torch.eye(31, dtype=torch.float64), A, batch)
-    assert bad.path_accuracy == 0.0
+    assert bad.path_accuracy == 0.0  # exact: mean of booleans (integer counts)
     w = model.correct_key_weight(10 * torch.eye(31, dtype=torch.float64), A, batch)
     assert float(w[batch.target_mask].min()) > 0.99
 
@@ -160,7 +160,7 @@ def test_symmetry_helpers():
     H2 = H.clone()
     H2[0, 1] += 1.0
     assert dynamics.symmetry_residual(H2) > 0.1
-    assert dynamics.symmetry_residual(torch.zeros(3, 3)) == 0.0
+    assert dynamics.symmetry_residual(torch.zeros(3, 3)) == 0.0  # exact: the explicit 0.0 for a zero matrix
     with pytest.raises(ValueError, match="square"):
         dynamics.symmetric_part(torch.zeros(2, 3))
 

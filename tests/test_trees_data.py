@@ -143,7 +143,7 @@ def test_labels_are_uniform():
 # -- embeddings ------------------------------------------------------------------------
 def test_one_hot_and_lemma1_identity():
     A = embeddings.one_hot_embeddings(5)
-    assert torch.equal(A, torch.eye(5, dtype=torch.float64))
+    assert torch.equal(A, torch.eye(5, dtype=torch.float64))  # exact: one-hot
     assert torch.allclose(embeddings.lemma1_matrix(A), torch.eye(5, dtype=torch.float64))
 
 
@@ -178,7 +178,7 @@ def test_embedding_validation():
     with pytest.raises(TypeError, match="A must be"):
         embeddings.lemma1_matrix(np.eye(3))
     E = embeddings.with_empty(embeddings.one_hot_embeddings(3))
-    assert E.shape == (3, 4) and torch.all(E[:, 3] == 0)
+    assert E.shape == (3, 4) and torch.all(E[:, 3] == 0)  # exact: the appended column is torch.zeros
 
 
 def test_padded_batch_mixin():

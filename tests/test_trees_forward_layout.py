@@ -59,7 +59,7 @@ def test_vectorised_batch_equals_tree_by_tree(m, batch, seed, cot, eos):
     slow = forward_batch(trees, goals, edge_orders=orders, cot=cot, eos=eos)
     for name in ForwardBatch.__dataclass_fields__:
         a, b = getattr(fast, name), getattr(slow, name)
-        assert (torch.equal(a, b) if isinstance(a, torch.Tensor) else a == b), name
+        assert (torch.equal(a, b) if isinstance(a, torch.Tensor) else a == b), name  # exact: integer and boolean fields
     K = (2 * m + 1 if cot else m + 1) + eos
     assert fast.steps == K and fast.length == 2 ** (m + 1) + K - 1
     assert (fast.goal_depth == m).all()
@@ -104,11 +104,11 @@ def test_token_vectors_blocks():
     c1 = X[..., :12] @ A
     c2 = X[..., 12:24] @ A
     has1 = batch.first < 9
-    assert torch.equal(c1.argmax(-1)[has1], batch.first[has1])
+    assert torch.equal(c1.argmax(-1)[has1], batch.first[has1])  # exact: integer argmax
     assert torch.allclose(c1[~has1], torch.zeros(1, dtype=c1.dtype))
-    assert torch.equal(c2.argmax(-1), batch.second)
+    assert torch.equal(c2.argmax(-1), batch.second)  # exact: integer argmax
     stage = X[..., 24:]
-    assert torch.equal((stage * torch.tensor([1.0, 2.0], dtype=stage.dtype)).sum(-1).long(), batch.stage)
+    assert torch.equal((stage * torch.tensor([1.0, 2.0], dtype=stage.dtype)).sum(-1).long(), batch.stage)  # exact: one-hot stage, integer sums
     Y = forward_target_vectors(batch, A)
     assert Y.shape == (3, batch.steps, 26)
 
@@ -117,10 +117,10 @@ def test_padding_is_zero_and_masked():
     rng = np.random.default_rng(3)
     batch, _ = random_forward_batch(15, 8, rng, max_depth=4)
     X = forward_token_vectors(batch, one_hot_embeddings(15))
-    assert torch.all(X[~batch.valid] == 0)
+    assert torch.all(X[~batch.valid] == 0)  # exact: padding copies the zero embedding column
     assert torch.all(batch.step_type[~batch.target_mask] == -1)
     sub = batch[2]
-    assert sub.size == 1 and torch.equal(sub.first[0], batch.first[2])
+    assert sub.size == 1 and torch.equal(sub.first[0], batch.first[2])  # exact: integer tokens
 
 
 def test_answer_from_chain_edge_cases():

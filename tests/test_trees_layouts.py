@@ -16,7 +16,7 @@ def test_no_turning_layout_drops_exactly_the_turning_step():
     prompt, without, types2 = layout.forward_tokens(tree, goal, shuffle=False, turning=False)
     assert len(with_turn) == 2 * 3 + 1 and len(without) == 2 * 3
     keep = types != layout.STEP_TYPES.index("turning")
-    assert np.array_equal(with_turn[keep], without) and np.array_equal(types[keep], types2)
+    assert np.array_equal(with_turn[keep], without) and np.array_equal(types[keep], types2)  # exact: integer tokens
     # the first forward step follows the last backward step, which emitted the root
     r = tree.labels[tree.root]
     assert without[2][1] == r and tuple(without[3][:2]) == (r, without[2][0])
@@ -29,7 +29,7 @@ def test_no_turning_answers_start_at_the_root_and_match_the_turning_layout():
                                                                      return_trees=True)
         again = layout.forward_batch(trees, goals, edge_orders=orders, turning=turning)
         for field in ("first", "second", "stage", "target_first", "target_second", "target_stage", "step_type"):
-            assert torch.equal(getattr(batch, field), getattr(again, field)), field
+            assert torch.equal(getattr(batch, field), getattr(again, field)), field  # exact: integer fields
         if turning:
             reference = batch.answers()
         else:
@@ -60,15 +60,15 @@ def test_the_constructions_need_the_turning_token():
         batch, _ = layout.random_forward_batch(S, 128, np.random.default_rng(0), max_depth=5, turning=turning)
         for p, arch in ((params, model.two_head()), (single, model.full_heads(1))):
             res = model.greedy_decode(p, arch, A, batch)
-            assert res.path_accuracy == expected
-            assert res.accuracy_by_type()["backward"] == 1.0
+            assert res.path_accuracy == expected  # exact: mean of booleans (integer counts)
+            assert res.accuracy_by_type()["backward"] == 1.0  # exact: mean of booleans (integer counts)
 
 
 def test_swap_node_blocks_swaps_tokens_and_targets():
     batch = layout.perfect_forward_batch(2, 17, 4, np.random.default_rng(1))
     sw = layouts.swap_node_blocks(batch)
-    assert torch.equal(sw.first, batch.second) and torch.equal(sw.target_second, batch.target_first)
-    assert torch.equal(layouts.swap_node_blocks(sw).first, batch.first)
+    assert torch.equal(sw.first, batch.second) and torch.equal(sw.target_second, batch.target_first)  # exact: integer tokens
+    assert torch.equal(layouts.swap_node_blocks(sw).first, batch.first)  # exact: integer tokens
     with pytest.raises(TypeError, match="batch"):
         layouts.swap_node_blocks("batch")
 

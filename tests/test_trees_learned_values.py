@@ -68,14 +68,15 @@ def runs():
 
 def test_zero_init_keeps_twin_heads_and_still_learns(runs):
     zero = runs[0]
-    assert zero["init_scale"] == 0.0
-    assert max(zero["asymmetry"]) == 0.0 and max(zero["index"]) == 0.0  # no division of labour can appear
-    assert zero["chain"][-1] == 1.0  # ... and none is needed: the twin heads solve the training task
+    assert zero["init_scale"] == 0.0  # exact: the input value, returned
+    assert max(zero["asymmetry"]) <= 1e-12  # tol: twin heads, equal values in other buffers (BLAS may round by alignment)
+    assert max(zero["index"]) <= 1e-12  # tol: as above; split runs reach 0.1 to 0.7: no division of labour can appear
+    assert zero["chain"][-1] == 1.0  # exact: mean of booleans; ... and none is needed: the twin heads solve the training task
 
 
 def test_small_init_splits_the_node_blocks_but_not_the_stage(runs):
     for r in runs[1:]:
-        assert r["chain"][-1] == 1.0
+        assert r["chain"][-1] == 1.0  # exact: mean of booleans (integer counts)
         assert 0.1 < r["index"][-1] < 0.7  # partial, far from the construction's 1
         assert max(r["node_share"][-1]) > 0.7  # one head writes most node blocks
         assert min(r["stage_share"][-1]) > 0.2  # the stage stays shared

@@ -34,7 +34,7 @@ def test_check_float_open_interval():
 
 
 def test_check_probability_and_choice_and_bool():
-    assert v.check_probability("p", 1.0) == 1.0
+    assert v.check_probability("p", 1.0) == 1.0  # exact: the input, returned unchanged
     with pytest.raises(ValueError, match="p must be in"):
         v.check_probability("p", 1.5)
     assert v.check_choice("mode", "mean", ["mean", "sum"]) == "mean"

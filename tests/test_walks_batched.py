@@ -96,7 +96,7 @@ def test_init_params_match_the_single_model():
     for b, s in enumerate((4, 5, 6)):
         single = model.init("gaussian", sigma=0.05, seed=s)
         for name in single:
-            assert torch.equal(params[name][b], single[name])
+            assert torch.equal(params[name][b], single[name])  # exact: the same seeded model.init in one process
     zero = sw.init_params(model, 2)
     assert zero["V"].shape == (2, K, K) and zero["q"].shape == (2, K + M) and not zero["q"].any()
 
@@ -105,11 +105,11 @@ def test_sweep_data_stack_and_member_round_trip():
     datas = [walk_data(K, 0.7, N, 30, seed=s) for s in (0, 1)]
     stacked = sw.SweepData.stack(datas)
     assert (stacked.B, stacked.n, stacked.N) == (2, 30, N)
-    assert torch.equal(stacked.last, stacked.tokens[:, :, -1])
+    assert torch.equal(stacked.last, stacked.tokens[:, :, -1])  # exact: integer tokens
     for b in range(2):
         m = stacked.member(b)
-        assert torch.equal(m.tokens, datas[b].tokens) and torch.equal(m.labels, datas[b].labels)
-    assert torch.equal(sw.walk_sweep_data(K, N, 30, ps=0.7, seeds=(0, 1)).tokens, stacked.tokens)
+        assert torch.equal(m.tokens, datas[b].tokens) and torch.equal(m.labels, datas[b].labels)  # exact: integer tokens and labels
+    assert torch.equal(sw.walk_sweep_data(K, N, 30, ps=0.7, seeds=(0, 1)).tokens, stacked.tokens)  # exact: integer tokens, same seeds
 
 
 # -- validation ----------------------------------------------------------------------------------------------

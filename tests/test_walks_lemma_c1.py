@@ -22,7 +22,7 @@ def test_first_step_equals_closed_form_on_the_exact_population(K, p):
     exp = theorem31.setup_experiment(p, K=K, N=N, M=60)
     check = theorem31.lemma_c1_check(exp.model, walk_population(K, p, N), p)
     assert check["max_error"] < 1e-13 * check["max_entry"] * 100  # round-off only
-    assert check["max_abs_q1"] == 0.0  # W^(1) = 0 exactly
+    assert check["max_abs_q1"] == 0.0  # exact: every q gradient is a product with V^(0) = 0
     # Lemma C.2 on the matrix measured on the population (not on the formula)
     assert check["V1_circulant"] and check["V1_circulant_deviation"] < 1e-14
     # Lemma C.3 on the measured matrix: every column peaks at offset +1 (p > 1/2) or -1 (p < 1/2)
@@ -64,7 +64,7 @@ def test_on_the_paper_sample_v1_is_not_circulant_and_columns_follow_label_freque
 def test_first_step_on_the_paper_sample_is_close_to_the_population(p):
     exp = theorem31.setup_experiment(p)
     check = theorem31.lemma_c1_check(exp.model, exp.train, p)
-    assert check["max_abs_q1"] == 0.0
+    assert check["max_abs_q1"] == 0.0  # exact: every q gradient is a product with V^(0) = 0
     assert check["max_error"] < 0.05  # sampling noise of 1000 walks; the largest entry is about 0.28
     assert check["max_error"] > 1e-6  # and it *is* sampling noise, not an exact identity
 
@@ -76,7 +76,7 @@ def test_lemma_d1_all_entries_equal(loss):
     if loss == "cross_entropy":  # the expected gradient vanishes: V(1) is round-off
         assert float(V1.abs().max()) < 1e-16
     else:
-        assert float(V1.max() - V1.min()) == 0.0
+        assert float(V1.max() - V1.min()) <= 1e-14 * float(V1.abs().max())  # tol: rotated sums, equal only by op order
     assert float(V1[0, 0]) == pytest.approx(theory.lemma_d1_entry(6, 97, 1.0, loss, 0.1), abs=1e-15)
     if loss == "log":
         assert theory.lemma_d1_entry(6, 97, 1.0, "log", 0.1) == pytest.approx(0.27491, abs=1e-5)

@@ -28,9 +28,9 @@ def test_transition_matrix_structure(K, p):
     assert np.allclose(Pi.sum(axis=1), 1.0)
     assert Pi[0, 1] == pytest.approx(p if K > 2 else 1) and Pi[1, 0] == pytest.approx(1 - p)
     # Lemma E.1
-    assert np.array_equal(np.linalg.matrix_power(Pi0, K), np.eye(K))
-    assert np.array_equal(Pi0 @ Pi0.T, np.eye(K))
-    assert np.array_equal(sum(np.linalg.matrix_power(Pi0, k) for k in range(1, K + 1)), np.ones((K, K)))
+    assert np.array_equal(np.linalg.matrix_power(Pi0, K), np.eye(K))  # exact: 0/1 permutation matrices
+    assert np.array_equal(Pi0 @ Pi0.T, np.eye(K))  # exact: 0/1 permutation matrices
+    assert np.array_equal(sum(np.linalg.matrix_power(Pi0, k) for k in range(1, K + 1)), np.ones((K, K)))  # exact: 0/1 permutation matrices
     for R in range(6):
         assert ring.is_circulant(ring.matrix_power(Pi, R), tol=1e-14)
 
@@ -59,7 +59,7 @@ def test_sample_walks_moves_and_start():
     assert abs(float((steps == 1).double().mean()) - 0.8) < 0.01
     counts = torch.bincount(states[:, 0], minlength=7).double() / 4000
     assert float((counts - 1 / 7).abs().max()) < 0.03
-    assert torch.equal(states, ring.sample_walks(7, 0.8, 30, 4000, seed=3))
+    assert torch.equal(states, ring.sample_walks(7, 0.8, 30, 4000, seed=3))  # exact: integer states, same seed
 
 
 def test_enumerate_walks_probabilities():
@@ -94,25 +94,25 @@ def test_positional_gram_matrices():
     assert 0 < float(off.abs().max()) < 1e-9  # orthogonal up to round-off, not exactly
     E = positions.positional_matrix(97, 1000, "exact")
     GE = positions.gram(E)
-    assert torch.equal(GE - torch.diag(torch.diagonal(GE)), torch.zeros(97, 97))  # exactly orthogonal
-    assert torch.unique(torch.diagonal(GE)).numel() == 1  # exactly equal norms
+    assert torch.equal(GE - torch.diag(torch.diagonal(GE)), torch.zeros(97, 97))  # exact: one nonzero per column, other products exact zeros
+    assert torch.unique(torch.diagonal(GE)).numel() == 1  # exact: each is fl(a * a) plus exact zeros
     assert float(GE[0, 0]) == pytest.approx(500.0, abs=1e-12)
-    assert torch.equal(positions.positional_matrix(5, 8, "none"), torch.zeros(8, 5))
+    assert torch.equal(positions.positional_matrix(5, 8, "none"), torch.zeros(8, 5))  # exact: "none" is torch.zeros
 
 
 # -- data ------------------------------------------------------------------------------
 def test_token_data_round_trip_and_generic_vocabulary():
     d = wd.walk_data(5, 0.6, 9, 50, seed=0)
     X = d.one_hot()
-    assert X.shape == (50, 5, 9) and torch.all(X[:, :, -1] == 0) and torch.all(X[:, :, :-1].sum(1) == 1)
+    assert X.shape == (50, 5, 9) and torch.all(X[:, :, -1] == 0) and torch.all(X[:, :, :-1].sum(1) == 1)  # exact: one-hot data
     back = wd.TokenData.from_one_hot(X, d.labels)
-    assert torch.equal(back.tokens, d.tokens) and back.K == 5 and back.N == 9
+    assert torch.equal(back.tokens, d.tokens) and back.K == 5 and back.N == 9  # exact: integer tokens
     # any vocabulary size, e.g. 19 words and 16 tokens + the query slot
     tokens = torch.randint(0, 19, (3, 16))
     X19 = torch.zeros(3, 19, 17)
     X19[torch.arange(3)[:, None], tokens, torch.arange(16)[None, :]] = 1.0
     qa = wd.TokenData.from_one_hot(X19, [0, 1, 0])
-    assert qa.K == 19 and qa.N == 17 and torch.equal(qa.tokens, tokens)
+    assert qa.K == 19 and qa.N == 17 and torch.equal(qa.tokens, tokens)  # exact: integer tokens
     assert torch.allclose(qa.token_average().sum(1), torch.ones(3))
 
 
@@ -197,7 +197,7 @@ def test_full_W_reconstruction_and_blocks():
     ref = reference.reference_train(model, model.init_full(), data, steps=3, lr=1.0)
     assert torch.allclose(W, ref.params["W"], atol=1e-13)
     K = 5
-    assert torch.all(W[:, :K] == 0)  # W_11 and W_21 never move
+    assert torch.all(W[:, :K] == 0)  # exact: product with the zero token part of x~_N: W_11, W_21 never move
     with pytest.raises(ValueError, match="query"):
         WalkTransformer(K=5, N=9, M=20, positions="none").full_W(hist.params["q"])
 
@@ -211,16 +211,16 @@ def test_reduction_sum_is_B_times_mean_and_residual_is_a_no_op():
     assert float(total) == pytest.approx(30 * float(mean), rel=1e-14)
     plain = WalkTransformer(**SMALL).forward(params, data)
     skip = WalkTransformer(**SMALL, residual=True).forward(params, data)
-    assert torch.equal(plain, skip)
+    assert torch.equal(plain, skip)  # exact: the residual adds an exact zero
 
 
 def test_init_is_seeded_and_reduce_is_W_times_query():
     model = WalkTransformer(**SMALL)
     a, b = model.init_full("gaussian", sigma=0.01, seed=4), model.init_full("gaussian", sigma=0.01, seed=4)
-    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert all(torch.equal(a[k], b[k]) for k in a)  # exact: the same seeded draw twice
     assert abs(float(a["W"].std()) - 0.01) < 0.002
-    assert torch.equal(model.reduce(a)["q"], a["W"] @ model.x_query)
-    assert all(float(t.abs().max()) == 0 for t in model.init().values())
+    assert torch.equal(model.reduce(a)["q"], a["W"] @ model.x_query)  # exact: the same product twice in one process
+    assert all(float(t.abs().max()) == 0 for t in model.init().values())  # exact: zero init
 
 
 def test_float32_option_and_accuracies():

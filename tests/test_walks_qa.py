@@ -26,15 +26,15 @@ def test_vocabulary_order_and_encoding():
     assert qa.word_index("apple") == 0 and qa.word_index("orange") == 1 and qa.word_index("do") == 18
     X = qa.encode(["I", "prefer", "an", "apple"])
     assert X.shape == (19, 5) and X.dtype == torch.float64
-    assert torch.equal(X[:, :-1].sum(dim=0), torch.ones(4)) and float(X[:, -1].abs().sum()) == 0.0
-    assert X[qa.word_index("prefer"), 1] == 1.0
+    assert torch.equal(X[:, :-1].sum(dim=0), torch.ones(4)) and float(X[:, -1].abs().sum()) == 0.0  # exact: one-hot columns, zero query slot
+    assert X[qa.word_index("prefer"), 1] == 1.0  # exact: one-hot entry
 
 
 def test_task_populations():
     t1, t2 = qa.task_population(1), qa.task_population(2)
     assert (t1.B, t1.N, t1.K) == (32, 17, 19) and (t2.B, t2.N, t2.K) == (2, 19, 19)
     apples = (t1.tokens == 0).sum(dim=1)
-    assert torch.equal(t1.labels, torch.where(apples >= 3, 0, 1))
+    assert torch.equal(t1.labels, torch.where(apples >= 3, 0, 1))  # exact: integer labels
     assert int((t1.labels == 0).sum()) == 16
     assert t2.labels.tolist() == [0, 1]
     # Task 2: the two questions are the same multiset of words, in different positions 8 and 11 (1-based)
@@ -44,13 +44,13 @@ def test_task_populations():
 
 def test_task_data_sampling_is_seeded_and_uniform():
     a, b = qa.task_data(1, 500, seed=3), qa.task_data(1, 500, seed=3)
-    assert torch.equal(a.tokens, b.tokens) and a.B == 500
+    assert torch.equal(a.tokens, b.tokens) and a.B == 500  # exact: integer tokens
     assert abs(float((a.labels == 0).double().mean()) - 0.5) < 0.1
     assert float(a.weights.sum()) == pytest.approx(1.0)
 
 
 def test_token_average_gaps():
-    assert qa.average_gap(2) == 0.0  # identical token averages, exactly
+    assert qa.average_gap(2) == 0.0  # exact: equal integer counts over the same N - 1
     assert qa.average_gap(1) == pytest.approx(1 / 16)
 
 
@@ -115,7 +115,7 @@ def test_task1_needs_query_normalisation():
 
 def test_relu_variant_zero_is_a_fixed_point_and_task1_not_learned():
     frozen = qa.run(qa.setup_task(1, hidden=19), steps=3, init="zero", record_every=3)
-    assert all(float(v.abs().max()) == 0.0 for v in frozen.params.values())
+    assert all(float(v.abs().max()) == 0.0 for v in frozen.params.values())  # exact: every gradient is a product with an exact zero
     h1 = qa.run(qa.setup_task(1, hidden=19), steps=60, record_every=20)
     h2 = qa.run(qa.setup_task(2, hidden=19), steps=60, record_every=20)
     assert h1.final("test_accuracy") < 0.6  # our reading of Appendix F.2 does not learn Task 1 (paper: ~100 %)
@@ -160,7 +160,7 @@ def test_kl_values():
 def test_truths():
     pop = qa.task_population(1)
     L = kl.label_truth(pop)
-    assert torch.equal(L.argmax(dim=1), pop.labels) and torch.allclose(L.sum(dim=1), torch.ones(pop.B, dtype=torch.float64))
+    assert torch.equal(L.argmax(dim=1), pop.labels) and torch.allclose(L.sum(dim=1), torch.ones(pop.B, dtype=torch.float64))  # exact: integer argmax
     walks = TokenData.from_states(torch.tensor([[0, 1, 2], [3, 2, 1]]), 4)
     Pi = np.full((4, 4), 0.25)
     assert torch.allclose(kl.walk_truth(walks, Pi), torch.full((2, 4), 0.25, dtype=torch.float64))
@@ -220,10 +220,14 @@ def test_output_bias_gradient_is_the_summed_loss_gradient():
 
 @pytest.mark.parametrize("bias", ["output", "attention", "both"])
 def test_task2_symmetry_survives_every_bias_from_zero(bias):
-    """From zero init the two Task-2 sentences (one bag of words) get identical scores for ever: accuracy = label share."""
+    """From zero init the two Task-2 sentences (one bag of words) get the same scores (to round-off) for ever: accuracy = label share."""
     exp = qa.setup_task(2, n_train=200, n_test=200)
     h = qa.bias_run(exp, bias, steps=20, init="zero", record_every=10)
-    assert np.all(h["output_gap"] == 0.0)
+    # The two sentences sum the same numbers in other orders (scatter_add over their positions, then BLAS), so their
+    # scores agree to round-off only: [0, 2.8e-17, 5.6e-17] on an AMD EPYC. 1e-12 of the scores' scale is thousands
+    # of ulp, and far below the gap of a model that tells them apart (of the order of the scores).
+    scale = max(1.0, float(qa.bias_forward(exp.model, h.params, qa.task_population(2)).abs().max()))
+    assert np.all(h["output_gap"] <= 1e-12 * scale)  # tol: round-off of the scores, see above
     share = float((exp.test.labels == qa.word_index("apple")).to(torch.float64).mul(exp.test.weights).sum())
     assert h.final("test_accuracy") in (pytest.approx(share), pytest.approx(1 - share))
 
@@ -235,4 +239,4 @@ def test_bias_option_is_validated():
     with pytest.raises(ValueError, match="bias"):
         qa.bias_run(exp, "everywhere", steps=1)
     params = qa.bias_init(exp, "both")
-    assert set(params) == {"V", "q", "b", "beta"} and float(params["b"].abs().sum()) == 0.0
+    assert set(params) == {"V", "q", "b", "beta"} and float(params["b"].abs().sum()) == 0.0  # exact: biases start as torch.zeros

@@ -77,7 +77,7 @@ def test_closest_reading_to_the_authors_table(sweep):
     dist = {}
     for r in sweep["runs"]:
         c = r["config"]
-        if c["p"] == 1.0:
+        if c["p"] == 1.0:  # exact: a config value read back
             dist.setdefault((c["normalize"], c["reduction"], c["lr"]), []).append(ri.table_distance(r))
     best = min(dist, key=lambda k: np.mean(dist[k]))
     assert best == ("keys_and_query", "mean", 1.0)
@@ -115,14 +115,14 @@ def test_optimal_fraction_and_learned_step():
     last = torch.tensor([0, 0, 3, 3])
     pred = torch.tensor([1, 5, 3, 2])  # optimal, optimal, not, optimal
     assert ri.optimal_fraction(pred, last, Pi) == pytest.approx(0.75)
-    assert ri.learned_step([0, 10, 20, 30], [0.1, 0.96, 0.5, 0.97]) == 30.0
-    assert ri.learned_step([0, 10, 20], [0.99, 0.99, 0.99]) == 0.0
+    assert ri.learned_step([0, 10, 20, 30], [0.1, 0.96, 0.5, 0.97]) == 30.0  # exact: a recorded step
+    assert ri.learned_step([0, 10, 20], [0.99, 0.99, 0.99]) == 0.0  # exact: a recorded step
     assert np.isnan(ri.learned_step([0, 10], [0.99, 0.5]))
 
 
 def test_table_distance_of_the_authors_table_is_zero():
     fake = {"table": {str(s): {"example": list(ex), "variance": list(v)} for s, (ex, v) in ri.AUTHORS_TABLE.items()}}
-    assert ri.table_distance(fake) == 0.0
+    assert ri.table_distance(fake) == 0.0  # exact: the same mean twice, log10(x / x) = 0
     fake10 = {"table": {k: {"variance": [10 * x for x in v["variance"]]} for k, v in fake["table"].items()}}
     assert ri.table_distance(fake10) == pytest.approx(1.0)
     assert np.isnan(ri.table_distance({"table": {}}))

@@ -10,6 +10,14 @@ import torch
 from onelayer.walks import positions, theorem41, walk_population
 from onelayer.walks.model import ModelConfig, WalkTransformer, batch_sum, rowwise_matmul
 
+#: How far from symmetric the Theorem 4.1 state may be, relative to the scale of the quantity (about 45 ulp in float64,
+#: 42 in float32). On the CPUs we know it is symmetric bit for bit: exact positions make every BLAS product a single
+#: nonzero term and the contractions give every coordinate the same operations (src/onelayer/walks/model.py, "Bit-level
+#: symmetry"). But coordinates sum rotated sequences, so the equality rests on the kernels' operation order, which
+#: another SIMD width may change by an ulp. A real break is not hidden by these bounds: the spread grows 3-10x per step
+#: (the sinusoidal run below goes from 7e-12 to 1 in 11 steps) and leaves them within a few steps.
+SYM_REL = {"float64": 1e-14, "float32": 5e-6}
+
 
 @pytest.fixture(autouse=True)
 def _float64():
@@ -17,8 +25,8 @@ def _float64():
 
 
 def test_token_average_is_constant_only_when_N_is_rK_plus_1():
-    assert float((walk_population(6, 1.0, 97).token_average() - 1 / 6).abs().max()) == 0.0
-    assert float((walk_population(5, 0.0, 51).token_average() - 1 / 5).abs().max()) == 0.0
+    assert float((walk_population(6, 1.0, 97).token_average() - 1 / 6).abs().max()) == 0.0  # exact: 16/96 and 1/6, both correctly rounded
+    assert float((walk_population(5, 0.0, 51).token_average() - 1 / 5).abs().max()) == 0.0  # exact: 10/50 and 1/5, both correctly rounded
     other = walk_population(6, 1.0, 98).token_average()
     assert float((other.max(0).values - other.min(0).values).max()) > 0.005
 
@@ -27,8 +35,9 @@ def test_invariants_hold_exactly_for_every_loss_and_schedule():
     rows = theorem41.symmetry_table(steps=40)
     assert len(rows) == 12
     for r in rows:
-        assert r["max_logit_spread"] == 0.0, r
-        assert r["min_accuracy"] == r["max_accuracy"] == pytest.approx(1 / 6, abs=1e-15), r
+        assert r["max_logit_spread"] <= SYM_REL["float64"] * 300, r  # tol: logits up to 267 (step size 10)
+        assert r["min_accuracy"] == pytest.approx(1 / 6, abs=1e-15), r  # tol: weighted sums; a changed prediction moves 1/6
+        assert r["max_accuracy"] == pytest.approx(1 / 6, abs=1e-15), r  # tol: as above
         assert r["max_V_dev"] <= 1e-15 * max(1.0, r["max_abs_V_mean"]), r
 
 
@@ -37,8 +46,8 @@ def test_symmetry_is_exact_for_other_ring_sizes(K, r):
     exp = theorem41.deterministic_setup(K, r)
     hist = exp.model.train(exp.model.init(), exp.train, steps=30, lr=1.0, record=theorem41.symmetry_records(exp.model, exp.train))
     rec = theorem41.unpack_symmetry(hist)
-    assert np.all(rec["logit_spread"] == 0.0)
-    assert np.all(rec["V_dev"] == 0.0)
+    assert np.all(rec["logit_spread"] <= SYM_REL["float64"] * 25)  # tol: logits up to 23 here
+    assert np.all(rec["V_dev"] <= SYM_REL["float64"] * np.maximum(1.0, np.abs(rec["V_mean"])))  # tol: relative to V
     assert np.all(np.abs(rec["accuracy"] - 1 / K) < 1e-15)
 
 
@@ -46,11 +55,11 @@ def test_symmetric_arithmetic_helpers_are_bit_identical():
     u = torch.full((7, 20), 1 / 101)
     V = torch.full((20, 20), 0.1234567)
     f = rowwise_matmul(u, V.T)
-    assert float(f.max() - f.min()) == 0.0
+    assert float(f.max() - f.min()) == 0.0  # exact: equal rows through one reduction (the helper's contract)
     X = torch.rand(11, 3, 5)
     assert torch.allclose(batch_sum(X), X.sum(0), atol=1e-14)
     same = torch.full((13, 101), 1 / 3)
-    assert float(batch_sum(same).max() - batch_sum(same).min()) == 0.0
+    assert float(batch_sum(same).max() - batch_sum(same).min()) == 0.0  # exact: equal rows through one reduction (the helper's contract)
 
 
 def test_sinusoidal_round_off_breaks_the_symmetry_and_the_model_then_learns():
@@ -63,7 +72,7 @@ def test_sinusoidal_round_off_breaks_the_symmetry_and_the_model_then_learns():
     assert hist.final("class_mass") > 0.99  # all attention on one residue class of positions
 
     exact = theorem41.escape_run(theorem41.deterministic_setup(6, 16, train="sample", positions="exact"), steps=30)
-    assert np.all(exact["logit_spread"] == 0.0)
+    assert np.all(exact["logit_spread"] <= SYM_REL["float64"] * 25)  # tol: logits up to 21; the sin run is past it at step 2
     assert exact.final("test_accuracy") < 0.25
 
 
@@ -76,7 +85,7 @@ def test_round_off_illustration_float32_escapes_sooner_and_exact_positions_never
         assert steps[dtype] <= 25, dtype
         assert theorem41.escape_summary(sin)["class_mass"] > 0.95, dtype
         exact = theorem41.escape_run(theorem41.deterministic_setup(6, 16, train="sample", positions="exact", dtype=dtype), steps=30)
-        assert np.all(exact["logit_spread"] == 0.0), dtype  # exact positions never escape, in float32 as well
+        assert np.all(exact["logit_spread"] <= SYM_REL[dtype] * 25), dtype  # tol: logits up to 21; exact positions never escape
         assert np.isnan(theorem41.escape_summary(exact)["escape_step"])
     assert steps["float32"] < steps["float64"]
 
@@ -88,11 +97,11 @@ def test_gram_error_has_the_stated_size_and_is_seeded():
         G = positions.gram(P) - positions.gram(base)
         off = G[~torch.eye(97, dtype=torch.bool)]
         assert 0.9e-9 < float(off.std()) < 1.1e-9, kind
-        assert torch.equal(P, positions.positional_matrix(97, 1000, kind, gram_error=1e-9, gram_seed=0))
-        assert not torch.equal(P, positions.positional_matrix(97, 1000, kind, gram_error=1e-9, gram_seed=1))
-        assert torch.equal(base, positions.positional_matrix(97, 1000, kind, gram_error=0.0))
+        assert torch.equal(P, positions.positional_matrix(97, 1000, kind, gram_error=1e-9, gram_seed=0))  # exact: the same seeded computation twice
+        assert not torch.equal(P, positions.positional_matrix(97, 1000, kind, gram_error=1e-9, gram_seed=1))  # exact: other seed, entries ~3e-11 apart
+        assert torch.equal(base, positions.positional_matrix(97, 1000, kind, gram_error=0.0))  # exact: gram_error=0 adds nothing
     model = WalkTransformer(K=6, N=97, M=1000, positions="exact", gram_error=1e-9, gram_seed=3)
-    assert torch.equal(model.P, positions.positional_matrix(97, 1000, "exact", gram_error=1e-9, gram_seed=3))
+    assert torch.equal(model.P, positions.positional_matrix(97, 1000, "exact", gram_error=1e-9, gram_seed=3))  # exact: the same seeded computation twice
 
 
 def _seeded_summary(threads: int | None = None) -> tuple[dict, np.ndarray]:
@@ -111,7 +120,7 @@ def test_seeded_gram_error_escape_is_reproducible():
     first, spread = _seeded_summary()
     again, spread_again = _seeded_summary()
     two_threads, spread_two = _seeded_summary(threads=2)
-    assert first == again and np.array_equal(spread, spread_again)  # repeated runs: bit for bit
+    assert first == again and np.array_equal(spread, spread_again)  # exact: the same computation twice in one process
     assert first["escape_step"] == two_threads["escape_step"] == 10  # the step the chapter prints
     for key in ("test_accuracy", "class_mass", "top_attention"):
         assert two_threads[key] == pytest.approx(first[key], rel=1e-9, abs=1e-12)

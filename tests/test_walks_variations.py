@@ -15,7 +15,7 @@ from onelayer.walks import WalkTransformer, ring, theory, variations
 def test_residual_is_exactly_a_no_op():
     res = variations.residual_check(steps=3)
     for key in ("output_diff", "grad_V_diff", "grad_W_diff", "V_diff", "W_diff"):
-        assert res[key] == 0.0, key
+        assert res[key] == 0.0, key  # exact: the residual adds an exact zero, all else is the same ops
     assert res["output_scale"] > 0 and res["V_scale"] > 0.1 and res["W_scale"] > 0
 
 
@@ -38,7 +38,7 @@ def test_scaling_delays_but_reaches_the_same_end_state():
 
 def test_no_positions_attention_never_moves():
     (row,) = variations.no_position_table((0.7,), steps=40)
-    assert row["max_uniform_dev"] == 0.0
+    assert row["max_uniform_dev"] <= 1e-15  # tol: q stays 0, S = 1/97 up to the softmax's rounding; a moved S differs by > 0.01
     assert abs(row["accuracy"] - 1 / 6) < 0.05 and row["bayes"] == 0.7
 
 
