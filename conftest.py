@@ -13,6 +13,14 @@ table at the end of the session, writes it to ``_build/runtime.json`` (or to
 
 A budget may be ``inf`` to switch that check off. A session without notebook
 items (``pytest tests``) is left alone: nothing is printed, written or checked.
+
+Jitter mode (``ONELAYER_JITTER``, see :mod:`onelayer.jitter`): a notebook cell tagged
+``exact-arithmetic`` still runs, but its outputs are not compared, and a test marked
+``@pytest.mark.exact_arithmetic(reason=...)`` is skipped with its reason. Both are the
+few illustrations whose point is exact arithmetic or the machine's own round-off.
+
+MKL's reproducible branch (:mod:`onelayer.blas`) is asked for here too, before any kernel
+starts, for a ``pytest`` run outside the ``Makefile``.
 """
 
 from __future__ import annotations
@@ -24,6 +32,13 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
+
+from onelayer import blas, jitter
+
+blas.request()
+
+#: Notebook cell tag of an exact-arithmetic or round-off illustration (its outputs are not compared in jitter mode).
+EXACT_TAG = "exact-arithmetic"
 
 BUDGETS = {"ONELAYER_BOOK_BUDGET_S": 420.0, "ONELAYER_CHAPTER_BUDGET_S": 90.0}
 
@@ -117,5 +132,27 @@ class RuntimeBudget:
             tr.write_line("within the runtime budget", green=True)
 
 
+class JitterMarks:
+    """In jitter mode: exact-arithmetic notebook cells run unchecked, exact-arithmetic tests are skipped."""
+
+    def pytest_collection_modifyitems(self, items) -> None:
+        if not jitter.active():
+            return
+        for item in items:
+            cell = getattr(item, "cell", None)
+            if cell is not None and EXACT_TAG in cell.get("metadata", {}).get("tags", []):
+                item.options["check"] = False  # nbval: run the cell, do not compare its outputs
+                continue
+            mark = item.get_closest_marker(jitter.MARK)
+            if mark is not None:
+                reason = mark.kwargs.get("reason")
+                if not reason:
+                    raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.{jitter.MARK} needs reason=...")
+                item.add_marker(pytest.mark.skip(reason=f"jitter mode: exact-arithmetic illustration ({reason})"))
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(RuntimeBudget(), "onelayer-runtime-budget")
+    config.pluginmanager.register(JitterMarks(), "onelayer-jitter-marks")
+    config.addinivalue_line("markers", f"{jitter.MARK}(reason): a test about exact arithmetic or the machine's own "
+                                       "round-off, skipped in jitter mode (ONELAYER_JITTER)")

@@ -11,6 +11,10 @@ The core modules are shared by both parts: :mod:`~onelayer.seeding`
 :mod:`~onelayer.widgets` and :mod:`~onelayer.validation`.
 """
 
+from . import blas
+
+blas.request()  # before the first MKL call (see onelayer.blas)
+
 from .seeding import setup
 from .training import History, train
 

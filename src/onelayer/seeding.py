@@ -13,6 +13,7 @@ import random
 import numpy as np
 import torch
 
+from . import blas
 from .validation import check_choice, check_int
 
 __all__ = ["setup", "generator", "numpy_rng", "DTYPES"]
@@ -51,6 +52,7 @@ def setup(seed: int = 0, *, threads: int | None = None, dtype: str = "float64") 
     threads = check_int("threads", threads, low=1, high=256)
     check_choice("dtype", dtype, DTYPES)
     os.environ.setdefault("OMP_NUM_THREADS", str(threads))
+    blas.check()  # warns if MKL's reproducible branch is not the one asked for (see onelayer.blas)
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ..jitter import jitter
 from ..plots import new_figure, plot_curves
 from ..seeding import generator
 from ..training import History
@@ -269,7 +270,8 @@ def _backward_run(s, flags, A, progress):
     init = None
     if s["init_scale"] > 0:
         d = A.shape[0]
-        init = {"B": s["init_scale"] * torch.randn((d, d), generator=generator(s["seed"]), dtype=torch.float64).to(A.dtype)}
+        B0 = s["init_scale"] * torch.randn((d, d), generator=generator(s["seed"]), dtype=torch.float64)
+        init = {"B": jitter(B0, "trees.backward.init.B").to(A.dtype)}
     record = {
         "accuracy": lambda p: backward_model.greedy_decode(p["B"], A, ev).accuracy_by_step(),
         "scalars": lambda p: head_scalars(p, A),

@@ -23,6 +23,15 @@ paper's zero initialisation, ``sigma > 0`` a Gaussian ``N(0, sigma^2)`` for
 every entry of ``V`` and ``W``), the loss (``"log"``, ``"squared"``,
 ``"cross_entropy"``), its reduction over the walks (``"mean"`` or ``"sum"``),
 the positional vectors (``"sin"`` or ``"exact"``) and the number of steps.
+
+Round-off is never what decides a lab run. At ``p in {0, 1}`` with sinusoidal
+positions the model leaves the symmetric state of Theorem 4.1 only through the
+tiny non-orthogonality of the positions, which is round-off and differs between
+machines. The lab's sinusoidal positions therefore carry the seeded Gram error of
+:mod:`onelayer.walks.theorem41` (``gram_error = GRAM_ERROR = 1e-9``, about 600
+times the round-off, the same on every machine); exact positions carry none, so
+that they keep the exact symmetry the theorem is about. ``gram_error`` overrides
+that choice.
 """
 
 from __future__ import annotations
@@ -38,7 +47,7 @@ import torch
 from ..training import History
 from ..validation import check_choice, check_float, check_int, check_probability
 from ..widgets import merged_settings, progress_app, selection_slider, timed
-from . import figures, losses, model, theorem31, theory
+from . import figures, losses, model, theorem31, theorem41, theory
 
 __all__ = [
     "DEFAULTS",
@@ -145,7 +154,14 @@ def _guarded(records: dict) -> dict:
     return {name: guard(fn) if name in _SCALAR_RECORDS else fn for name, fn in records.items()}
 
 
-def _check_settings(p, K, N, lr, sigma, loss, reduction, positions, steps, n_train, n_test, seed) -> dict:
+def default_gram_error(positions: str) -> float:
+    """The seeded Gram error a lab run injects by default: :data:`onelayer.walks.theorem41.GRAM_ERROR` for sinusoidal
+    positions (so that the escape at ``p in {0, 1}`` is the same on every machine), ``0`` for exact positions."""
+    return theorem41.GRAM_ERROR if check_choice("positions", positions, LAB_POSITIONS) == "sin" else 0.0
+
+
+def _check_settings(p, K, N, lr, sigma, loss, reduction, positions, steps, n_train, n_test, seed,
+                    gram_error=None) -> dict:
     out = {"p": check_probability("p", p)}
     for name, value in (("K", K), ("N", N), ("steps", steps), ("n_train", n_train), ("n_test", n_test)):
         low, high = CONTROL_RANGES[name]
@@ -156,12 +172,14 @@ def _check_settings(p, K, N, lr, sigma, loss, reduction, positions, steps, n_tra
     out["reduction"] = check_choice("reduction", reduction, model.REDUCTIONS)
     out["positions"] = check_choice("positions", positions, LAB_POSITIONS)
     out["seed"] = check_int("seed", seed, low=0)
+    out["gram_error"] = (default_gram_error(out["positions"]) if gram_error is None
+                         else check_float("gram_error", gram_error, low=0.0))
     return out
 
 
 def lab_run(p: float = 0.7, K: int = 6, N: int = 25, lr: float = 1.0, sigma: float = 0.0, loss: str = "log",
             reduction: str = "mean", positions: str = "sin", steps: int = 30, *, n_train: int = 400,
-            n_test: int = 400, seed: int = 0, progress: bool = False) -> LabResult:
+            n_test: int = 400, seed: int = 0, gram_error: float | None = None, progress: bool = False) -> LabResult:
     """Sample walks, train from the chosen initialisation and record Figure 4's quantities at every step.
 
     Parameters
@@ -181,13 +199,16 @@ def lab_run(p: float = 0.7, K: int = 6, N: int = 25, lr: float = 1.0, sigma: flo
         Number of GD steps, in ``[1, 500]``.
     n_train, n_test:
         Numbers of sampled training and test walks (training seed ``seed``, test seed ``seed + 1000``).
+    gram_error:
+        Seeded Gram error of the positions (``>= 0``, seed ``0``); ``None`` (default): :func:`default_gram_error`
+        (``1e-9`` for sinusoidal positions, ``0`` for exact ones).
     progress:
         Show a ``tqdm`` progress bar while training.
     """
-    s = _check_settings(p, K, N, lr, sigma, loss, reduction, positions, steps, n_train, n_test, seed)
+    s = _check_settings(p, K, N, lr, sigma, loss, reduction, positions, steps, n_train, n_test, seed, gram_error)
     exp = theorem31.setup_experiment(s["p"], K=s["K"], N=s["N"], M=M_for(s["N"]), n_train=s["n_train"],
                                    n_test=s["n_test"], seed=s["seed"], loss=s["loss"], reduction=s["reduction"],
-                                   positions=s["positions"])
+                                   positions=s["positions"], gram_error=s["gram_error"])
     start = time.perf_counter()
     init = "zero" if s["sigma"] == 0 else "gaussian"
     params = exp.model.init(init, sigma=s["sigma"], seed=s["seed"])
@@ -200,8 +221,9 @@ def lab_title(result: LabResult) -> str:
     """Two lines describing the setting and what the run reached (used as the figure's title)."""
     s, c, r = result.settings, result.experiment.model.config, result.summary()
     init = "zero init" if s["sigma"] == 0 else f"Gaussian init sigma={s['sigma']:g}"
+    gram = f" + seeded Gram error {c.gram_error:g}" if c.gram_error > 0 else ""
     line1 = (f"p={s['p']:g}, K={c.K}, N={c.N}, M={c.M}, eta={s['lr']:g}, {init}, "
-             f"{c.loss} loss ({c.reduction}), {c.positions} positions, {s['steps']} steps")
+             f"{c.loss} loss ({c.reduction}), {c.positions} positions{gram}, {s['steps']} steps")
     line2 = (f"test accuracy {r['test_accuracy']:.3f} (Bayes rule on these walks {r['bayes_test_accuracy']:.3f}), "
              f"attention on the parent {r['parent_attention']:.3f}")
     if np.isfinite(r["first_nonfinite_step"]):
@@ -211,14 +233,14 @@ def lab_title(result: LabResult) -> str:
 
 def lab_figure(p: float = 0.7, K: int = 6, N: int = 25, lr: float = 1.0, sigma: float = 0.0, loss: str = "log",
                reduction: str = "mean", positions: str = "sin", steps: int = 30, *, n_train: int = 400,
-               n_test: int = 400, seed: int = 0, progress: bool = False):
+               n_test: int = 400, seed: int = 0, gram_error: float | None = None, progress: bool = False):
     """Widget callback: train with :func:`lab_run` and draw accuracy, ``V`` and the attention profile.
 
     The panels are those of :func:`onelayer.walks.figures.training_figure` at the
     last step; the title states the setting and the final numbers.
     """
     result = lab_run(p, K, N, lr, sigma, loss, reduction, positions, steps, n_train=n_train, n_test=n_test,
-                     seed=seed, progress=progress)
+                     seed=seed, gram_error=gram_error, progress=progress)
     return figures.training_figure(result.history, result.experiment, title=lab_title(result))
 
 

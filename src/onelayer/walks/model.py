@@ -83,6 +83,7 @@ import math
 
 import torch
 
+from ..jitter import jitter
 from ..seeding import DTYPES, generator
 from ..training import History, train
 from ..validation import check_choice, check_float
@@ -169,7 +170,8 @@ class WalkTransformer:
         if init == "zero":
             return {name: torch.zeros(shape, dtype=self.dtype) for name, shape in shapes.items()}
         gen = generator(seed)
-        return {name: sigma * torch.randn(shape, generator=gen, dtype=torch.float64).to(self.dtype) for name, shape in shapes.items()}
+        return {name: jitter(sigma * torch.randn(shape, generator=gen, dtype=torch.float64), f"walks.init.{name}").to(self.dtype)
+                for name, shape in shapes.items()}
 
     def reduce(self, full: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         """``{"V", "W"}`` -> ``{"V", "q"}`` with ``q = W x~_N`` (other entries copied)."""

@@ -35,6 +35,7 @@ import math
 
 import torch
 
+from ..jitter import jitter
 from ..seeding import generator
 from ..validation import check_choice, check_float, check_int
 
@@ -75,7 +76,7 @@ def positional_matrix(N: int, M: int, kind: str = "sin", *, dtype: torch.dtype =
             raise ValueError(f"M must exceed N for sinusoidal positions (orthogonality needs N < M); got M={M}, N={N}")
         i = torch.arange(1, N + 1, dtype=torch.float64)
         k = torch.arange(1, M + 1, dtype=torch.float64)
-        P = torch.sin(math.pi * k[:, None] * i[None, :] / M)
+        P = jitter(torch.sin(math.pi * k[:, None] * i[None, :] / M), "walks.positions.sin")
     elif kind == "exact":
         if M < N:
             raise ValueError(f"M must be at least N for exactly orthogonal positions; got M={M}, N={N}")
@@ -84,7 +85,7 @@ def positional_matrix(N: int, M: int, kind: str = "sin", *, dtype: torch.dtype =
     else:
         P = torch.zeros((M, N), dtype=torch.float64)
     if gram_error > 0:
-        Z = torch.randn((M, N), generator=generator(gram_seed), dtype=torch.float64)
+        Z = jitter(torch.randn((M, N), generator=generator(gram_seed), dtype=torch.float64), "walks.positions.gram_error")
         P = P + (gram_error / math.sqrt(M)) * Z
     return P.to(dtype)
 

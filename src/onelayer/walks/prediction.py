@@ -4,7 +4,11 @@ The paper predicts the *smallest* index among the maximal output scores,
 ``y_hat = min{i : f_i = max_j f_j}``. Exact ties are common here (the
 zero-initialised model, the ``p = 1`` symmetric state, the ``p = 1/2``
 optimum), so the rule is implemented explicitly instead of relying on a
-library's ``argmax`` convention.
+library's ``argmax`` convention. Scores within ``TIE_TOL`` (relative to the
+row's largest score, at least 1) of the maximum count as maximal: a tie that
+holds in exact arithmetic then gives the smallest index on every machine,
+whatever the last bits of the two scores (the two sentences of the QA Task 2,
+for example, sum the same numbers in different orders).
 
 * :func:`predict` applies the rule row by row.
 * :func:`accuracy` is the (weighted) fraction of correct predictions.
@@ -17,19 +21,23 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["predict", "accuracy", "conditional_accuracy"]
+__all__ = ["TIE_TOL", "predict", "accuracy", "conditional_accuracy"]
+
+#: Scores this close to the row's maximum (relative to ``max(1, max |f_j|)``) count as tied with it.
+TIE_TOL = 1e-9
 
 
 def predict(scores: torch.Tensor) -> torch.Tensor:
-    """Smallest index of a maximal entry in each row of ``scores`` (``(n, K)`` -> int64 ``(n,)``)."""
+    """Smallest index of a maximal entry (up to :data:`TIE_TOL`) in each row of ``scores`` (``(n, K)`` -> int64 ``(n,)``)."""
     if not isinstance(scores, torch.Tensor) or scores.ndim != 2 or scores.shape[1] == 0:
         raise TypeError("scores must be a 2-D tensor (n, K) with K >= 1")
     if torch.isnan(scores).any():
         raise ValueError("scores contain NaN; the prediction rule is undefined")
     top = scores.max(dim=1, keepdim=True).values
+    scale = scores.abs().max(dim=1, keepdim=True).values.clamp_min(1.0)
     index = torch.arange(scores.shape[1]).expand_as(scores)
     sentinel = torch.full_like(index, scores.shape[1])
-    return torch.where(scores == top, index, sentinel).min(dim=1).values
+    return torch.where(scores >= top - TIE_TOL * scale, index, sentinel).min(dim=1).values
 
 
 def _weights(n: int, weights) -> torch.Tensor:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ..jitter import jitter
 from ..seeding import generator
 from ..validation import check_float, check_int, check_probability
 from . import positions, prediction, ring
@@ -51,9 +52,9 @@ def separate_qk_run(p: float = 0.5, *, sigma: float = 0.0, K: int = 6, N: int = 
     D = K + M
     P = positions.positional_matrix(N, M, "sin")
     gen = generator(seed)
-    V = (sigma * torch.randn((K, K), generator=gen, dtype=torch.float64)).requires_grad_(True)
-    WQ = (sigma * torch.randn((D, D), generator=gen, dtype=torch.float64)).requires_grad_(True)
-    WK = (sigma * torch.randn((D, D), generator=gen, dtype=torch.float64)).requires_grad_(True)
+    V = jitter(sigma * torch.randn((K, K), generator=gen, dtype=torch.float64), "rebuttal.init.V").requires_grad_(True)
+    WQ = jitter(sigma * torch.randn((D, D), generator=gen, dtype=torch.float64), "rebuttal.init.WQ").requires_grad_(True)
+    WK = jitter(sigma * torch.randn((D, D), generator=gen, dtype=torch.float64), "rebuttal.init.WK").requires_grad_(True)
     train, test = walk_data(K, p, N, n, seed=seed), walk_data(K, p, N, n, seed=seed + 1000)
 
     def forward(data):

@@ -42,6 +42,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ..jitter import jitter
 from ..seeding import generator
 from ..training import History
 from ..validation import check_choice, check_float, check_int, check_probability
@@ -247,7 +248,7 @@ def perturbation_escape(deltas, *, K: int = 6, r: int = 16, M: int = 1000, steps
     """
     deltas = [check_float("delta", d, low=0.0) for d in deltas]
     exp = deterministic_setup(K, r, M=M, positions="exact", train="population", seed=seed)
-    g = torch.randn(exp.model.D, generator=generator(seed), dtype=torch.float64)
+    g = jitter(torch.randn(exp.model.D, generator=generator(seed), dtype=torch.float64), "theorem41.perturbation")
     g = g / g.norm()
     rows = []
     for delta in deltas:

@@ -35,7 +35,7 @@ import torch
 from ...training import History, train
 from ...validation import check_int
 from ..shared.data import check_rng
-from ..shared.embeddings import check_embeddings, with_empty
+from ..shared.embeddings import check_embeddings, nearest, with_empty
 from ..shared.losses import LossOptions
 from .layout import BackwardBatch, perfect_tree_batch
 
@@ -152,11 +152,15 @@ def loss(B: torch.Tensor, A: torch.Tensor, batch: BackwardBatch, options: LossOp
 
 
 def round_prediction(m: torch.Tensor, A: torch.Tensor) -> torch.Tensor:
-    """Nearest node symbol to ``E m`` in each position: ``argmin_s ||E m - a_s||^2`` over ``s < S``."""
+    """Nearest node symbol to ``E m`` in each position: ``argmin_s ||E m - a_s||^2`` over ``s < S``.
+
+    Ties (an output halfway between two embeddings) go to the lower symbol (:func:`~onelayer.trees.shared.embeddings.nearest`).
+    """
     E = with_empty(A).to(m.dtype)
     G = E.T @ E
-    cost = torch.diagonal(G)[:-1] - 2 * (m @ G)[..., :-1]
-    return cost.argmin(-1)
+    norms = torch.diagonal(G)[:-1]
+    cost = norms - 2 * (m @ G)[..., :-1]
+    return nearest(cost, float(norms.abs().max()))
 
 
 def teacher_forced_accuracy(B: torch.Tensor, A: torch.Tensor, batch: BackwardBatch) -> float:

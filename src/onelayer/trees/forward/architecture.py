@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import torch
 
+from ...jitter import jitter
 from ...validation import check_choice, check_float, check_int
 from ..shared.embeddings import check_embeddings
 from .layout import ForwardBatch
@@ -125,7 +126,8 @@ def init_params(
     params = {}
     for name, shape in _shapes(arch, A.shape[0]).items():
         if init_scale > 0:
-            params[name] = init_scale * torch.randn(shape, generator=gen, dtype=torch.float64).to(A.dtype)
+            params[name] = jitter(init_scale * torch.randn(shape, generator=gen, dtype=torch.float64),
+                                  f"trees.forward.init.{name}").to(A.dtype)
         else:
             params[name] = torch.zeros(shape, dtype=A.dtype)
     return params

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..shared.embeddings import with_empty
+from ..shared.embeddings import nearest, with_empty
 from .architecture import ForwardArchitecture, _check_all
 from .layout import STEP_TYPES, ForwardBatch, answer_from_chain, forward_token_vectors
 from .model import _keymask, _logits, _values, predict
@@ -25,7 +25,7 @@ def round_tokens(y: torch.Tensor, A: torch.Tensor) -> tuple[torch.Tensor, torch.
 
     Each node block goes to the nearest of ``a_0, ..., a_{S-1}`` and the empty
     block ``0`` (symbol ``S``); the stage block to the nearest of ``0, s_b, s_f``
-    (codes 0, 1, 2). ``y`` has shape ``(..., 2d + 2)``.
+    (codes 0, 1, 2); a block halfway between two tokens goes to the lower code. ``y`` has shape ``(..., 2d + 2)``.
     """
     if not isinstance(y, torch.Tensor) or not isinstance(A, torch.Tensor) or A.dim() != 2:
         raise TypeError("y and A must be tensors; A of shape (d, S)")
@@ -36,13 +36,13 @@ def round_tokens(y: torch.Tensor, A: torch.Tensor) -> tuple[torch.Tensor, torch.
     norms = (E * E).sum(0)
     flags = torch.tensor([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]], dtype=y.dtype)
 
-    def nearest(block, vecs, sq):
-        return (sq - 2 * block @ vecs).argmin(-1)
+    def closest(block, vecs, sq):  # ties (a block halfway between two tokens) go to the lower code
+        return nearest(sq - 2 * block @ vecs, float(sq.abs().max()))
 
     return (
-        nearest(y[..., :d], E, norms),
-        nearest(y[..., d : 2 * d], E, norms),
-        nearest(y[..., 2 * d :], flags.T, (flags**2).sum(1)),
+        closest(y[..., :d], E, norms),
+        closest(y[..., d : 2 * d], E, norms),
+        closest(y[..., 2 * d :], flags.T, (flags**2).sum(1)),
     )
 
 

@@ -35,6 +35,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import torch
 
+from ...jitter import jitter
 from ...training import History, train
 from ...validation import check_float, check_int, check_int_sequence
 from ..shared.embeddings import check_embeddings
@@ -100,7 +101,8 @@ def learned_value_params(
     for l in range(1, heads + 1):
         for name, shape in ((f"U{l}", (d, d)), (f"V{l}", (2, 2)), (f"WV{l}", (D, D))):
             if init_scale > 0:
-                out[name] = (init_scale * torch.randn(shape, generator=gen, dtype=torch.float64)).to(A.dtype)
+                out[name] = jitter(init_scale * torch.randn(shape, generator=gen, dtype=torch.float64),
+                                   f"trees.learned_values.init.{name}").to(A.dtype)
             else:
                 out[name] = torch.zeros(shape, dtype=A.dtype)
     return out

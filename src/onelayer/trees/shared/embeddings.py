@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import torch
 
+from ...jitter import jitter
 from ...validation import check_int
 
 __all__ = [
@@ -26,6 +27,8 @@ __all__ = [
     "lemma1_matrix",
     "with_empty",
     "check_embeddings",
+    "TIE_TOL",
+    "nearest",
 ]
 
 _FLOATS = (torch.float64, torch.float32)
@@ -73,7 +76,7 @@ def orthonormal_embeddings(S: int, d: int, gen: torch.Generator, dtype=torch.flo
     S = check_int("S", S, low=1)
     d = check_int("d", d, low=S)
     _gen(gen)
-    G = torch.randn(d, S, generator=gen, dtype=torch.float64)
+    G = jitter(torch.randn(d, S, generator=gen, dtype=torch.float64), "trees.embeddings.orthonormal")
     Q, R = torch.linalg.qr(G)
     Q = Q * torch.sign(torch.diagonal(R))  # unique factorisation: a Haar-distributed frame
     return Q.to(_dtype(dtype))
@@ -90,7 +93,7 @@ def independent_embeddings(S: int, d: int, gen: torch.Generator, dtype=torch.flo
     d = check_int("d", d, low=S)
     _gen(gen)
     A = torch.randn(d, S, generator=gen, dtype=torch.float64) / d**0.5
-    return check_embeddings(A.to(_dtype(dtype)))
+    return check_embeddings(jitter(A, "trees.embeddings.independent").to(_dtype(dtype)))
 
 
 def lemma1_matrix(A: torch.Tensor) -> torch.Tensor:
@@ -114,3 +117,23 @@ def with_empty(A: torch.Tensor) -> torch.Tensor:
     if not isinstance(A, torch.Tensor) or A.dim() != 2:
         raise TypeError("A must be a 2-D torch.Tensor of shape (d, S)")
     return torch.cat([A, torch.zeros(A.shape[0], 1, dtype=A.dtype)], dim=1)
+
+
+#: Two rounding costs closer than ``TIE_TOL`` times the largest squared norm count as tied (see :func:`nearest`).
+TIE_TOL = 1e-9
+
+
+def nearest(cost: torch.Tensor, scale: float) -> torch.Tensor:
+    """``argmin`` over the last axis of a rounding cost, ties going to the lowest index.
+
+    A model output halfway between two embeddings (uniform attention over two
+    tokens, as at zero initialisation) is equally far from both in exact
+    arithmetic. With one-hot embeddings the two computed costs are then equal to
+    the bit and ``argmin`` takes the lower symbol on every machine; with Gaussian
+    embeddings the costs differ by round-off, which would let the CPU pick the
+    answer. Costs within ``TIE_TOL * scale`` of the best therefore count as tied
+    here, and the lowest tied index wins, for every embedding alike.
+    """
+    best = cost.min(-1, keepdim=True).values
+    tied = cost <= best + TIE_TOL * scale
+    return tied.to(torch.int8).argmax(-1)  # argmax returns the first maximal index: the lowest tied symbol

@@ -1,0 +1,90 @@
+"""Reproducible BLAS: MKL's conditional numerical reproducibility (CNR), asked for before the first MKL call.
+
+torch's CPU wheel does its matrix products in Intel MKL, which picks a code path
+for the CPU it finds (SSE4.2, AVX2, AVX-512, ...) and, unless told otherwise,
+may also sum in an order that depends on memory alignment. The last bits of a
+product then differ between machines, and even between two runs on one machine.
+Setting ``MKL_CBWR`` fixes the code path: ``COMPATIBLE`` (the book's choice)
+uses the same SSE2 path on every x86-64 CPU, Intel or AMD; ``AUTO`` only fixes
+the alignment-dependent order on the CPU at hand.
+
+MKL reads ``MKL_CBWR`` once, at its first call. ``import onelayer`` therefore
+sets it (:func:`request`, only if the environment has not set it already) before
+anything is computed, and :func:`onelayer.seeding.setup` (every chapter's first
+cell) warns when the branch in force is not the one asked for: that happens when
+a kernel multiplied matrices with torch before it imported ``onelayer``. Such a
+kernel still runs every chapter; only last bits may differ from the stored
+outputs. Restart it and import ``onelayer`` first, or start Jupyter with
+``MKL_CBWR=COMPATIBLE`` (``make lab`` does).
+
+The ``Makefile`` exports ``MKL_CBWR=COMPATIBLE`` for every target (tests, nbval,
+the book's kernels, ``make lab``, ``tools/execute.py``); ``make test-portable``
+runs the tests once more on another branch (``SSE4_2``), so no stored output or
+test may depend on the branch.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import warnings
+from functools import lru_cache
+from pathlib import Path
+
+__all__ = ["ENV", "DEFAULT", "request", "branch", "check"]
+
+#: MKL's environment variable for conditional numerical reproducibility.
+ENV = "MKL_CBWR"
+#: The branch the book asks for: the same code path on every x86-64 CPU.
+DEFAULT = "COMPATIBLE"
+#: ``mkl_cbwr_get(MKL_CBWR_BRANCH)`` values (``mkl_cbwr.h``) and their names.
+_BRANCHES = {1: "OFF", 2: "AUTO", 3: "COMPATIBLE", 4: "SSE2", 6: "SSSE3", 7: "SSE4_1", 8: "SSE4_2", 9: "AVX",
+             10: "AVX2", 11: "AVX512_MIC", 12: "AVX512", 13: "AVX512_MIC_E1", 14: "AVX512_E1"}
+
+
+def request() -> str:
+    """Ask MKL for :data:`DEFAULT` unless ``MKL_CBWR`` is already set (not empty); returns the value now in force."""
+    if not os.environ.get(ENV, "").strip():
+        os.environ[ENV] = DEFAULT
+    return os.environ[ENV]
+
+
+@lru_cache(maxsize=1)
+def _cbwr_get():
+    """MKL's ``mkl_cbwr_get`` as linked into torch's CPU library, or ``None`` (no MKL: e.g. ARM builds)."""
+    import torch
+
+    if not torch.backends.mkl.is_available():
+        return None
+    for lib in sorted((Path(torch.__file__).parent / "lib").glob("libtorch_cpu.*")):
+        try:
+            fn = ctypes.CDLL(str(lib)).mkl_serv_cbwr_get
+        except (OSError, AttributeError):
+            continue
+        fn.argtypes, fn.restype = [ctypes.c_int], ctypes.c_int
+        return fn
+    return None
+
+
+def branch() -> str | None:
+    """The CNR branch MKL uses in this process (``"COMPATIBLE"``, ``"AUTO"``, ``"OFF"``, ...), ``None`` without MKL."""
+    fn = _cbwr_get()
+    if fn is None:
+        return None
+    value = fn(1)  # MKL_CBWR_BRANCH
+    return _BRANCHES.get(value, f"unknown ({value})")
+
+
+def check() -> str | None:
+    """Warn (``RuntimeWarning``) when MKL is present and its branch differs from the one ``MKL_CBWR`` asks for.
+
+    Returns the branch in force (``None`` without MKL).
+    """
+    got = branch()
+    wanted = os.environ.get(ENV, "").split(",")[0].strip().upper()
+    if got is not None and wanted and got != wanted:
+        warnings.warn(
+            f"MKL uses the {got} branch, not {wanted} as {ENV} asks: torch multiplied matrices before onelayer was "
+            f"imported, so the last bits of results may differ from the book's. Restart the kernel and import onelayer "
+            f"first, or start Jupyter with {ENV}={DEFAULT}.", RuntimeWarning, stacklevel=3)
+    return got
