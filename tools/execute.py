@@ -16,8 +16,9 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-from onelayer import execution
+from onelayer import blas, execution
 
+blas.request()  # MKL's reproducible branch for the kernels (import onelayer already asked; explicit here)
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 os.environ.setdefault("PYTHONHASHSEED", "0")
