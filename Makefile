@@ -136,13 +136,12 @@ test-portable: $(STAMP)
 	mkdir -p $(PORTABLE)
 	$(CHECK_RUNS)
 	status=0
-	nbval_run $(PORTABLE)/nbval-other-cpu ONELAYER_JITTER=$(JITTER) $(OTHER_BRANCH) & a=$$!
-	unit_run $(PORTABLE)/unit-other-branch $(OTHER_BRANCH) & b=$$!
-	wait $$b || status=1
-	unit_run $(PORTABLE)/unit-jitter ONELAYER_JITTER=$(JITTER) & c=$$!
-	wait $$a || status=1
-	nbval_run $(PORTABLE)/nbval-omp-2-threads OMP_NUM_THREADS=2 MKL_NUM_THREADS=2 OMP_WAIT_POLICY=PASSIVE & d=$$!
-	for job in $$c $$d; do wait $$job || status=1; done
+	# two lanes, each about one nbval plus one unit run long
+	{ nbval_run $(PORTABLE)/nbval-other-cpu ONELAYER_JITTER=$(JITTER) $(OTHER_BRANCH) || s=1
+	  unit_run $(PORTABLE)/unit-jitter ONELAYER_JITTER=$(JITTER) || s=1; exit $${s:-0}; } & a=$$!
+	{ unit_run $(PORTABLE)/unit-other-branch $(OTHER_BRANCH) || s=1
+	  nbval_run $(PORTABLE)/nbval-omp-2-threads OMP_NUM_THREADS=2 MKL_NUM_THREADS=2 OMP_WAIT_POLICY=PASSIVE || s=1; exit $${s:-0}; } & b=$$!
+	for job in $$a $$b; do wait $$job || status=1; done
 	report $(PORTABLE) $$status nbval-other-cpu unit-other-branch unit-jitter nbval-omp-2-threads \
 	  || { echo "test-portable: FAILED (logs in $(PORTABLE)/)"; exit 1; }
 	echo "test-portable: $$(( $$(date +%s) - start )) s"

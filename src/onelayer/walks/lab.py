@@ -55,6 +55,7 @@ __all__ = [
     "LR_CHOICES",
     "SIGMA_CHOICES",
     "M_for",
+    "default_gram_error",
     "LabResult",
     "lab_run",
     "compare",
@@ -200,7 +201,7 @@ def lab_run(p: float = 0.7, K: int = 6, N: int = 25, lr: float = 1.0, sigma: flo
     n_train, n_test:
         Numbers of sampled training and test walks (training seed ``seed``, test seed ``seed + 1000``).
     gram_error:
-        Seeded Gram error of the positions (``>= 0``, seed ``0``); ``None`` (default): :func:`default_gram_error`
+        Seeded Gram error of the positions (``>= 0``, seed ``0``); ``None`` (default): :func:`onelayer.walks.lab.default_gram_error`
         (``1e-9`` for sinusoidal positions, ``0`` for exact ones).
     progress:
         Show a ``tqdm`` progress bar while training.
