@@ -73,7 +73,7 @@ def test_inputs_that_pass_through_it(monkeypatch):
 
 def test_requested_branch_is_in_force_in_a_fresh_process():
     """``import onelayer`` asks MKL for the COMPATIBLE branch before its first call; a prior MKL call is warned about."""
-    env = {k: v for k, v in os.environ.items() if k != blas.ENV}
+    env = {k: v for k, v in os.environ.items() if k not in (blas.ENV, blas.NATIVE_ENV)}  # as a reader's kernel starts
     code = "import onelayer; from onelayer import blas; onelayer.setup(); print(blas.branch())"
     out = subprocess.run([sys.executable, "-W", "always", "-c", code], env=env, capture_output=True, text=True, check=True)
     assert "MKL uses" not in out.stderr
@@ -83,10 +83,31 @@ def test_requested_branch_is_in_force_in_a_fresh_process():
     res = subprocess.run([sys.executable, "-W", "always", "-c", late], env=env, capture_output=True, text=True)
     if torch.backends.mkl.is_available():
         assert res.returncode == 0 and "MKL uses the OFF branch" in res.stderr
-    other = subprocess.run([sys.executable, "-c", code], env={**env, blas.ENV: "AVX2"}, capture_output=True,
-                           text=True, check=True)
+    other = subprocess.run([sys.executable, "-W", "always", "-c", code], env={**env, blas.ENV: "AUTO"},
+                           capture_output=True, text=True, check=True)
     if torch.backends.mkl.is_available():
-        assert other.stdout.strip() == "AVX2"  # the environment's choice is kept
+        assert other.stdout.strip() == "AUTO" and "MKL uses" not in other.stderr  # the environment's choice is kept
+    # An instruction-set branch: Intel CPUs run it, others run AUTO (seen on AMD EPYC); neither is a late request.
+    isa = subprocess.run([sys.executable, "-W", "always", "-c", code], env={**env, blas.ENV: "AVX2"},
+                         capture_output=True, text=True, check=True)
+    if torch.backends.mkl.is_available():
+        assert isa.stdout.strip() in ("AVX2", "AUTO") and "MKL uses" not in isa.stderr
+
+
+def test_native_mode_leaves_mkl_to_its_own_dispatch():
+    """``ONELAYER_BLAS=native`` removes ``MKL_CBWR`` before MKL's first call: CNR off, and no warning about it."""
+    code = "import os, onelayer; from onelayer import blas; onelayer.setup(); print(blas.branch(), os.environ.get(blas.ENV))"
+    env = {**os.environ, blas.ENV: blas.DEFAULT, blas.NATIVE_ENV: "native"}
+    out = subprocess.run([sys.executable, "-W", "always", "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert "MKL uses" not in out.stderr
+    branch, value = out.stdout.split()
+    assert value == "None"
+    if torch.backends.mkl.is_available():
+        assert branch == "OFF"
+    # any other value of ONELAYER_BLAS keeps the reproducible branch
+    kept = subprocess.run([sys.executable, "-c", code], env={**env, blas.NATIVE_ENV: "mkl"}, capture_output=True,
+                          text=True, check=True)
+    assert kept.stdout.split()[1] == blas.DEFAULT
 
 
 pytest_plugins = ["pytester"]

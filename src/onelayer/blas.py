@@ -19,8 +19,16 @@ outputs. Restart it and import ``onelayer`` first, or start Jupyter with
 
 The ``Makefile`` exports ``MKL_CBWR=COMPATIBLE`` for every target (tests, nbval,
 the book's kernels, ``make lab``, ``tools/execute.py``); ``make test-portable``
-runs the tests once more on another branch (``SSE4_2``), so no stored output or
-test may depend on the branch.
+runs the tests once more with CNR off and MKL's dispatch capped at SSE4.2
+(``ONELAYER_BLAS=native MKL_ENABLE_INSTRUCTIONS=SSE4_2``), so no stored output or
+test may depend on the code path.
+
+Why CNR *off* there, not another branch: MKL honours the branches named after an
+instruction set (``SSE4_2``, ``AVX2``, ...) on Intel CPUs only. On an AMD EPYC
+(AVX-512) every explicit ``MKL_CBWR`` value, ``OFF`` included, reported ``AUTO``
+or took the same code path, and an exact comparison of two sums of the same
+numbers in other orders passed under all of them; it failed only with
+``MKL_CBWR`` unset, which ``ONELAYER_BLAS=native`` restores (:func:`request`).
 """
 
 from __future__ import annotations
@@ -31,19 +39,38 @@ import warnings
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["ENV", "DEFAULT", "request", "branch", "check"]
+__all__ = ["ENV", "NATIVE_ENV", "DEFAULT", "native", "request", "branch", "check"]
 
 #: MKL's environment variable for conditional numerical reproducibility.
 ENV = "MKL_CBWR"
 #: The branch the book asks for: the same code path on every x86-64 CPU.
 DEFAULT = "COMPATIBLE"
+#: ``ONELAYER_BLAS=native``: leave MKL to its own dispatch (CNR off), for the portability check only.
+NATIVE_ENV = "ONELAYER_BLAS"
+#: Branches named after an instruction set: MKL honours them on Intel CPUs only and runs ``AUTO`` elsewhere.
+_INSTRUCTION_BRANCHES = frozenset({"SSE2", "SSSE3", "SSE4_1", "SSE4_2", "AVX", "AVX2", "AVX512", "AVX512_E1",
+                                   "AVX512_MIC", "AVX512_MIC_E1"})
 #: ``mkl_cbwr_get(MKL_CBWR_BRANCH)`` values (``mkl_cbwr.h``) and their names.
 _BRANCHES = {1: "OFF", 2: "AUTO", 3: "COMPATIBLE", 4: "SSE2", 6: "SSSE3", 7: "SSE4_1", 8: "SSE4_2", 9: "AVX",
              10: "AVX2", 11: "AVX512_MIC", 12: "AVX512", 13: "AVX512_MIC_E1", 14: "AVX512_E1"}
 
 
+def native() -> bool:
+    """Whether ``ONELAYER_BLAS=native`` asks for MKL's own dispatch (CNR off; a check of the portable outputs only)."""
+    return os.environ.get(NATIVE_ENV, "").strip().lower() == "native"
+
+
 def request() -> str:
-    """Ask MKL for :data:`DEFAULT` unless ``MKL_CBWR`` is already set (not empty); returns the value now in force."""
+    """Ask MKL for :data:`DEFAULT` unless ``MKL_CBWR`` is already set (not empty); returns the value now in force.
+
+    Under ``ONELAYER_BLAS=native`` it removes ``MKL_CBWR`` instead and returns ``""``: MKL then picks its code path
+    and summation order for the CPU at hand, as in a process that never heard of CNR (``make test-portable`` runs
+    the tests that way, since on AMD CPUs every explicit ``MKL_CBWR`` value takes one path and only the unset
+    variable takes MKL's own).
+    """
+    if native():
+        os.environ.pop(ENV, None)
+        return ""
     if not os.environ.get(ENV, "").strip():
         os.environ[ENV] = DEFAULT
     return os.environ[ENV]
@@ -81,10 +108,13 @@ def check() -> str | None:
     Returns the branch in force (``None`` without MKL).
     """
     got = branch()
-    wanted = os.environ.get(ENV, "").split(",")[0].strip().upper()
-    if got is not None and wanted and got != wanted:
-        warnings.warn(
-            f"MKL uses the {got} branch, not {wanted} as {ENV} asks: torch multiplied matrices before onelayer was "
-            f"imported, so the last bits of results may differ from the book's. Restart the kernel and import onelayer "
-            f"first, or start Jupyter with {ENV}={DEFAULT}.", RuntimeWarning, stacklevel=3)
+    wanted = "OFF" if native() else os.environ.get(ENV, "").split(",")[0].strip().upper()
+    if got is None or not wanted or got == wanted:
+        return got
+    if got == "AUTO" and wanted in _INSTRUCTION_BRANCHES:
+        return got  # not a late request: MKL offers instruction-set branches on Intel CPUs only (measured on AMD EPYC)
+    warnings.warn(
+        f"MKL uses the {got} branch, not {wanted} as {ENV} asks: torch multiplied matrices before onelayer was "
+        f"imported, so the last bits of results may differ from the book's. Restart the kernel and import onelayer "
+        f"first, or start Jupyter with {ENV}={DEFAULT}.", RuntimeWarning, stacklevel=3)
     return got
