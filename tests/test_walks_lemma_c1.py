@@ -40,11 +40,12 @@ def test_closed_form_scales_with_eta_and_epsilon():
 
 @pytest.mark.parametrize("p,expected", [(0.7, [1]), (0.3, [5]), (0.5, [0, 1, 5])])
 def test_location_of_the_maximum_lemma_c3_closed_form(p, expected):
-    # a property of the population formula only (the old keys keep this meaning)
+    # a property of the population formula only; the measured V(1) on 50 walks is another object
     exp = theorem31.setup_experiment(p, N=97, n_train=50, n_test=10)
     check = theorem31.lemma_c1_check(exp.model, exp.train, p)
-    assert check["closed_form_max_offsets"] == expected == check["max_offsets"]
-    assert check["closed_form_circulant"] and check["circulant"]
+    assert check["closed_form_max_offsets"] == expected
+    assert check["closed_form_circulant"]
+    assert not {"circulant", "max_offsets"} & set(check)  # no alias keys that describe the formula under data's name
 
 
 @pytest.mark.parametrize("p", [0.5, 0.7])

@@ -129,9 +129,7 @@ def lemma_c1_check(model: WalkTransformer, data: TokenData, p: float, *, lr: flo
       ``closed_form_max_offsets`` (all offsets where its first column is maximal).
 
     Also ``max_error`` (``max |V1 - closed_form|``), ``max_entry`` (of the closed
-    form) and ``max_abs_q1`` (``W^(1) = 0`` means ``q^(1) = 0``). The older keys
-    ``circulant`` and ``max_offsets`` are kept for existing callers and mean
-    ``closed_form_circulant`` and ``closed_form_max_offsets``: they say nothing about ``data``.
+    form) and ``max_abs_q1`` (``W^(1) = 0`` means ``q^(1) = 0``).
     """
     lr = check_float("lr", lr, low=0.0, low_open=True)
     c = model.config
@@ -155,9 +153,6 @@ def lemma_c1_check(model: WalkTransformer, data: TokenData, p: float, *, lr: flo
         "max_error": float(np.abs(V1 - closed).max()),
         "max_entry": float(closed.max()),
         "max_abs_q1": float(hist.params["q"].abs().max()),
-        # older names, kept for existing callers: properties of the closed form, not of ``data``
-        "circulant": closed_circulant,
-        "max_offsets": offsets,
     }
 
 

@@ -42,8 +42,9 @@ def _variations_lag(quick: bool):
 
     res = variations.lag_check(0.7, steps=3 if quick else 30)
     fig = variations.figure_lag(res)
-    keys = ("V1_error", "V1_scale", "V1_offsets", "circulant", "steps", "lag_attention", "parent_attention", "optimal_fraction",
-            "test_accuracy", "bayes")
+    keys = ("V1_error", "V1_scale", "population_V1_circulant_deviation", "population_V1_column_max_offsets",
+            "sample_V1_circulant_deviation", "sample_V1_column_max_offsets", "closed_form_circulant", "closed_form_offsets",
+            "steps", "lag_attention", "parent_attention", "optimal_fraction", "test_accuracy", "bayes")
     return fig, {k: res[k] for k in keys}
 
 

@@ -101,8 +101,6 @@ def lag_check(p: float = 0.7, *, lag: int = 2, K: int = 6, N: int = 97, M: int =
     ``sample_V1_circulant_deviation`` and ``sample_V1_column_max_offsets`` (``V^(1)``
     measured on the ``n_train`` sampled sequences at full size), ``closed_form_circulant``
     and ``closed_form_offsets`` (all offsets where the full-size formula is maximal);
-    the older keys ``V1_offsets`` and ``circulant`` are kept for existing callers and
-    mean the closed-form ones;
     ``attention_step2`` (test-mean attention over the positions after two steps),
     ``lag_attention`` (on ``x_{N-lag}``) and ``parent_attention`` (on ``x_{N-1}``)
     over the run, ``optimal_fraction`` over the run, ``V_final``.
@@ -136,9 +134,6 @@ def lag_check(p: float = 0.7, *, lag: int = 2, K: int = 6, N: int = 97, M: int =
         "sample_V1_column_max_offsets": _column_max_offsets(V1_sample),
         "closed_form_circulant": ring.is_circulant(closed, tol=1e-14),
         "closed_form_offsets": np.flatnonzero(np.isclose(col, col.max(), rtol=1e-12, atol=0)).tolist(),
-        # older names, kept for existing callers: properties of the closed form
-        "V1_offsets": np.flatnonzero(np.isclose(col, col.max(), rtol=1e-12, atol=0)).tolist(),
-        "circulant": ring.is_circulant(closed, tol=1e-14),
         "steps": hist.steps,
         "attention_step2": hist.at("profile", 2),
         "lag_attention": hist["profile"][:, N - 1 - lag],
