@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from onelayer.walks import first_steps, ring, theorem31, walk_data
+from onelayer.walks import first_steps, ring, theorem31, theory, walk_data
 
 
 def test_first_step_by_counting_equals_the_trained_step():
@@ -55,3 +55,18 @@ def test_first_steps_validation():
         first_steps.column_max_offsets(np.ones((2, 3)))
     with pytest.raises(TypeError, match="data"):
         first_steps.first_step_from_counts("walks")
+
+
+def test_column_max_offsets_ties_never_decided_by_round_off():
+    # p = 1/2: the closed form ties at offsets 0, +1, -1 in every column; round-off-sized moves of either sign
+    # must not change the answer (the smallest tied offset, 0), while a real gap does
+    V = theory.lemma_c1_value(6, 0.5, 13, 1.0, 0.1)
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        moved = V * (1 + 1e-13 * rng.standard_normal(V.shape))
+        assert first_steps.column_max_offsets(moved) == [0] * 6
+    shifted = V.copy()
+    shifted[1, 0] += 1e-3 * V.max()  # column 0: offset +1 now strictly largest
+    assert first_steps.column_max_offsets(shifted)[0] == 1
+    with pytest.raises(ValueError, match="square"):
+        first_steps.column_max_offsets(np.ones((2, 3)))

@@ -50,12 +50,19 @@ __all__ = ["first_step_from_counts", "column_max_offsets", "circulant_deviation"
 
 
 def column_max_offsets(V) -> list[int]:
-    """For each column ``s`` of ``V`` (``K x K``), the offset ``(y - s) mod K`` of its largest entry (smallest ``y`` on ties)."""
+    """For each column ``s`` of ``V`` (``K x K``), the offset ``(y - s) mod K`` of its largest entry.
+
+    Entries within :data:`onelayer.walks.prediction.TIE_TOL` of the column's maximum count as tied and the smallest
+    offset is reported, so that a tie (``p = 1/2`` on a population: offsets ``0, 1, K - 1``) is never decided by the
+    machine's round-off.
+    """
     V = np.asarray(V, dtype=np.float64)
     if V.ndim != 2 or V.shape[0] != V.shape[1]:
         raise ValueError(f"V must be a square matrix, got shape {V.shape}")
     K = V.shape[0]
-    return [int((np.argmax(V[:, s]) - s) % K) for s in range(K)]
+    # row s: column s of V read by offset, entry o = V[(s + o) mod K, s]
+    by_offset = np.stack([np.roll(V[:, s], -s) for s in range(K)])
+    return [int(o) for o in prediction.predict(torch.from_numpy(by_offset))]
 
 
 def circulant_deviation(V) -> float:

@@ -33,6 +33,7 @@ from ..training import History
 from ..validation import check_choice, check_float, check_int, check_int_sequence, check_probability
 from . import prediction, ring, theory
 from .data import TokenData, walk_data
+from .first_steps import column_max_offsets
 from .model import WalkTransformer
 
 __all__ = [
@@ -146,7 +147,7 @@ def lemma_c1_check(model: WalkTransformer, data: TokenData, p: float, *, lr: flo
         "V1": V1,
         "V1_circulant": bool(deviation <= 1e-12 * max(float(np.abs(V1).max()), 1e-300)),
         "V1_circulant_deviation": deviation,
-        "V1_column_max_offsets": [int((np.argmax(V1[:, s]) - s) % K) for s in range(K)],
+        "V1_column_max_offsets": column_max_offsets(V1),
         "closed_form": closed,
         "closed_form_circulant": closed_circulant,
         "closed_form_max_offsets": offsets,

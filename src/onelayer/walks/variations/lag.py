@@ -12,6 +12,7 @@ from ...seeding import generator
 from ...validation import check_float, check_int, check_probability
 from .. import ring
 from ..data import TokenData
+from ..first_steps import column_max_offsets
 from ..model import WalkTransformer
 from ..random_init import optimal_fraction
 
@@ -83,12 +84,6 @@ def _circulant_deviation(A: np.ndarray) -> float:
     return float(np.abs(A - rolled).max())
 
 
-def _column_max_offsets(A: np.ndarray) -> list[int]:
-    """For each column ``s``, the offset ``(y - s) mod K`` of its largest entry (smallest ``y`` on ties)."""
-    K = A.shape[0]
-    return [int((np.argmax(A[:, s]) - s) % K) for s in range(K)]
-
-
 def lag_check(p: float = 0.7, *, lag: int = 2, K: int = 6, N: int = 97, M: int = 1000, n_train: int = 1000,
               n_test: int = 1000, steps: int = 30, lr: float = 1.0, small=(13, 100), seed: int = 0) -> dict:
     """The lag-``lag`` chain: first step against :func:`lag_c1_value` on an exact small population
@@ -129,9 +124,9 @@ def lag_check(p: float = 0.7, *, lag: int = 2, K: int = 6, N: int = 97, M: int =
         "V1_scale": float(np.abs(closed_small).max()),
         "V1_closed": closed,
         "population_V1_circulant_deviation": _circulant_deviation(V1),
-        "population_V1_column_max_offsets": _column_max_offsets(V1),
+        "population_V1_column_max_offsets": column_max_offsets(V1),
         "sample_V1_circulant_deviation": _circulant_deviation(V1_sample),
-        "sample_V1_column_max_offsets": _column_max_offsets(V1_sample),
+        "sample_V1_column_max_offsets": column_max_offsets(V1_sample),
         "closed_form_circulant": ring.is_circulant(closed, tol=1e-14),
         "closed_form_offsets": np.flatnonzero(np.isclose(col, col.max(), rtol=1e-12, atol=0)).tolist(),
         "steps": hist.steps,
