@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from onelayer import attention, registry, store
+from onelayer.chapters import selector
 from tools import figure_numbers
 
 FOUNDATION = ["selector-default-state", "selector-error-vs-lambda", "selector-scale-for-accuracy"]
@@ -95,7 +96,7 @@ def test_figure_numbers_command_reports_agreement(capsys):
 def test_selector_error_vs_lambda_numbers_match_the_attention_module(tmp_path):
     registry.make("selector-error-vs-lambda", tmp_path)
     numbers = json.loads((tmp_path / "selector-error-vs-lambda.json").read_text())["numbers"]
-    z = np.array(registry.SELECTOR_LOGITS)
+    z = np.array(selector.SETTINGS.z)
     assert numbers["gap"] == pytest.approx(0.6)
     assert numbers["maximal_set"] == [0]
     assert numbers["bound_holds"] is True
@@ -208,10 +209,33 @@ def test_discover_imports_existing_part_modules_lazily(scratch_registry, monkeyp
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr(registry, "PART_MODULES", ("fakepart.figures", "missingpart.figures", "fakepart.missing"))
     assert "fake-part-figure" not in scratch_registry
-    assert registry.discover() == ["fakepart.figures"]
+    assert registry.discover() == registry.chapter_modules() + ["fakepart.figures"]
     assert "fake-part-figure" in registry.available()
     monkeypatch.setattr(registry, "PART_MODULES", ("fakepart.broken",))
     with pytest.raises(RuntimeError, match="broken figure module"):
         registry.discover()
     for name in [m for m in sys.modules if m.startswith("fakepart")]:
+        monkeypatch.delitem(sys.modules, name)
+
+
+def test_discover_walks_the_chapters_package(scratch_registry, monkeypatch, tmp_path):
+    """Every module of the chapters package (sub-packages included) is imported: a figure there needs no other line."""
+    part = tmp_path / "fakechapters" / "walks"
+    part.mkdir(parents=True)
+    (tmp_path / "fakechapters" / "__init__.py").write_text("")
+    (part / "__init__.py").write_text("")
+    (part / "ring.py").write_text(textwrap.dedent('''
+        from onelayer.registry import register
+
+        @register("fake-chapter-figure", "registered by a chapter module")
+        def figure(quick=False):
+            return None, {"ok": True}
+    '''))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(registry, "CHAPTERS_PACKAGE", "fakechapters")
+    monkeypatch.setattr(registry, "PART_MODULES", ())
+    assert registry.chapter_modules() == ["fakechapters.walks.ring"]
+    assert registry.discover() == ["fakechapters.walks.ring"]
+    assert registry.available()["fake-chapter-figure"].module == "fakechapters.walks.ring"
+    for name in [m for m in sys.modules if m.startswith("fakechapters")]:
         monkeypatch.delitem(sys.modules, name)

@@ -49,13 +49,6 @@ def test_selection_error_figure_plots_error_below_bound():
         widgets.selection_error_figure([1.0, 0.0], [-1.0, 1.0])
 
 
-def test_selector_scrubber_has_one_frame_per_scale():
-    s = widgets.selector_scrubber([1.0, 0.0, -1.0], [0.0, 1.0, 5.0], name="t-sel", dpi=30)
-    assert len(s) == 3 and s.knobs[0].texts == ("0", "1", "5")
-    assert "lambda = 5" in s.alt_texts[-1]
-    assert s.frames[0] != s.frames[-1]
-
-
 def test_widget_figures_are_shown_with_alt_text(monkeypatch):
     """The output area gets an <img> whose alt names the panels and the current settings (saved state in the HTML)."""
     import re

@@ -1,9 +1,11 @@
 """Every figure of the chapters is one registered figure: its caption links to its numbers and names its command.
 
-Usage: python -m tools.figure_captions [--apply] [NOTEBOOK ...]   (default: every notebook in :data:`FIGURES`, :data:`SCRUBBERS`)
+Usage: python -m tools.figure_captions [--apply] [NOTEBOOK ...]   (default: every notebook with a figure or scrubber)
 
 :data:`FIGURES` maps each chapter cell that outputs a PNG figure (notebook path and cell id) to the
-name under which :mod:`onelayer.registry` makes the same figure (``python -m onelayer make NAME``).
+name under which :mod:`onelayer.registry` makes the same figure (``python -m onelayer make NAME``). It is derived:
+for a chapter with a module in :mod:`onelayer.chapters`, a figure cell belongs to the registered function of that
+module it calls (:func:`derived_figures`); the chapters not moved yet are listed by hand in ``_HAND_FIGURES``.
 :func:`caption` writes that cell's caption from the registry: the figure's one-line description,
 ``{download}`` links to ``book/numbers/NAME.json`` (and ``NAME.csv`` for a table), the full-mode
 numbers the CLI writes (``tools/book_numbers.py``, ``make numbers``), and the command that
@@ -15,7 +17,8 @@ exits 1 if there are any. ``tests/test_hygiene.py`` checks the same for every ch
 
 Scrubbers (:mod:`onelayer.scrubber`, the precomputed-frames players) are HTML outputs, which myst-nb does not
 wrap in a figure. :data:`SCRUBBERS` maps each scrubber cell to the name under which the registry writes the
-numbers of every frame (``NAME-frames`` for the scrubber ``NAME``), and their caption is a markdown cell right
+numbers of every frame: ``NAME-frames`` for the scrubber ``NAME`` (derived from the stored output,
+:func:`derived_scrubbers`). Their caption is a markdown cell right
 after the scrubber cell, marked ``metadata.onelayer.caption_for = <the scrubber cell's id>``: a
 ``{container}`` of class ``onelayer-scrubber-caption`` (id ``player-NAME``) holding the same text as a figure's
 caption (:func:`scrubber_caption_source`). ``--apply`` inserts or updates these cells (a new cell gets an id
@@ -36,9 +39,10 @@ from tools import book_numbers
 ROOT = Path(__file__).resolve().parents[1]
 APPLY_COMMAND = "python -m tools.figure_captions --apply"
 
-#: notebook (from the repository root) -> {cell id: registered figure name}, in the order of the cells.
-FIGURES: dict[str, dict[str, str]] = {
-    "book/selector.ipynb": {"f008a46d": "selector-error-vs-lambda", "1e53a094": "selector-default-state"},
+#: Chapters whose figures are not yet defined in a chapter module (:mod:`onelayer.chapters`): notebook -> {cell id:
+#: registered figure name}. For a chapter that has its module the map is derived (:func:`derived_figures`); issue 21
+#: empties this dict one chapter at a time.
+_HAND_FIGURES: dict[str, dict[str, str]] = {
     "book/walks/ring.ipynb": {"46124df3": "walks-transition-matrices", "75d8af85": "walks-mixing",
                               "89d51977": "walks-ring-explorer-default"},
     "book/walks/theorem31.ipynb": {"750ffb60": "walks-lemma-c1", "7453a3fe": "walks-parent-log-odds", "eed68364": "walks-fig4",
@@ -70,20 +74,86 @@ FIGURES: dict[str, dict[str, str]] = {
     "book/scaling.ipynb": {"1aaa5b0e": "walks-scaling", "c479ec3c": "walks-scaling-critical-m", "9d10e984": "trees-scaling"},
 }
 
-#: notebook -> {id of a cell that outputs a scrubber: registered name of the numbers of its frames}.
-SCRUBBERS: dict[str, dict[str, str]] = {
-    "book/selector.ipynb": {"9bbdc0be": "selector-scale-frames"},
-    "book/walks/ring.ipynb": {"8c92b290": "walks-ring-explorer-frames"},
-    "book/walks/theorem31.ipynb": {"80ddc783": "walks-t31-steps-frames"},
-    "book/walks/theorem41.ipynb": {"a8f20cc2": "walks-t41-escape-frames"},
-    "book/walks/lab.ipynb": {"a9eeb57d": "walks-lab-p-eta-frames"},
-    "book/walks/qa.ipynb": {"ac3fb424": "walks-qa-explorer-frames"},
-    "book/walks/random_init.ipynb": {"3df2b330": "walks-random-init-sweep-frames"},
-    "book/trees/backward_data.ipynb": {"dd1b192a": "trees-backward-samples-frames"},
-    "book/trees/backward_construction.ipynb": {"03b82f88": "trees-backward-lambda-frames"},
-    "book/trees/forward_construction.ipynb": {"8601f959": "trees-forward-scale-frames"},
-    "book/trees/forward_training.ipynb": {"a13305b1": "trees-forward-attention-steps-frames"},
-}
+
+def chapter_module(rel: str) -> str:
+    """The chapter module a notebook mirrors: ``book/walks/ring.ipynb`` -> ``onelayer.chapters.walks.ring``."""
+    path = Path(rel)
+    if path.suffix != ".ipynb" or not path.parts or path.parts[0] != "book":
+        raise ValueError(f"rel must be a notebook under book/ (e.g. 'book/walks/ring.ipynb'), got {rel!r}")
+    return ".".join(("onelayer", "chapters", *path.with_suffix("").parts[1:]))
+
+
+def _notebooks() -> list[str]:
+    return sorted(str(p.relative_to(ROOT)) for p in (ROOT / "book").rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+
+
+def derived_figures(rel: str, notebook: dict | None = None) -> dict[str, str]:
+    """{cell id: name} for each PNG figure cell of a chapter that has a module: the registered function of that
+    module the cell calls (``selector.error_vs_lambda()`` -> ``selector-error-vs-lambda``). ``{}`` without a module."""
+    import importlib.util
+
+    from onelayer import registry
+
+    module = chapter_module(rel)
+    try:
+        if importlib.util.find_spec(module) is None:
+            return {}
+    except ModuleNotFoundError:  # the part's package of chapter modules does not exist yet
+        return {}
+    specs = [spec for spec in registry.available().values() if spec.module == module]
+    notebook = notebook if notebook is not None else json.loads((ROOT / rel).read_text())
+    found = {}
+    for _, cell in figure_cells(notebook):
+        source = "".join(cell.get("source", ""))
+        called = [spec.name for spec in specs if re.search(rf"\b{re.escape(spec.fn.__name__)}\(", source)]
+        if len(called) == 1:
+            found[cell.get("id")] = called[0]
+    return found
+
+
+def derived_scrubbers(notebook: dict) -> dict[str, str]:
+    """{cell id: name} for each scrubber cell: the registered numbers of a scrubber ``NAME`` are ``NAME-frames``."""
+    return {cell.get("id"): f"{scrubber_name(cell)}-frames" for _, cell in scrubber_cells(notebook)}
+
+
+def _maps() -> tuple[dict[str, dict[str, str]], dict[str, dict[str, str]]]:
+    figures, scrubbers = {}, {}
+    for rel in _notebooks():
+        notebook = json.loads((ROOT / rel).read_text())
+        cells = {**_HAND_FIGURES.get(rel, {}), **derived_figures(rel, notebook)}
+        if cells:
+            figures[rel] = cells
+        if found := derived_scrubbers(notebook):
+            scrubbers[rel] = found
+    return figures, scrubbers
+
+
+_MAPS: tuple | None = None
+
+
+def figures_map() -> dict[str, dict[str, str]]:
+    """notebook -> {cell id: registered figure name}, for every PNG figure cell of the book (derived on first use)."""
+    global _MAPS
+    if _MAPS is None:
+        _MAPS = _maps()
+    return _MAPS[0]
+
+
+def scrubbers_map() -> dict[str, dict[str, str]]:
+    """notebook -> {scrubber cell id: registered name of its frames' numbers} (derived on first use)."""
+    figures_map()
+    return _MAPS[1]
+
+
+def __getattr__(name: str):
+    """``FIGURES`` is :func:`figures_map`, ``SCRUBBERS`` is :func:`scrubbers_map`."""
+    if name == "FIGURES":
+        return figures_map()
+    if name == "SCRUBBERS":
+        return scrubbers_map()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 #: Class of the container that holds a scrubber's caption (styled in book/_static/onelayer.css).
 SCRUBBER_CAPTION_CLASS = "onelayer-scrubber-caption"
 _SCRUBBER_NAME = re.compile(r'data-scrubber="([^"]+)"')
@@ -174,7 +244,7 @@ def _source_lines(text: str) -> list[str]:
 
 
 def _scrubber_problems(rel: str, nb: dict) -> list[str]:
-    mapping = SCRUBBERS.get(rel, {})
+    mapping = scrubbers_map().get(rel, {})
     cells = nb["cells"]
     found = []
     ids = {c.get("id"): i for i, c in scrubber_cells(nb)}
@@ -206,7 +276,7 @@ def _apply_scrubbers(rel: str, nb: dict) -> None:
     old_ids = {caption_for(c): c.get("id") for c in nb["cells"] if caption_for(c) is not None}
     nb["cells"] = [c for c in nb["cells"] if caption_for(c) is None]
     taken = {c.get("id") for c in nb["cells"]}
-    for cell_id, name in SCRUBBERS.get(rel, {}).items():
+    for cell_id, name in scrubbers_map().get(rel, {}).items():
         index = next((i for i, c in scrubber_cells(nb) if c.get("id") == cell_id), None)
         if index is None:
             raise ValueError(f"{rel}: SCRUBBERS names cell {cell_id}, which outputs no scrubber here")
@@ -230,7 +300,7 @@ def figure_cells(notebook: dict) -> list[tuple[int, dict]]:
 def problems(path: Path) -> list[str]:
     """What is missing or out of date in the figure captions of one notebook (empty: nothing)."""
     rel = str(Path(path).resolve().relative_to(ROOT))
-    mapping = FIGURES.get(rel, {})
+    mapping = figures_map().get(rel, {})
     nb = json.loads(Path(path).read_text())
     found = _scrubber_problems(rel, nb)
     cells = figure_cells(nb)
@@ -254,13 +324,13 @@ def apply(path: Path) -> bool:
     """Write the captions of :data:`FIGURES` into one notebook's cell metadata; ``True`` if the file changed."""
     path = Path(path)
     rel = str(path.resolve().relative_to(ROOT))
-    if rel not in FIGURES and rel not in SCRUBBERS:
+    if rel not in figures_map() and rel not in scrubbers_map():
         raise ValueError(f"path must be a notebook listed in FIGURES or SCRUBBERS, got {rel}")
     text = path.read_text()
     nb = json.loads(text)
     _apply_scrubbers(rel, nb)
     for _, cell in figure_cells(nb):
-        name = FIGURES.get(rel, {}).get(cell.get("id"))
+        name = figures_map().get(rel, {}).get(cell.get("id"))
         if name is not None:
             cell["metadata"].setdefault("mystnb", {})["figure"] = {"caption": caption(name), "name": figure_label(name)}
     new = json.dumps(nb, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
@@ -274,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("notebooks", nargs="*", metavar="NOTEBOOK", help="notebooks (default: every one in FIGURES, SCRUBBERS)")
     parser.add_argument("--apply", action="store_true", help="write the captions into the notebooks")
     args = parser.parse_args(argv)
-    paths = [Path(p) for p in args.notebooks] or [ROOT / rel for rel in {**FIGURES, **SCRUBBERS}]
+    paths = [Path(p) for p in args.notebooks] or [ROOT / rel for rel in {**figures_map(), **scrubbers_map()}]
     found = []
     for path in paths:
         if args.apply:

@@ -44,12 +44,10 @@ figure, or an intended change in what one shows, needs its numbers (re)written:
 ``python -m tools.figure_numbers --update [NAME ...]`` (from the repository root); without ``--update`` the
 command prints the differences.
 
-**Where the functions live.** The foundation figures are defined at the end of this module. The figures of
-the two parts live in ``onelayer/walks/registry.py`` and
-``onelayer/trees/registry.py``; :func:`discover` imports those modules (only
-those in :data:`PART_MODULES` that exist), so registering a new figure there
-needs no other change. Adding a new module of figures is one line in
-:data:`PART_MODULES`.
+**Where the functions live.** In the chapter modules of :mod:`onelayer.chapters`, one per chapter, which the
+notebooks call too: :func:`discover` imports every module of that package, so registering a figure there needs no
+other change. The chapters not moved there yet keep their recipes in ``onelayer/walks/registry/`` and
+``onelayer/trees/registry.py`` (:data:`PART_MODULES`).
 """
 
 from __future__ import annotations
@@ -57,6 +55,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import importlib.util
+import pkgutil
 import re
 import time
 from collections.abc import Callable, Mapping
@@ -73,7 +72,7 @@ __all__ = [
     "Made",
     "UnknownFigureError",
     "PART_MODULES",
-    "SELECTOR_LOGITS",
+    "CHAPTERS_PACKAGE",
     "register",
     "discover",
     "available",
@@ -83,11 +82,11 @@ __all__ = [
     "to_jsonable",
 ]
 
-#: Modules imported by :func:`discover` when they exist; each registers its part's figures.
+#: The package of chapter modules: :func:`discover` imports every module in it (see :mod:`onelayer.chapters`).
+CHAPTERS_PACKAGE = "onelayer.chapters"
+#: Recipe modules of the chapters not yet moved to :data:`CHAPTERS_PACKAGE`, imported by :func:`discover` too
+#: (issue 21 removes them chapter by chapter).
 PART_MODULES: tuple[str, ...] = ("onelayer.walks.registry", "onelayer.trees.registry")
-
-#: The six logits of the chapter on softmax as a selector (one maximum, gap 0.6).
-SELECTOR_LOGITS: tuple[float, ...] = (1.5, 0.9, 0.4, 0.0, -0.6, -1.2)
 
 _NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
@@ -159,13 +158,23 @@ def register(name: str, description: str):
     return decorator
 
 
-def discover() -> list[str]:
-    """Import the modules of :data:`PART_MODULES` that exist; return the ones imported.
+def chapter_modules() -> list[str]:
+    """Every module of :data:`CHAPTERS_PACKAGE` (``onelayer.chapters.selector``, ``onelayer.chapters.walks.ring``, ...)."""
+    package = importlib.import_module(CHAPTERS_PACKAGE)
+    return sorted(info.name for info in pkgutil.walk_packages(package.__path__, prefix=f"{CHAPTERS_PACKAGE}.")
+                  if not info.ispkg)
 
-    A module that is absent is skipped; a module that exists but fails to import
+
+def discover() -> list[str]:
+    """Import every chapter module and the recipe modules of :data:`PART_MODULES` that exist; return those imported.
+
+    A recipe module that is absent is skipped; a module that exists but fails to import
     raises, so a broken figure module is never silently ignored.
     """
     imported = []
+    for module in chapter_modules():
+        importlib.import_module(module)
+        imported.append(module)
     for module in PART_MODULES:
         try:
             spec = importlib.util.find_spec(module)
@@ -271,80 +280,3 @@ def make(name: str, out_dir, *, quick: bool = False) -> Made:
     if "table" in numbers:
         paths.append(store.write_csv(out / f"{name}.csv", _table_rows(name, numbers["table"]), kind=f"figure-table {name}"))
     return Made(name, tuple(paths), seconds)
-
-
-# ---------------------------------------------------------------------------
-# Foundation figures (chapter book/selector)
-# ---------------------------------------------------------------------------
-
-
-@register("selector-error-vs-lambda", "Softmax selector: exact L1 distance to the one-hot limit vs the bound, over lambda")
-def _selector_error_vs_lambda(quick: bool):
-    from . import attention
-    from .plots import new_figure, plot_curves
-
-    z = np.array(SELECTOR_LOGITS)
-    grid = np.linspace(0.0, 40.0, 21 if quick else 81)
-    fig, ax = new_figure(1, width=5.5, height=3.2)
-    bound_label = "bound 2(n-k)/k exp(-lambda gap)"
-    plot_curves(
-        ax,
-        grid,
-        {"exact L1 distance": attention.selection_error(z, grid), bound_label: attention.selection_bound(z, grid)},
-        xlabel="scale lambda",
-        ylabel="distance to the limit",
-        logy=True,
-        styles={bound_label: {"linestyle": "--"}},
-    )
-    lams = np.array([0.0, 1.0, 2.0, 5.0, 10.0, 20.0, 40.0])
-    err = attention.selection_error(z, lams)
-    bound = attention.selection_bound(z, lams)
-    return fig, {
-        "logits": z,
-        "gap": attention.logit_gap(z),
-        "maximal_set": attention.maximal_set(z),
-        "bound_holds": bool(np.all(err <= bound + 1e-15)),
-        "table": [{"lambda": lam, "l1_error": e, "bound": b} for lam, e, b in zip(lams, err, bound)],
-    }
-
-
-@register("selector-default-state", "Softmax selector: attention weights at lambda = 1 beside their limit (the widget's default)")
-def _selector_default_state(quick: bool):
-    from . import attention
-    from .widgets import selector_figure
-
-    z = np.array(SELECTOR_LOGITS)
-    lam = 1.0
-    fig = selector_figure(z, lam)
-    return fig, {
-        "logits": z,
-        "lambda": lam,
-        "weights": attention.softmax(z, lam),
-        "limit": attention.selection_limit(z),
-        "l1_error": attention.selection_error(z, lam),
-        "bound": attention.selection_bound(z, lam),
-    }
-
-
-@register("selector-scale-for-accuracy", "Softmax selector (table): scale needed for L1 error 1e-6 against the gap, when the bound is tight")
-def _selector_scale_for_accuracy(quick: bool):
-    from . import attention
-
-    rows = []
-    for delta in (0.25, 1.0, 4.0):
-        logits = np.array([delta, 0.0, 0.0, 0.0])  # all other logits tie: the bound is attained
-        lam = float(np.log(2 * 3 / 1e-6) / delta)
-        rows.append({"gap": delta, "lambda": lam, "l1_error": attention.selection_error(logits, lam)})
-    return None, {"target_bound": 1e-6, "table": rows}
-
-
-@register("selector-scale-frames", "Softmax selector player (frames): attention weights beside their one-hot limit at "
-                                   "each scale lambda from 0 to 20")
-def _selector_scale_frames(quick: bool):
-    from .scrubber import frame_numbers
-    from .walks.settings import SELECTOR, SELECTOR_SCRUB_LAMS
-    from .widgets import selector_figure
-
-    z = np.array(SELECTOR["z"], dtype=np.float64)
-    lams = [float(lam) for lam in (SELECTOR_SCRUB_LAMS[::3] if quick else SELECTOR_SCRUB_LAMS)]
-    return None, frame_numbers(lambda lam: selector_figure(z, lam), lams, labels="lambda", fmt="{:g}")

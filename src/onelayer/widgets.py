@@ -18,7 +18,7 @@ from . import attention
 from .plots import describe_figure, new_figure, plot_curves
 from .validation import check_float
 
-__all__ = ["FigureWithAlt", "selector_figure", "selection_error_figure", "selector_scrubber", "slider_app", "selector_widget", "progress_app", "selection_slider", "merged_settings", "timed"]
+__all__ = ["FigureWithAlt", "selector_figure", "selection_error_figure", "slider_app", "selector_widget", "progress_app", "selection_slider", "merged_settings", "timed"]
 
 
 def selector_figure(z, lam: float):
@@ -61,17 +61,6 @@ def selection_error_figure(z, lams):
                 xlabel="scale lambda", ylabel="distance to the limit", logy=True,
                 styles={bound_name: {"linestyle": "--"}})
     return fig
-
-
-def selector_scrubber(z, lams, *, name: str = "selector-scale", dpi: int = 80):
-    """Precomputed frames of :func:`selector_figure` over the scales ``lams`` (no kernel needed; :mod:`onelayer.scrubber`)."""
-    from .scrubber import scrub
-
-    z = np.asarray(z, dtype=np.float64)
-    lams = [check_float("lams", lam, low=0.0) for lam in lams]
-    return scrub(lambda lam: selector_figure(z, lam), lams, label="lambda", name=name, fmt="{:g}", dpi=dpi,
-                 alt="Bar chart of the attention weights softmax(lambda z) over the logits z, beside the one-hot limit "
-                     "that puts all weight on the largest logit, at scale lambda = {value}.")
 
 
 class FigureWithAlt:

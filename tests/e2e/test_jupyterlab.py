@@ -5,7 +5,7 @@ Python) serves a scratch copy of the notebook on a free 127.0.0.1 port with a
 random token and throw-away settings/workspace directories; the committed
 notebook is never touched. Headless chromium (Playwright) clicks Run > Run All
 Cells, waits for every cell, checks that no cell failed, drags the lambda slider
-of the ``selector_widget`` cell and checks that the figure below it is redrawn.
+of the ``selector.explorer()`` cell and checks that the figure below it is redrawn.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import pytest
 from e2e_support import ROOT, SCREENSHOT_DIR, free_port, keep_offline
 
 NOTEBOOK = ROOT / "book" / "selector.ipynb"
-WIDGET_CALL = "selector_widget("
+WIDGET_CALL = "selector.explorer("
 KERNEL_IDLE = re.compile(r"^(?!No Kernel).+ \| Idle$")
 
 

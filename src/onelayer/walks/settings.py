@@ -122,20 +122,6 @@ LAB_VARIATIONS = {
     "eta=0.1": {"lr": 0.1},
 }
 
-# -- chapter "selector" (softmax as a selector) --------------------------------------------------------------------
-SELECTOR = {
-    "z": (1.5, 0.9, 0.4, 0.0, -0.6, -1.2),
-    "lams": (0.0, 1.0, 2.0, 5.0, 10.0, 20.0, 40.0),
-    "grid": (0.0, 40.0, 81),
-    "gaps": (0.25, 1.0, 4.0),
-    "target": 1e-6,
-    "widget_lam": 1.0,
-    "widget_lam_max": 20.0,
-}
-#: Scales shown by the selector's scrubber.
-SELECTOR_SCRUB_LAMS = (0.0, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 7.5, 10.0, 15.0, 20.0)
-
 __all__ += ["RING", "RING_EXPLORE", "RING_SCRUB_KS", "RING_SCRUB_PS", "RANDOM_INIT", "RANDOM_INIT_SCRUB_SEED",
             "QA_TABLE_STEPS", "QA_LONG_STEPS", "QA_LONG_EVERY", "QA_SCRUB_SIGMAS", "QA_SCRUB_LRS",
-            "QA_BIAS_PLACEMENTS", "QA_BIAS_STEPS", "LAB_DIVISIBILITY_NS", "LAB_SCRUB_PS", "LAB_SCRUB_LRS", "LAB_VARIATIONS",
-            "SELECTOR", "SELECTOR_SCRUB_LAMS"]
+            "QA_BIAS_PLACEMENTS", "QA_BIAS_STEPS", "LAB_DIVISIBILITY_NS", "LAB_SCRUB_PS", "LAB_SCRUB_LRS", "LAB_VARIATIONS"]
