@@ -9,20 +9,11 @@ cd "$(dirname "$0")/.."
 
 CHROMIUM="${ONELAYER_CHROMIUM:-/usr/bin/chromium}"
 
-as_root() {
-  if [ "$(id -u)" = 0 ]; then "$@"
-  elif command -v sudo >/dev/null 2>&1; then sudo "$@"
-  else echo "e2e_setup: need root to run: $*" >&2; return 1
-  fi
-}
-
 if [ -x "$CHROMIUM" ]; then
   echo "e2e_setup: $("$CHROMIUM" --version 2>/dev/null || echo "$CHROMIUM") is installed"
 else
   echo "e2e_setup: installing Debian's chromium"
-  export DEBIAN_FRONTEND=noninteractive
-  as_root apt-get update -qq
-  as_root apt-get install -y -qq chromium >/dev/null
+  bash tools/apt_install.sh chromium
   "$CHROMIUM" --version
 fi
 
