@@ -9,7 +9,6 @@ tests) shrink some of them inside the recipes.
 from __future__ import annotations
 
 __all__ = [
-    "RING_PS", "MIXING_KS", "MIXING_P", "MIXING_R_MAX", "BAYES_PS", "BAYES_N", "BAYES_WALKS", "BAYES_SEED",
     "FIG4", "FIG8", "DIRECTION_PS", "DIRECTION_STEPS", "LOG_ODDS_P", "LOG_ODDS_NS", "LOG_ODDS_WALKS",
     "STEPS_TABLE_P", "STEPS_TABLE_SIZES", "STEPS_TABLE_STEPS",
     "SYMMETRY_STEPS", "DETERMINISTIC_STEPS", "ESCAPE_STEPS", "PERTURBATIONS",
@@ -17,19 +16,6 @@ __all__ = [
     "SCALING_PS", "SCALING_STEPS", "NO_POSITION_STEPS", "CHAIN_STEPS",
     "RANDOM_INIT_QUICK",
 ]
-
-# -- chapter "ring" ------------------------------------------------------------------------------------------------
-#: Walk parameters of the transition-matrix heat-maps (the paper's Figure 2), K = 6.
-RING_PS = (0.5, 0.7, 1.0)
-#: Ring sizes (odd and even), walk parameter and largest power of the mixing figure.
-MIXING_KS = (5, 6)
-MIXING_P = 0.7
-MIXING_R_MAX = 60
-#: Walk parameters, sequence length, number of walks and seed of the simulated Bayes rule (K = 6).
-BAYES_PS = (0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0)
-BAYES_N = 20
-BAYES_WALKS = 20000
-BAYES_SEED = 1
 
 # -- chapter "theorem31" -------------------------------------------------------------------------------------------
 #: Figure 4 of the paper: K=6, N=97, M=1000, p=0.5, 50 GD steps from zero.
@@ -76,15 +62,6 @@ RANDOM_INIT_QUICK = {"steps": 20, "record_every": 5, "N": 13, "M": 100, "n_train
 
 # == blocks added for issues 12/15 (chapters ring, random_init, qa, lab, selector) ====================================
 
-# -- chapter "ring": the rest of the chapter and its exploration ---------------------------------------------------
-#: Ring size of the shift/circulant checks and the largest power checked; the (K, p) pairs of the spectrum check.
-RING = {"K": 6, "circulant_ps": (0.5, 0.7), "circulant_R_max": 100, "spectrum": ((5, 0.7), (6, 0.7)),
-        "bayes_tie_p": 0.5, "bayes_tie_node": 1, "gram_N": 97, "gram_M": 1000}
-#: The ring explorer (widget and static figure) and its scrubber: ring sizes by walk parameters.
-RING_EXPLORE = {"K": 6, "p": 0.7}
-RING_SCRUB_KS = (5, 6)
-RING_SCRUB_PS = (0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0)
-
 # -- chapter "random_init": the live checks and the scrubber over the stored sweep --------------------------------
 #: Steps of the live re-run compared with the stored sweep; steps of the sum/mean equivalence check (exercise).
 RANDOM_INIT = {"live_steps": 100, "equivalence_steps": 30, "equivalence_record_every": 10, "top_ranked": 5}
@@ -122,6 +99,6 @@ LAB_VARIATIONS = {
     "eta=0.1": {"lr": 0.1},
 }
 
-__all__ += ["RING", "RING_EXPLORE", "RING_SCRUB_KS", "RING_SCRUB_PS", "RANDOM_INIT", "RANDOM_INIT_SCRUB_SEED",
+__all__ += ["RANDOM_INIT", "RANDOM_INIT_SCRUB_SEED",
             "QA_TABLE_STEPS", "QA_LONG_STEPS", "QA_LONG_EVERY", "QA_SCRUB_SIGMAS", "QA_SCRUB_LRS",
             "QA_BIAS_PLACEMENTS", "QA_BIAS_STEPS", "LAB_DIVISIBILITY_NS", "LAB_SCRUB_PS", "LAB_SCRUB_LRS", "LAB_VARIATIONS"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 from ...registry import register
 from ...scrubber import frame_numbers
 from ..settings import (DETERMINISTIC_STEPS, FIG4, LAB_SCRUB_LRS, LAB_SCRUB_PS, QA_SCRUB_LRS, QA_SCRUB_SIGMAS,
-                        RANDOM_INIT_SCRUB_SEED, RING_SCRUB_KS, RING_SCRUB_PS)
+                        RANDOM_INIT_SCRUB_SEED)
 from .random_init import random_init_sweep
 
 #: The GD steps of the chapter theorem31's player (walks-t31-steps) and theorem41's (walks-t41-escape).
@@ -42,15 +42,6 @@ def _t41_escape(quick: bool):
     hist = theorem31.run(exp, steps=steps)
     shown = [t for t in T41_ESCAPE_STEPS if t <= steps]
     return None, frame_numbers(lambda step: figures.training_figure(hist, exp, step=step), shown, labels="GD step", fmt="{:d}")
-
-
-@register("walks-ring-explorer-frames", "Ring walk player (frames): Pi, its eigenvalues and max |Pi^R - limit| over "
-                                        "K = 5, 6 and p from 0 to 1")
-def _ring_explorer(quick: bool):
-    from .. import figures
-
-    ps = RING_SCRUB_PS[::3] if quick else RING_SCRUB_PS
-    return None, frame_numbers(figures.ring_explorer, RING_SCRUB_KS, ps, labels=("K", "p"), fmt=("{:d}", "{:.1f}"))
 
 
 @register("walks-lab-p-eta-frames", "Walks lab player (frames): 30 GD steps from zero over the walk parameter p and "
