@@ -23,9 +23,14 @@ def module_name(path: Path) -> str:
 
 
 def imported_modules(path: Path) -> set[str]:
-    """Every onelayer module ``path`` imports (module level or inside functions), as absolute names."""
+    """Every onelayer module ``path`` imports (module level or inside functions), as absolute names.
+
+    ``from pkg import a, b`` counts as importing the modules ``pkg.a`` and ``pkg.b`` where those are modules, and as
+    importing ``pkg`` itself otherwise (names defined in ``pkg/__init__.py``).
+    """
     name = module_name(path)
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    known = modules()
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
@@ -37,13 +42,71 @@ def imported_modules(path: Path) -> set[str]:
                 target = ".".join(base + ([node.module] if node.module else []))
             else:
                 target = node.module or ""
-            found.add(target)
-            found |= {f"{target}.{a.name}" for a in node.names}  # `from pkg import module`
+            submodules = {f"{target}.{a.name}" for a in node.names if f"{target}.{a.name}" in known}
+            found |= submodules
+            if len(submodules) < len(node.names):
+                found.add(target)
     return {m for m in found if m == "onelayer" or m.startswith("onelayer.")}
+
+
+def import_graph() -> dict[str, set[str]]:
+    """module -> the onelayer modules it imports (names resolved to the module files that exist)."""
+    known = modules()
+    graph = {}
+    for name, path in known.items():
+        deps = set()
+        for m in imported_modules(path):
+            while m and m not in known:
+                m = m.rsplit(".", 1)[0] if "." in m else ""
+            if m and m != name:
+                deps.add(m)
+        graph[name] = deps
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan): each is an import cycle."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
 
 
 def modules() -> dict[str, Path]:
     return {module_name(p): p for p in sorted((SRC / "onelayer").rglob("*.py"))}
+
+
+def test_cycle_finder_finds_a_cycle_and_only_cycles():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set(), "c": {"a", "b"}}) == []
+
+
+def test_no_import_cycles():
+    """No two onelayer modules import each other, directly or through others (lazy imports inside functions count)."""
+    assert cycles(import_graph()) == []
 
 
 def test_import_graph_reader_finds_relative_and_absolute_imports(tmp_path):

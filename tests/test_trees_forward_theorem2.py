@@ -16,7 +16,8 @@ from onelayer.trees.forward.construction import (
 )
 from onelayer.trees.shared.embeddings import independent_embeddings, one_hot_embeddings
 from onelayer.trees.forward.layout import perfect_forward_batch, random_forward_batch
-from onelayer.trees.forward.model import full_heads, greedy_decode, loss, two_head
+from onelayer.trees.forward.decoding import greedy_decode
+from onelayer.trees.forward.model import full_heads, loss, two_head
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,8 @@ from onelayer.trees.forward.dynamics import (
     tracked_training,
 )
 from onelayer.trees.forward.layout import random_forward_batch
-from onelayer.trees.forward.model import greedy_decode, two_head
+from onelayer.trees.forward.decoding import greedy_decode
+from onelayer.trees.forward.model import two_head
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from onelayer.trees.forward import construction, layout, layouts, limits, model
+from onelayer.trees.forward import construction, decoding, layout, layouts, limits, model
 from onelayer.trees.shared.data import perfect_binary_tree
 from onelayer.trees.shared.embeddings import one_hot_embeddings
 
@@ -59,7 +59,7 @@ def test_the_constructions_need_the_turning_token():
     for turning, expected in ((True, 1.0), (False, 0.0)):
         batch, _ = layout.random_forward_batch(S, 128, np.random.default_rng(0), max_depth=5, turning=turning)
         for p, arch in ((params, model.two_head()), (single, model.full_heads(1))):
-            res = model.greedy_decode(p, arch, A, batch)
+            res = decoding.greedy_decode(p, arch, A, batch)
             assert res.path_accuracy == expected  # exact: mean of booleans (integer counts)
             assert res.accuracy_by_type()["backward"] == 1.0  # exact: mean of booleans (integer counts)
 

@@ -32,7 +32,7 @@ from .backward.batched import train_backward_members
 from .backward.layout import backward_batch
 from .backward.model import greedy_decode as backward_decode
 from .forward.layout import forward_batch
-from .forward.model import greedy_decode as forward_decode
+from .forward.decoding import greedy_decode as forward_decode
 from .forward.model import train_forward, two_head
 from .shared.data import Tree, random_tree, sample_goal
 from .shared.embeddings import independent_embeddings, one_hot_embeddings

@@ -41,8 +41,9 @@ from ...validation import check_float, check_int, check_int_sequence
 from ..shared.embeddings import check_embeddings
 from ..shared.losses import LossOptions
 from .construction import constructed_params
+from .decoding import round_tokens
 from .layout import ForwardBatch, forward_target_vectors, forward_token_vectors, perfect_forward_batch
-from .model import ForwardArchitecture, attention, round_tokens, two_head
+from .model import ForwardArchitecture, attention, two_head
 
 __all__ = [
     "learned_value_params",

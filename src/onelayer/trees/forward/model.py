@@ -242,15 +242,3 @@ def reference_predict(params, arch: ForwardArchitecture, tokens: torch.Tensor, q
         y = sum(WV @ X @ torch.softmax(X.T @ WKQ @ x_N, dim=0) for WKQ, WV in mats)
         rows.append(y)
     return torch.stack(rows)
-
-
-#: Names that moved to :mod:`~onelayer.trees.forward.decoding`; ``model.greedy_decode`` etc. keep working.
-_DECODING = ("round_tokens", "teacher_forced_correct", "block_correct", "accuracy_by_type", "ForwardDecodeResult", "greedy_decode")
-
-
-def __getattr__(name):
-    if name in _DECODING:
-        from . import decoding
-
-        return getattr(decoding, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -35,9 +35,9 @@ from ... import store
 from ...paths import data_path
 from ...validation import check_bool, check_int, check_int_sequence
 from ..shared.embeddings import one_hot_embeddings
+from .decoding import greedy_decode
 from .layout import random_forward_batch
 from .limits import architecture, heads_depth_cells, heads_depth_kwargs, params_from_json, run_config
-from .model import greedy_decode
 
 __all__ = ["seeded_sweep", "failure_profile", "cell_summary", "STORED", "STORED_KIND", "load_stored",
            "stored_run", "stored_cells", "all_seeds", "depth_offset_profile", "profile_rows", "cell_rows", "main"]
