@@ -100,6 +100,7 @@ def test_api_page_lists_every_module():
     }
     listed = set(re.findall(r"automodule:: (onelayer[\w.]*)", (BOOK / "api.md").read_text()))
     assert modules - listed == set(), f"modules missing from book/api.md: {sorted(modules - listed)}"
+    assert listed - modules == set(), f"book/api.md lists modules that do not exist: {sorted(listed - modules)}"
 
 
 @pytest.mark.parametrize("path", notebooks(), ids=lambda p: str(p.relative_to(ROOT)))
