@@ -38,7 +38,6 @@ Chapters:
 * :mod:`onelayer.walks.kl`: the KL metric of Figures 6, 7 and 10 (our convention).
 * :mod:`onelayer.walks.qa`: the two question-answering tasks of Section 6.
 * :mod:`onelayer.walks.variations`: residual, scaling, no positions, lag 2, non-circulant chains.
-* :mod:`onelayer.walks.lab`: the interactive lab.
 * :mod:`onelayer.walks.scaling`: steps to converge and time per step against ``N`` and ``M``.
 * :mod:`onelayer.walks.registry`: the figures reproducible with ``python -m onelayer``, one module per chapter.
 """

@@ -80,25 +80,6 @@ QA_SCRUB_LRS = (0.1, 1.0, 10.0)
 QA_BIAS_PLACEMENTS = ("none", "output", "attention", "both")
 QA_BIAS_STEPS = (20, 100)
 
-# -- chapter "lab" -------------------------------------------------------------------------------------------------
-#: Sequence lengths of the p = 1 exact-positions divisibility exercise; scrubber grid (walk parameter by step size).
-LAB_DIVISIBILITY_NS = tuple(range(25, 32))
-LAB_SCRUB_PS = (0.5, 0.7, 0.9, 1.0)
-LAB_SCRUB_LRS = (0.1, 1.0, 10.0)
-#: The table of variations of the lab's default setting (name -> overrides of ``lab.DEFAULTS``).
-LAB_VARIATIONS = {
-    "default (p=0.7)": {},
-    "p=0.5": {"p": 0.5},
-    "p=0.9": {"p": 0.9},
-    "p=1, sin positions": {"p": 1.0},
-    "p=1, exact positions": {"p": 1.0, "positions": "exact"},
-    "p=1, exact, N=26": {"p": 1.0, "positions": "exact", "N": 26},
-    "init sigma=0.01": {"sigma": 0.01},
-    "squared loss": {"loss": "squared"},
-    "sum reduction, eta=1": {"reduction": "sum"},
-    "eta=0.1": {"lr": 0.1},
-}
-
 __all__ += ["RANDOM_INIT", "RANDOM_INIT_SCRUB_SEED",
             "QA_TABLE_STEPS", "QA_LONG_STEPS", "QA_LONG_EVERY", "QA_SCRUB_SIGMAS", "QA_SCRUB_LRS",
-            "QA_BIAS_PLACEMENTS", "QA_BIAS_STEPS", "LAB_DIVISIBILITY_NS", "LAB_SCRUB_PS", "LAB_SCRUB_LRS", "LAB_VARIATIONS"]
+            "QA_BIAS_PLACEMENTS", "QA_BIAS_STEPS"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ...registry import register
 from ...scrubber import frame_numbers
-from ..settings import (DETERMINISTIC_STEPS, FIG4, LAB_SCRUB_LRS, LAB_SCRUB_PS, QA_SCRUB_LRS, QA_SCRUB_SIGMAS,
+from ..settings import (DETERMINISTIC_STEPS, FIG4, QA_SCRUB_LRS, QA_SCRUB_SIGMAS,
                         RANDOM_INIT_SCRUB_SEED)
 from .random_init import random_init_sweep
 
@@ -42,16 +42,6 @@ def _t41_escape(quick: bool):
     hist = theorem31.run(exp, steps=steps)
     shown = [t for t in T41_ESCAPE_STEPS if t <= steps]
     return None, frame_numbers(lambda step: figures.training_figure(hist, exp, step=step), shown, labels="GD step", fmt="{:d}")
-
-
-@register("walks-lab-p-eta-frames", "Walks lab player (frames): 30 GD steps from zero over the walk parameter p and "
-                                    "the step size eta: accuracy, V and mean attention")
-def _lab_p_eta(quick: bool):
-    from .. import lab
-
-    ps, lrs = (LAB_SCRUB_PS[:1], LAB_SCRUB_LRS[:2]) if quick else (LAB_SCRUB_PS, LAB_SCRUB_LRS)
-    return None, frame_numbers(lambda p, lr: lab.lab_figure(p=p, lr=lr, **({"steps": 5} if quick else {})), ps, lrs,
-                               labels=("p", "step size eta"), fmt=("{:.1f}", "{:g}"))
 
 
 @register("walks-qa-explorer-frames", "Question answering player (frames): test accuracy of Tasks 1 and 2 over 100 GD "

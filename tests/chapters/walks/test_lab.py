@@ -1,4 +1,4 @@
-"""The walks lab (``onelayer.walks.lab``): callbacks, validation, caching, and what a default run reaches."""
+"""Chapter "Walks lab" (``onelayer.chapters.walks.lab``): callbacks, validation, caching, and what a default run reaches."""
 
 import math
 import matplotlib.pyplot as plt
@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import onelayer
-from onelayer.walks import lab
+from onelayer.chapters.walks import lab
 from onelayer.widgets import timed
 
 
@@ -117,3 +117,23 @@ def test_compare_rows_and_timed_validation():
         lab.compare({})
     with pytest.raises(TypeError, match="figure_fn"):
         timed(None)
+
+
+def test_chapter_verdict_holds_and_fails_when_the_step_is_not_scaled(monkeypatch):
+    (row,) = lab.verdict_rows()
+    assert row["verdict"] == "holds" and row["chapter"] == "lab" and row["reading"] == "loss reduction"
+    real = lab.lab_run
+
+    def unscaled(*args, **kw):  # the sum run with twice the step it needs: V differs
+        if kw.get("reduction") == "sum":
+            kw["lr"] = 2 * kw["lr"]
+        return real(*args, **kw)
+
+    monkeypatch.setattr(lab, "lab_run", unscaled)
+    assert lab.verdict_rows()[0]["verdict"] == "fails"
+
+
+def test_settings_variations_and_player_grid():
+    assert dict(lab.SETTINGS.variations)["default (p=0.7)"] == ()
+    _, frames = lab.p_eta_frames(quick=True)
+    assert len(frames["frames"]) == 2

@@ -1,4 +1,5 @@
-"""The walks lab: retrain the ring-walk transformer for any setting and look at what it learned.
+"""Chapter "Walks lab" (``book/walks/lab.ipynb``): retrain the ring-walk transformer for any setting and look at
+what it learned.
 
 :func:`lab_run` samples walks, builds the model of :mod:`onelayer.walks.model`
 and trains it by full-batch gradient descent, recording at every step the
@@ -44,12 +45,16 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..training import History
-from ..validation import check_choice, check_float, check_int, check_probability
-from ..widgets import merged_settings, progress_app, selection_slider, timed
-from . import figures, losses, model, theorem31, theorem41, theory
+from ...registry import register
+from ...scrubber import frame_numbers, scrub_grid
+from ...training import History
+from ...validation import check_choice, check_float, check_int, check_probability
+from ...walks import figures, losses, model, theorem31, theorem41, theory
+from ...widgets import merged_settings, progress_app, selection_slider, timed
 
 __all__ = [
+    "Settings",
+    "SETTINGS",
     "DEFAULTS",
     "CONTROL_RANGES",
     "LR_CHOICES",
@@ -66,7 +71,40 @@ __all__ = [
     "selection_slider",
     "merged_settings",
     "progress_app",
+    "default_state",
+    "p_eta_player",
+    "p_eta_frames",
+    "variations_table",
+    "verdict_rows",
 ]
+
+@dataclass(frozen=True)
+class Settings:
+    """What the chapter shows besides the lab's own controls (:data:`DEFAULTS`, :data:`CONTROL_RANGES`)."""
+
+    #: the player's grid: walk parameters by step sizes, 30 GD steps from zero each (quick mode: 1 x 2 runs of 5 steps)
+    scrub_ps: tuple[float, ...] = (0.5, 0.7, 0.9, 1.0)
+    scrub_lrs: tuple[float, ...] = (0.1, 1.0, 10.0)
+    scrub_dpi: int = 60
+    #: the table of variations of the default setting: (name, overrides of :data:`DEFAULTS`)
+    variations: tuple[tuple[str, tuple[tuple[str, object], ...]], ...] = (
+        ("default (p=0.7)", ()),
+        ("p=0.5", (("p", 0.5),)),
+        ("p=0.9", (("p", 0.9),)),
+        ("p=1, sin positions", (("p", 1.0),)),
+        ("p=1, exact positions", (("p", 1.0), ("positions", "exact"))),
+        ("p=1, exact, N=26", (("p", 1.0), ("positions", "exact"), ("N", 26))),
+        ("init sigma=0.01", (("sigma", 0.01),)),
+        ("squared loss", (("loss", "squared"),)),
+        ("sum reduction, eta=1", (("reduction", "sum"),)),
+        ("eta=0.1", (("lr", 0.1),)),
+    )
+    #: sequence lengths of the p = 1 exact-positions divisibility exercise
+    divisibility_Ns: tuple[int, ...] = tuple(range(25, 32))
+
+
+SETTINGS = Settings()
+
 
 #: The default setting of the lab (about one second per retrain on one CPU core).
 DEFAULTS = {
@@ -201,7 +239,7 @@ def lab_run(p: float = 0.7, K: int = 6, N: int = 25, lr: float = 1.0, sigma: flo
     n_train, n_test:
         Numbers of sampled training and test walks (training seed ``seed``, test seed ``seed + 1000``).
     gram_error:
-        Seeded Gram error of the positions (``>= 0``, seed ``0``); ``None`` (default): :func:`onelayer.walks.lab.default_gram_error`
+        Seeded Gram error of the positions (``>= 0``, seed ``0``); ``None`` (default): :func:`onelayer.chapters.walks.lab.default_gram_error`
         (``1e-9`` for sinusoidal positions, ``0`` for exact ones).
     progress:
         Show a ``tqdm`` progress bar while training.
@@ -272,3 +310,50 @@ def lab_widget(**defaults):
     for w in controls.values():
         w.style = {"description_width": "initial"}
     return progress_app(lab_figure, controls)
+
+
+@register("walks-lab-default", "Walks lab: the default state of the widget (p=0.7, K=6, N=25, 30 GD steps)")
+def default_state(quick: bool = False):
+    """The lab's figure at :data:`DEFAULTS` and the summary of that run."""
+    return lab_figure(), {"settings": dict(DEFAULTS), "summary": lab_run().summary()}
+
+
+def _p_eta_frame(p: float, lr: float, steps: int | None = None):
+    return lab_figure(p=p, lr=lr, **({"steps": steps} if steps else {}))
+
+
+def p_eta_player():
+    """The precomputed player of the HTML book: the lab retrained over ``scrub_ps`` by ``scrub_lrs``."""
+    return scrub_grid(_p_eta_frame, SETTINGS.scrub_ps, SETTINGS.scrub_lrs, labels=("p", "step size eta"),
+                      name="walks-lab-p-eta", fmt=("{:.1f}", "{:g}"), dpi=SETTINGS.scrub_dpi,
+                      alt="The lab retrained for 30 GD steps from zero with walk parameter p = {0} and step size {1}: "
+                          "accuracy against the step beside the Bayes level, the value matrix V, and the mean attention "
+                          "over the positions with a zoom on the last ten.")
+
+
+@register("walks-lab-p-eta-frames", "Walks lab player (frames): 30 GD steps from zero over the walk parameter p and "
+                                    "the step size eta: accuracy, V and mean attention")
+def p_eta_frames(quick: bool = False):
+    """The numbers behind every frame of :func:`p_eta_player`."""
+    ps, lrs = (SETTINGS.scrub_ps[:1], SETTINGS.scrub_lrs[:2]) if quick else (SETTINGS.scrub_ps, SETTINGS.scrub_lrs)
+    return None, frame_numbers(lambda p, lr: _p_eta_frame(p, lr, 5 if quick else None), ps, lrs,
+                               labels=("p", "step size eta"), fmt=("{:.1f}", "{:g}"))
+
+
+def variations_table() -> list[dict]:
+    """:func:`compare` over ``SETTINGS.variations``: one row per variation of the default setting."""
+    return compare({name: dict(overrides) for name, overrides in SETTINGS.variations})
+
+
+def verdict_rows() -> list[dict]:
+    """The chapter's verdict: the mean and the sum over walks train the same ``V`` once the step size is scaled by the
+    number of walks (a fact about the loss, checked on the default run; deterministic)."""
+    mean_run = lab_run()
+    n = mean_run.settings["n_train"]
+    sum_run = lab_run(reduction="sum", lr=mean_run.settings["lr"] / n)
+    dV = float(np.abs(mean_run.history["V"] - sum_run.history["V"]).max())
+    return [{"claim": "the mean over walks with step eta trains the same V as the sum with step eta/n",
+             "source": "[ours]", "reading": "loss reduction",
+             "settings": f"the lab's default (p = {DEFAULTS['p']}, K = {DEFAULTS['K']}, N = {DEFAULTS['N']}), n = {n} walks",
+             "measurement": f"largest |V(sum) - V(mean)| over {mean_run.settings['steps']} steps below 1e-12: {dV < 1e-12}",
+             "verdict": "holds" if dV < 1e-12 else "fails", "chapter": "lab"}]
