@@ -69,7 +69,6 @@ _HAND_FIGURES: dict[str, dict[str, str]] = {
                                           "64a110c3": "trees-forward-roles", "cd2ed8fb": "trees-forward-rescaling"},
     "book/trees/forward_limits.ipynb": {"1d413d71": "trees-forward-loss-table", "376940a2": "trees-heads-depth",
                                        "90c9cdf6": "trees-forward-seeds"},
-    "book/trees/lab.ipynb": {"6e81e7b4": "trees-lab-default"},
     "book/scaling.ipynb": {"1aaa5b0e": "walks-scaling", "c479ec3c": "walks-scaling-critical-m", "9d10e984": "trees-scaling"},
 }
 

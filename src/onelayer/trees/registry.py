@@ -499,21 +499,6 @@ def _forward_layouts(quick: bool):
                   "child_first": data.get("child_first")}
 
 
-# --- chapter "lab" (book/trees/lab.ipynb) -----------------------------------------------------------------------
-
-@register("trees-lab-default", "Trees lab: the default state of the widget (forward task, m = 2, two heads, lr 2, 200 SGD steps)")
-def _trees_lab_default(quick: bool):
-    from . import lab
-
-    kw = {"steps": 20} if quick else {}
-    res = lab.lab_run(**kw)
-    h = res.history
-    acc = np.asarray(h["accuracy"], dtype=float)
-    rows = [{"step": int(t), "loss": float(h["loss"][i]), **{f"accuracy {n}": float(acc[i, j]) for j, n in enumerate(res.accuracy_names)}}
-            for i, t in enumerate(h.steps)]
-    return lab.lab_figure(**kw), {"settings": dict(res.settings), "summary": res.summary(), "table": rows}
-
-
 # --- scaling (book/scaling.ipynb) -------------------------------------------------------------------------------
 
 @register("trees-scaling", "Trees: backward steps to converge against depth and labels (population and stored SGD runs), forward two-head steps, seconds per step")

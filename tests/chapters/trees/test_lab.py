@@ -1,4 +1,4 @@
-"""The trees lab (``onelayer.trees.lab``): callbacks, validation, caching, scalars, and what default runs reach."""
+"""Chapter "Trees lab" (``onelayer.chapters.trees.lab``): callbacks, validation, caching, scalars, and what default runs reach."""
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -7,7 +7,7 @@ import torch
 
 import onelayer
 from onelayer.seeding import generator
-from onelayer.trees import lab
+from onelayer.chapters.trees import lab
 from onelayer.trees.forward import dynamics as forward_dynamics
 from onelayer.trees.forward import model as forward_model
 from onelayer.trees.shared import embeddings
@@ -133,3 +133,22 @@ def test_compare_rows():
     assert all(r["worst_step"] is None or r["worst_accuracy"] < 1 for r in rows)
     with pytest.raises(TypeError, match="variations"):
         lab.compare([])
+
+
+def test_chapter_verdict_holds_and_fails_when_the_step_is_not_scaled(monkeypatch):
+    (row,) = lab.verdict_rows()
+    assert row["verdict"] == "holds" and row["chapter"] == "lab" and row["reading"] == "loss reduction"
+    real = lab.lab_run
+
+    def unscaled(*args, **kw):  # the sum run with twice the step it needs: the heads differ
+        if kw.get("loss_norm") == "sum, 1/2":
+            kw["lr"] = 2 * kw["lr"]
+        return real(*args, **kw)
+
+    monkeypatch.setattr(lab, "lab_run", unscaled)
+    assert lab.verdict_rows()[0]["verdict"] == "fails"
+
+
+def test_variations_are_named_overrides_of_the_defaults():
+    for name, overrides in lab.SETTINGS.variations:
+        assert set(dict(overrides)) <= set(lab.DEFAULTS) | {"init_scale"}, name
