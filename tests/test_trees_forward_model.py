@@ -15,20 +15,17 @@ from onelayer.trees.forward.layout import (
     perfect_forward_batch,
     random_forward_batch,
 )
+from onelayer.trees.forward.decoding import accuracy_by_type, greedy_decode, round_tokens, teacher_forced_correct
 from onelayer.trees.forward.model import (
     ForwardArchitecture,
-    accuracy_by_type,
     attention,
     full_heads,
-    greedy_decode,
     head_outputs,
     init_params,
     loss,
     predict,
     reference_predict,
-    round_tokens,
     single_head,
-    teacher_forced_correct,
     train_forward,
     two_head,
 )

@@ -39,10 +39,16 @@ from ..jitter import jitter
 from ..seeding import generator
 from ..validation import check_choice, check_float, check_int
 
-__all__ = ["POSITIONS", "positional_matrix", "gram"]
+__all__ = ["POSITIONS", "M_for", "positional_matrix", "gram"]
 
 #: Names accepted by the ``positions`` option.
 POSITIONS = ("sin", "exact", "none")
+
+
+def M_for(N: int) -> int:
+    """The positional dimension the theorems' scaling gives a sequence of length ``N``: ``max(ceil(N^{3/2}), N + 1)``."""
+    N = check_int("N", N, low=2)
+    return max(math.ceil(N**1.5), N + 1)
 
 
 def positional_matrix(N: int, M: int, kind: str = "sin", *, dtype: torch.dtype = torch.float64,

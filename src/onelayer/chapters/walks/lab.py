@@ -37,7 +37,6 @@ that choice.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -50,6 +49,7 @@ from ...scrubber import frame_numbers, scrub_grid
 from ...training import History
 from ...validation import check_choice, check_float, check_int, check_probability
 from ...walks import figures, losses, model, theorem31, theorem41, theory
+from ...walks.positions import M_for
 from ...widgets import merged_settings, progress_app, selection_slider, timed
 
 __all__ = [
@@ -130,12 +130,6 @@ SIGMA_CHOICES = (0.0, 0.001, 0.01, 0.1, 1.0)
 LAB_POSITIONS = ("sin", "exact")
 #: Records that are single numbers (NaN once the parameters are no longer finite).
 _SCALAR_RECORDS = ("test_accuracy", "conditional_accuracy", "parent_attention", "train_accuracy")
-
-
-def M_for(N: int) -> int:
-    """The positional dimension used for ``N``: ``max(ceil(N^{3/2}), N + 1)``."""
-    N = check_int("N", N, low=2)
-    return max(math.ceil(N**1.5), N + 1)
 
 
 @dataclass

@@ -92,7 +92,7 @@ from __future__ import annotations
 
 from .critical import critical_M, step2_logit_parts
 from .figures import critical_figure, figure
-from ..lab import M_for  # noqa: F401  (the chapters call walks.scaling.M_for, as before the split)
+from ..positions import M_for  # noqa: F401  (the scaling chapter calls walks.scaling.M_for)
 from .runs import (AXES, CRITICAL_CRITERIA, CRITICAL_N, CURVE_N, DEFAULTS, M_FIXED, M_GRID, N_FIXED, N_GRID,
                       default_sizes, measure, scaling_study)
 from .stored import KIND, STORED, load, main, save, stored_study

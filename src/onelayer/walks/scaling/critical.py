@@ -10,7 +10,7 @@ import torch
 from ...validation import check_choice, check_float, check_int, check_int_sequence
 from .. import theory
 from ..batched import forward_pass, train_sweep, walk_sweep_data
-from ..lab import M_for
+from ..positions import M_for
 from ..model import WalkTransformer
 from ..theorem31 import OPTIMAL_TOL
 from .runs import CRITICAL_CRITERIA, CRITICAL_N, DEFAULTS, _check_options, _upper_median

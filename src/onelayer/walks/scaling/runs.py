@@ -12,7 +12,7 @@ from ...scaling import crossing_steps
 from ...validation import check_choice, check_float, check_int, check_int_sequence, check_probability
 from .. import ring, theory
 from ..batched import SweepData, attention_records, forward_pass, train_sweep, walk_sweep_data
-from ..lab import M_for
+from ..positions import M_for
 from ..model import WalkTransformer
 from ..theorem31 import OPTIMAL_TOL
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import torch
 
 from ... import paths, store
-from ..lab import M_for
+from ..positions import M_for
 from .critical import critical_M
 from .runs import CRITICAL_CRITERIA, CRITICAL_N, CURVE_N, M_FIXED, M_GRID, N_FIXED, measure
 
