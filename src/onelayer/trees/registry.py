@@ -10,8 +10,8 @@ modules (:mod:`~onelayer.trees.backward.construction`, :mod:`~onelayer.trees.bac
 the forward modules, ...) and their figure functions, and turn the results
 into the JSON/CSV numbers of the figure.
 
-Trees I (backward reasoning): chapters ``backward_data`` (the worked
-example), ``backward_construction`` (Lemma 1, Theorem 1), ``backward_training``
+Trees I (backward reasoning; ``backward_data`` has moved to
+:mod:`onelayer.chapters.trees.backward_data`): chapters ``backward_construction`` (Lemma 1, Theorem 1), ``backward_training``
 (Theorem 3) and ``backward_generalization`` (Theorem 4). Trees II (forward
 reasoning): ``forward_construction`` (Theorem 2), ``forward_training``
 (Theorem 5) and ``forward_limits`` (single against two heads, heads x depth).
@@ -34,68 +34,11 @@ from .backward import generalization as gen
 from .backward import layout
 from .backward import model
 from .backward import settings as backward_settings
-from .backward.figures import chain_figure, chain_text, decoded_attention_figure, draw_tree
+from .backward.figures import decoded_attention_figure
 from .forward import settings as forward_settings
-from .shared import data, embeddings
+from .shared import embeddings
 
 __all__ = ["theorem1_setting", "theorem4_setting", "forward_setting", "forward_training"]
-
-
-# --- chapter "backward_data" ------------------------------------------------------------------------------------
-
-@register("trees-worked-example", "Trees I: the worked example: tree, R-B prompt and backward chain of thought (goal label 7)")
-def _worked_example(quick: bool):
-    s = backward_settings.DATA
-    example, goal = data.example_tree(), s.example_goal
-    fig = chain_figure(example, goal=goal, rng=numpy_rng(s.example_seed))
-    prompt, chain = chain_text(example, goal, numpy_rng(s.example_seed))
-    return fig, {"S": example.S, "goal_node": goal, "goal_label": int(example.label_of(goal)),
-                 "path_labels": example.labels[example.path_to_root(goal)], "prompt": prompt, "chain": chain}
-
-
-@register("trees-train-test-trees", "Trees I: a perfect training tree (depth 4) and a random test tree (0-3 children) with their paths")
-def _train_test_trees(quick: bool):
-    s = backward_settings.DATA
-    rng = numpy_rng(s.tree_seed)
-    train_tree = data.perfect_binary_tree(s.m, s.S, rng)
-    test_tree = data.random_tree(s.S, rng, max_depth=5, min_depth=4)
-    goal_train = data.sample_goal(train_tree, rng)
-    goal_test = data.sample_goal(test_tree, rng, leaves_only=False)
-    fig, axes = new_figure(2, width=10.0, height=3.4)
-    draw_tree(axes[0], train_tree, goal_train, title=f"training tree: perfect, depth 4, {train_tree.n} nodes")
-    draw_tree(axes[1], test_tree, goal_test, title=f"test tree: 0-3 children, depth {test_tree.depth}, {test_tree.n} nodes")
-    return fig, {"train_path": train_tree.labels[train_tree.path_to_root(goal_train)],
-                 "test_path": test_tree.labels[test_tree.path_to_root(goal_test)]}
-
-
-@register("trees-token-matrix", "Trees I: the one-hot token vectors of the worked example's R-B sequence, one column per token")
-def _token_matrix(quick: bool):
-    from ..plots import heatmap
-
-    example = data.example_tree()
-    batch = layout.backward_batch([example], [4], numpy_rng(1))
-    X = layout.token_vectors(batch, embeddings.one_hot_embeddings(9))[0]
-    labels = [layout.token_text(p, 9) for p in zip(batch.first[0].tolist(), batch.second[0].tolist())]
-    fig, ax = new_figure(1, width=6.0, height=4.2)
-    heatmap(ax, X.T.numpy(), annotate=False, colorbar=False, xlabel="token", ylabel="coordinate (block 1: 0-8, block 2: 9-17)")
-    ax.set_xticks(range(len(labels)), labels, rotation=90, family="monospace", fontsize=8)
-    ax.axhline(8.5, color="w", lw=1)
-    return fig, {"S": 9, "goal": 4, "tokens": labels, "X_transposed": X.T.numpy()}
-
-
-@register("trees-sample-chain-default", "Trees I: the sampler widget's default state: a random tree (seed 0, 0-3 children, depth at most 3) with its chain")
-def _sample_chain_default(quick: bool):
-    from .backward.figures import sample_chain_figure
-
-    seed, max_depth, S = 0, 3, 20  # the figure function's defaults, as the chapter calls it
-    rng = np.random.default_rng(seed)  # the same draws as sample_chain_figure, in the same order
-    tree = data.random_tree(S, rng, max_depth=max_depth, min_depth=1)
-    goal = data.sample_goal(tree, rng, leaves_only=False)
-    prompt, chain = chain_text(tree, goal, rng)
-    return sample_chain_figure(seed, max_depth, S), {
-        "seed": seed, "max_depth": max_depth, "S": S, "nodes": tree.n, "depth": int(tree.depth),
-        "goal_label": int(tree.label_of(goal)), "path_labels": tree.labels[tree.path_to_root(goal)],
-        "prompt": prompt, "chain": chain}
 
 
 # --- chapter "backward_construction" ----------------------------------------------------------------------------
@@ -523,17 +466,6 @@ def _trees_scaling(quick: bool):
 # The chapters' scrubbers (onelayer.scrubber): the numbers behind every frame of each player, registered as
 # NAME-frames for the scrubber NAME, with the draw function and settings of the chapter's cell (figure: None).
 # ---------------------------------------------------------------------------
-
-
-@register("trees-backward-samples-frames", "Trees I sampler player (frames): random trees (seeds 0-7, 0-3 children, "
-                                           "depth at most 3) with their goal-to-root paths and chains")
-def _backward_samples_frames(quick: bool):
-    from ..scrubber import frame_numbers
-    from .backward.figures import sample_chain_figure
-
-    seeds = backward_settings.DATA.scrub_seeds
-    return None, frame_numbers(lambda seed: sample_chain_figure(seed, 3), seeds[:2] if quick else seeds,
-                               labels="tree seed", fmt="{:d}")
 
 
 @register("trees-backward-lambda-frames", "Trees I, Theorem 1 player (frames): attention of lambda I on a random "

@@ -14,7 +14,7 @@ from ..shared.data import Tree, random_tree, sample_goal
 from .layout import backward_tokens, token_text
 
 __all__ = ["tree_positions", "draw_tree", "chain_text", "chain_figure", "sample_chain_figure", "attention_steps_figure",
-           "construction_attention_figure", "lambda_scrubber", "sample_scrubber"]
+           "construction_attention_figure", "lambda_scrubber"]
 
 
 def tree_positions(tree: Tree) -> np.ndarray:
@@ -160,13 +160,3 @@ def lambda_scrubber(lams, *, seed: int = 0, max_depth: int = 5, dpi: int = 50):
                  name="trees-backward-lambda", fmt="{:g}", dpi=dpi,
                  alt="Attention of the constructed head B = lambda I at lambda = {value} on a random tree of depth "
                      f"{max_depth}: one row per chain-of-thought step, one column per token")
-
-
-def sample_scrubber(seeds, *, max_depth: int = 3, dpi: int = 50):
-    """Precomputed frames of :func:`sample_chain_figure` over tree ``seeds`` (:func:`onelayer.scrubber.scrub`)."""
-    from ...scrubber import scrub
-
-    return scrub(lambda seed: sample_chain_figure(seed, max_depth), seeds, label="tree seed",
-                 name="trees-backward-samples", fmt="{:d}", dpi=dpi,
-                 alt="A random tree (seed {value}, 0 to 3 children per node, depth at most "
-                     f"{max_depth}) with its goal-to-root path highlighted, beside its prompt and chain of thought")

@@ -1,4 +1,5 @@
-"""The settings of the backward (Trees I) chapters, defined once: one frozen instance per chapter.
+"""The settings of the backward (Trees I) chapters, defined once: one frozen instance per chapter (the chapter
+``backward_data`` keeps its own in :mod:`onelayer.chapters.trees.backward_data`).
 
 Each chapter notebook and its recipes in :mod:`onelayer.trees.registry` read the
 same instance, so the book and ``python -m onelayer make`` cannot drift apart; a
@@ -17,29 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["DataSettings", "ConstructionSettings", "TrainingSettings", "GeneralizationSettings",
-           "DATA", "CONSTRUCTION", "TRAINING", "GENERALIZATION"]
-
-
-@dataclass(frozen=True)
-class DataSettings:
-    """Chapter ``backward_data`` (the worked example and the batches).
-
-    ``S = 31``, ``m = 4``, ``train_batch = 256``, ``test_trees = 1024`` [summary];
-    the depth cap 7 of the random test trees and every seed [guess].
-    """
-
-    S: int = 31
-    m: int = 4
-    train_batch: int = 256
-    test_trees: int = 1024
-    test_max_depth: int = 7
-    tree_seed: int = 0  #: the drawn training and test tree
-    example_goal: int = 4  #: goal node of the worked example (label 7)
-    example_seed: int = 1  #: edge order of the worked example
-    train_seed: int = 2
-    test_seed: int = 3
-    scrub_seeds: tuple[int, ...] = tuple(range(8))  #: frames of the sampler scrubber (tree seeds, depth cap 3)
+__all__ = ["ConstructionSettings", "TrainingSettings", "GeneralizationSettings",
+           "CONSTRUCTION", "TRAINING", "GENERALIZATION"]
 
 
 @dataclass(frozen=True)
@@ -121,7 +101,6 @@ class GeneralizationSettings:
         return list(range(0, self.steps + 1, self.checkpoint_every))
 
 
-DATA = DataSettings()
 CONSTRUCTION = ConstructionSettings()
 TRAINING = TrainingSettings()
 GENERALIZATION = GeneralizationSettings()
