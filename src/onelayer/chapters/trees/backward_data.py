@@ -95,7 +95,8 @@ def token_matrix(quick: bool = False):
 
 @register("trees-sample-chain-default", "Trees I: the sampler widget's default state: a random tree (seed 0, 0-3 children, depth at most 3) with its chain")
 def sample_chain_default(quick: bool = False):
-    """The sampler's default tree with its path and chain (the draws of :func:`sample_chain_figure`, in its order)."""
+    """The sampler's default tree with its path and chain (the draws of
+    :func:`onelayer.trees.backward.figures.sample_chain_figure`, in its order)."""
     s = SETTINGS
     rng = np.random.default_rng(s.sample_seed)
     tree = data.random_tree(s.sample_S, rng, max_depth=s.sample_max_depth, min_depth=1)
