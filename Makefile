@@ -112,7 +112,7 @@ test: $(STAMP)
 #                       dispatch capped at SSE4.2 in place of COMPATIBLE (ONELAYER_BLAS=native: CNR off, see onelayer.blas);
 #   unit-other-branch:  the unit and theorem tests under torch's plain kernels and MKL's own SSE4.2 dispatch (where the
 #                       last bits of BLAS sums move: it catches an exact float comparison that our branch happens to pass;
-#                       CNR must be off for that on AMD CPUs, where every explicit MKL_CBWR value takes one code path);
+#                       CNR must be off for that on AMD CPUs, where no explicit MKL_CBWR value tried moved those bits);
 #   unit-jitter:        the unit and theorem tests with every floating input moved by $(JITTER);
 #   nbval-omp-2-threads: nbval with two BLAS/OpenMP threads (another reduction order); the threads wait passively
 #                       (OMP_WAIT_POLICY, which changes no number), since busy-waiting threads on the shared cores of CI

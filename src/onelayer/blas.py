@@ -25,10 +25,10 @@ test may depend on the code path.
 
 Why CNR *off* there, not another branch: MKL honours the branches named after an
 instruction set (``SSE4_2``, ``AVX2``, ...) on Intel CPUs only. On an AMD EPYC
-(AVX-512) every explicit ``MKL_CBWR`` value, ``OFF`` included, reported ``AUTO``
-or took the same code path, and an exact comparison of two sums of the same
-numbers in other orders passed under all of them; it failed only with
-``MKL_CBWR`` unset, which ``ONELAYER_BLAS=native`` restores (:func:`request`).
+(AVX-512) the instruction-set branches reported ``AUTO``, and an exact comparison
+of two sums of the same numbers in other orders passed under every explicit
+value tried (``COMPATIBLE``, ``AUTO``, ``OFF``, ``SSE4_2``, ``AVX2``); it failed
+only with ``MKL_CBWR`` unset, which ``ONELAYER_BLAS=native`` restores (:func:`request`).
 """
 
 from __future__ import annotations
@@ -65,8 +65,8 @@ def request() -> str:
 
     Under ``ONELAYER_BLAS=native`` it removes ``MKL_CBWR`` instead and returns ``""``: MKL then picks its code path
     and summation order for the CPU at hand, as in a process that never heard of CNR (``make test-portable`` runs
-    the tests that way, since on AMD CPUs every explicit ``MKL_CBWR`` value takes one path and only the unset
-    variable takes MKL's own).
+    the tests that way: on an AMD CPU no explicit ``MKL_CBWR`` value tried moved the bits that the unset variable
+    moves).
     """
     if native():
         os.environ.pop(ENV, None)
