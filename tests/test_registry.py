@@ -34,6 +34,7 @@ def test_foundation_figures_are_registered_with_one_line_descriptions():
 
 @pytest.mark.parametrize("name", list(registry.available()))
 def test_every_registered_figure_makes_in_quick_mode(name, tmp_path):
+    plt.close("all")  # figures an earlier test left open are not this make()'s to close
     made = registry.make(name, tmp_path, quick=True)
     record = json.loads((tmp_path / f"{name}.json").read_text())
     assert record["name"] == name and record["quick"] is True and isinstance(record["numbers"], dict)

@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from onelayer.walks import figures, theorem31, theorem41  # noqa: E402
+from onelayer.walks import figures, experiment, theorem41  # noqa: E402
 
 
 def _close(fig):
@@ -39,12 +39,12 @@ def test_ring_widget_builds_and_redraws():
 
 
 def test_training_and_experiment_figures():
-    exp = theorem31.setup_experiment(0.7, N=25, M=200, n_train=100, n_test=50)
-    hist = theorem31.run(exp, steps=4)
+    exp = experiment.setup_experiment(0.7, N=25, M=200, n_train=100, n_test=50)
+    hist = experiment.run(exp, steps=4)
     _close(figures.training_figure(hist, exp, title="t"))
     _close(figures.value_heatmaps({"a": np.eye(3), "b": np.ones((3, 3))}))
-    _close(figures.log_odds_figure({"x": theorem31.log_odds_vs_N(0.7, [13, 25], n=200)}))
-    _close(figures.direction_figure([theorem31.direction_run(0.7, steps=20, N=25, M=200, n_train=100, n_test=50, n_records=5)]))
+    _close(figures.log_odds_figure({"x": experiment.log_odds_vs_N(0.7, [13, 25], n=200)}))
+    _close(figures.direction_figure([experiment.direction_run(0.7, steps=20, N=25, M=200, n_train=100, n_test=50, n_records=5)]))
     det = theorem41.deterministic_setup(6, 4, M=100, train="sample", positions="sin", n_train=50, n_test=50)
     _close(figures.escape_figure({"sin": theorem41.escape_run(det, steps=5)}))
     _close(figures.perturbation_figure({"delta": np.array([1e-9, 1e-3]), "escape_step": np.array([8.0, 3.0])}))

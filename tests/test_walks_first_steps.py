@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from onelayer.walks import first_steps, ring, theorem31, theory, walk_data
+from onelayer.walks import first_steps, ring, experiment, theory, walk_data
 
 
 def test_first_step_by_counting_equals_the_trained_step():
     data = walk_data(6, 0.7, 31, 400, seed=3)
-    exp = theorem31.setup_experiment(0.7, N=31, M=200)
+    exp = experiment.setup_experiment(0.7, N=31, M=200)
     trained = exp.model.train(exp.model.init(), data, steps=1, lr=1.0).params["V"].numpy()
     counted = first_steps.first_step_from_counts(data)
     assert np.abs(trained - counted["V1"]).max() < 1e-13

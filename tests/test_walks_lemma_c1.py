@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from onelayer.walks import ring, theorem31, theory, walk_population
+from onelayer.walks import ring, experiment, theory, walk_population
 from onelayer.walks.theorem41 import deterministic_setup
 
 
@@ -19,8 +19,8 @@ def _float64():
 @pytest.mark.parametrize("K,p", [(5, 0.7), (6, 0.5), (6, 0.3), (7, 0.9)])
 def test_first_step_equals_closed_form_on_the_exact_population(K, p):
     N = 11
-    exp = theorem31.setup_experiment(p, K=K, N=N, M=60)
-    check = theorem31.lemma_c1_check(exp.model, walk_population(K, p, N), p)
+    exp = experiment.setup_experiment(p, K=K, N=N, M=60)
+    check = experiment.lemma_c1_check(exp.model, walk_population(K, p, N), p)
     assert check["max_error"] < 1e-13 * check["max_entry"] * 100  # round-off only
     assert check["max_abs_q1"] == 0.0  # exact: every q gradient is a product with V^(0) = 0
     # Lemma C.2 on the matrix measured on the population (not on the formula)
@@ -41,8 +41,8 @@ def test_closed_form_scales_with_eta_and_epsilon():
 @pytest.mark.parametrize("p,expected", [(0.7, [1]), (0.3, [5]), (0.5, [0, 1, 5])])
 def test_location_of_the_maximum_lemma_c3_closed_form(p, expected):
     # a property of the population formula only; the measured V(1) on 50 walks is another object
-    exp = theorem31.setup_experiment(p, N=97, n_train=50, n_test=10)
-    check = theorem31.lemma_c1_check(exp.model, exp.train, p)
+    exp = experiment.setup_experiment(p, N=97, n_train=50, n_test=10)
+    check = experiment.lemma_c1_check(exp.model, exp.train, p)
     assert check["closed_form_max_offsets"] == expected
     assert check["closed_form_circulant"]
     assert not {"circulant", "max_offsets"} & set(check)  # no alias keys that describe the formula under data's name
@@ -50,8 +50,8 @@ def test_location_of_the_maximum_lemma_c3_closed_form(p, expected):
 
 @pytest.mark.parametrize("p", [0.5, 0.7])
 def test_on_the_paper_sample_v1_is_not_circulant_and_columns_follow_label_frequencies(p):
-    exp = theorem31.setup_experiment(p)
-    check = theorem31.lemma_c1_check(exp.model, exp.train, p)
+    exp = experiment.setup_experiment(p)
+    check = experiment.lemma_c1_check(exp.model, exp.train, p)
     assert not check["V1_circulant"]
     assert check["V1_circulant_deviation"] > 0.01  # of entries about 0.28
     freq = np.bincount(exp.train.labels.numpy(), minlength=6)
@@ -63,8 +63,8 @@ def test_on_the_paper_sample_v1_is_not_circulant_and_columns_follow_label_freque
 
 @pytest.mark.parametrize("p", [0.5, 0.7])
 def test_first_step_on_the_paper_sample_is_close_to_the_population(p):
-    exp = theorem31.setup_experiment(p)
-    check = theorem31.lemma_c1_check(exp.model, exp.train, p)
+    exp = experiment.setup_experiment(p)
+    check = experiment.lemma_c1_check(exp.model, exp.train, p)
     assert check["max_abs_q1"] == 0.0  # exact: every q gradient is a product with V^(0) = 0
     assert check["max_error"] < 0.05  # sampling noise of 1000 walks; the largest entry is about 0.28
     assert check["max_error"] > 1e-6  # and it *is* sampling noise, not an exact identity

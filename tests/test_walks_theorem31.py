@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from onelayer.walks import theorem31, theory, walk_population
+from onelayer.walks import experiment, theory, walk_population
 
 
 @pytest.fixture(autouse=True)
@@ -16,8 +16,8 @@ def _float64():
 
 
 def test_lemma_c5_on_the_exact_population():
-    exp = theorem31.setup_experiment(0.7, N=13, M=100, n_train=10, n_test=10)
-    check = theorem31.lemma_c5_check(exp.model, walk_population(6, 0.7, 13))
+    exp = experiment.setup_experiment(0.7, N=13, M=100, n_train=10, n_test=10)
+    check = experiment.lemma_c5_check(exp.model, walk_population(6, 0.7, 13))
     assert check["q_tok_rel_spread"] < 1e-10  # W_12 proportional to 1 p_N^T
     assert check["max_abs_W11_W21"] == 0.0  # exact: product with the zero token part of x~_N
     assert check["parent_attention_min"] > 0.9999
@@ -26,9 +26,9 @@ def test_lemma_c5_on_the_exact_population():
 
 @pytest.mark.parametrize("p", [0.5, 0.7])
 def test_optimal_after_a_constant_number_of_steps_at_paper_size(p):
-    exp = theorem31.setup_experiment(p)
-    hist = theorem31.run(exp, steps=12, keep_V=False, keep_profile=False)
-    optimal = np.abs(hist["conditional_accuracy"] - exp.bayes_accuracy) < theorem31.OPTIMAL_TOL
+    exp = experiment.setup_experiment(p)
+    hist = experiment.run(exp, steps=12, keep_V=False, keep_profile=False)
+    optimal = np.abs(hist["conditional_accuracy"] - exp.bayes_accuracy) < experiment.OPTIMAL_TOL
     assert theory.steps_to_optimal(optimal) <= 4
     assert not optimal[0]  # zero init is not optimal: there is something to learn
     assert hist.final("parent_attention") > 1 - 1e-6
@@ -37,20 +37,20 @@ def test_optimal_after_a_constant_number_of_steps_at_paper_size(p):
 
 
 def test_steps_to_optimal_does_not_grow_with_the_size():
-    rows = theorem31.steps_to_optimal_table(0.7, [(5, 25), (8, 97)], steps=8, n_train=500, n_test=300)
+    rows = experiment.steps_to_optimal_table(0.7, [(5, 25), (8, 97)], steps=8, n_train=500, n_test=300)
     assert all(r["T0"] <= 4 for r in rows)
 
 
 def test_log_odds_grow_with_N_only_when_M_grows_like_N_to_three_halves():
-    power = theorem31.log_odds_vs_N(0.7, [25, 73, 145], M_rule="power", n=4000)
-    fixed = theorem31.log_odds_vs_N(0.7, [49, 97, 193], M_rule="fixed", n=4000)
+    power = experiment.log_odds_vs_N(0.7, [25, 73, 145], M_rule="power", n=4000)
+    fixed = experiment.log_odds_vs_N(0.7, [49, 97, 193], M_rule="fixed", n=4000)
     assert np.all(np.diff(power["median_min_log_odds"]) > 0)
     assert np.all(np.diff(fixed["median_min_log_odds"]) < 0)
     assert fixed["parent_attention"][-1] < 0.99 < power["parent_attention"][-1]
 
 
 def test_direction_of_V_is_sqrt_of_Pi_transpose_not_Pi_transpose():
-    res = theorem31.direction_run(0.7, steps=400, n_records=12)
+    res = experiment.direction_run(0.7, steps=400, n_records=12)
     assert res["d_sqrt"][-1] < 0.5 * res["d_Pi"][-1]
     assert res["d_Pi"][-1] > 0.15  # the paper's target is not approached
     assert res["ratio"][-1] == pytest.approx(np.sqrt(0.7 / 0.3), rel=0.1)

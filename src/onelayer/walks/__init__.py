@@ -30,7 +30,8 @@ Core (shared by every walks chapter):
 
 Chapters:
 
-* :mod:`onelayer.walks.theorem31`: the Theorem 3.1 experiments.
+* :mod:`onelayer.walks.experiment`: the experiment set-up the chapters share (model, data, GD) and the Theorem 3.1
+  experiments.
 * :mod:`onelayer.walks.theorem41`: the Theorem 4.1 experiments and the escape
   from the symmetric state.
 * :mod:`onelayer.walks.figures`: figures and the ring widget.
@@ -42,7 +43,7 @@ Chapters:
 * :mod:`onelayer.walks.registry`: the figures reproducible with ``python -m onelayer``, one module per chapter.
 """
 
-from . import data, figures, losses, model, positions, prediction, reference, ring, theorem31, theorem41, theory
+from . import data, figures, losses, model, positions, prediction, reference, ring, experiment, theorem41, theory
 from .data import TokenData, walk_data, walk_population
 from .model import ModelConfig, WalkTransformer
 
@@ -55,7 +56,7 @@ __all__ = [
     "prediction",
     "reference",
     "ring",
-    "theorem31",
+    "experiment",
     "theorem41",
     "theory",
     "TokenData",

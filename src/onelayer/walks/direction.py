@@ -35,7 +35,7 @@ import numpy as np
 from ..validation import check_choice, check_int, check_probability
 from . import losses as losses_mod
 from . import ring, theory
-from .theorem31 import setup_experiment
+from .experiment import setup_experiment
 
 __all__ = ["best_power", "residual_to_line", "direction_by_loss", "lemma_c7_remainder", "POWERS"]
 

@@ -126,7 +126,7 @@ def training_figure(hist, exp, *, step: int | None = None, zoom: int = 10, title
     """Figure 4 layout: (a) accuracies against steps, (b) ``V`` at ``step``, (c) attention averaged over the
     test set at ``step``, (d) the last ``zoom`` positions of (c).
 
-    ``hist`` must carry the records of :func:`onelayer.walks.theorem31.standard_records`.
+    ``hist`` must carry the records of :func:`onelayer.walks.experiment.standard_records`.
     """
     step = int(hist.steps[-1]) if step is None else step
     K = exp.model.config.K
@@ -158,7 +158,7 @@ def training_figure(hist, exp, *, step: int | None = None, zoom: int = 10, title
 
 def log_odds_figure(results: dict):
     """Step-2 ``min_j log(S_{N-1}/S_j)`` against ``N``; ``results`` maps a label to a
-    :func:`onelayer.walks.theorem31.log_odds_vs_N` result."""
+    :func:`onelayer.walks.experiment.log_odds_vs_N` result."""
     fig, axes = new_figure(2, width=9.0, height=3.2)
     for i, (label, res) in enumerate(results.items()):
         axes[0].plot(res["N"], res["median_min_log_odds"], marker="o", color=PALETTE[i], label=label)
@@ -171,7 +171,7 @@ def log_odds_figure(results: dict):
 
 
 def direction_figure(runs):
-    """For each :func:`onelayer.walks.theorem31.direction_run` result: (a) direction distances of ``V``
+    """For each :func:`onelayer.walks.experiment.direction_run` result: (a) direction distances of ``V``
     (solid: to ``Pi^T``, dashed: to ``sqrt(Pi^T)``, dotted: to the training set's square-root target),
     (b) clockwise / counter-clockwise ratio with ``p/(1-p)`` and ``sqrt(p/(1-p))``, (c) ``||V||_F / sqrt(2t)``."""
     fig, axes = new_figure(3, width=12.0, height=3.4)

@@ -30,7 +30,7 @@ from ..seeding import generator
 from ..validation import check_float, check_int, check_probability
 from . import positions, prediction, ring
 from .data import walk_data
-from .theorem31 import setup_experiment
+from .experiment import setup_experiment
 
 __all__ = ["separate_qk_run", "linear_baseline_table"]
 

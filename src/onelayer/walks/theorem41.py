@@ -49,7 +49,7 @@ from ..validation import check_choice, check_float, check_int, check_probability
 from . import theory
 from .data import TokenData, walk_data, walk_population
 from .model import WalkTransformer
-from .theorem31 import Experiment
+from .experiment import Experiment
 
 __all__ = [
     "deterministic_setup",

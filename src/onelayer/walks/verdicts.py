@@ -18,7 +18,7 @@ the text does not depend on the last bits of a machine's arithmetic.
 from __future__ import annotations
 
 from ..formatting import near_zero_text, number_text
-from . import chains, direction, edge, first_steps, random_init, rebuttal, sensitivity, theorem31, theorem41
+from . import chains, direction, edge, first_steps, random_init, rebuttal, sensitivity, experiment, theorem41
 from .data import walk_population
 
 __all__ = ["verdict_table", "verdict_markdown", "CHAPTER_TITLES", "COLUMNS"]
@@ -52,7 +52,7 @@ def _power(x: float) -> str:
 def _theorem31_rows() -> list[dict]:
     rows = []
     # Lemmas C.1-C.3: the first step on the population and on the paper's sample
-    pop = theorem31.lemma_c1_check(theorem31.setup_experiment(0.7, N=13, M=100).model, walk_population(6, 0.7, 13), 0.7)
+    pop = experiment.lemma_c1_check(experiment.setup_experiment(0.7, N=13, M=100).model, walk_population(6, 0.7, 13), 0.7)
     fs = first_steps.first_steps_table(0.7, steps=3)
     rows.append({
         "claim": "Lemmas C.1-C.3: V(1) has the closed form, is circulant and peaks at offset +1", "source": "[paper]",

@@ -3,7 +3,7 @@ what it learned.
 
 :func:`lab_run` samples walks, builds the model of :mod:`onelayer.walks.model`
 and trains it by full-batch gradient descent, recording at every step the
-quantities of the paper's Figure 4 (:func:`onelayer.walks.theorem31.standard_records`).
+quantities of the paper's Figure 4 (:func:`onelayer.walks.experiment.standard_records`).
 :func:`lab_figure` draws the result with :func:`onelayer.walks.figures.training_figure`:
 test accuracy against the step, ``V`` as a heat-map and the attention profile
 over the positions. :func:`lab_widget` puts ipywidgets controls in front of
@@ -48,7 +48,7 @@ from ...registry import register
 from ...scrubber import frame_numbers, scrub_grid
 from ...training import History
 from ...validation import check_choice, check_float, check_int, check_probability
-from ...walks import figures, losses, model, theorem31, theorem41, theory
+from ...walks import figures, losses, model, experiment, theorem41, theory
 from ...walks.positions import M_for
 from ...widgets import merged_settings, progress_app, selection_slider, timed
 
@@ -136,7 +136,7 @@ _SCALAR_RECORDS = ("test_accuracy", "conditional_accuracy", "parent_attention", 
 class LabResult:
     """One trained setting: the experiment, its recorded history and the wall-clock time of the training."""
 
-    experiment: theorem31.Experiment
+    experiment: experiment.Experiment
     history: History
     seconds: float
     settings: dict
@@ -150,7 +150,7 @@ class LabResult:
     def steps_to_optimal(self) -> float:
         """First step from which every test prediction is Bayes-optimal (conditional accuracy ``max(p, 1-p)``); ``nan`` if never."""
         gap = np.abs(self.history["conditional_accuracy"] - self.experiment.bayes_accuracy)
-        return theory.steps_to_optimal(gap < theorem31.OPTIMAL_TOL)
+        return theory.steps_to_optimal(gap < experiment.OPTIMAL_TOL)
 
     def summary(self) -> dict[str, float]:
         """Final test accuracy, the Bayes rule's accuracy on the same test walks, attention on the parent, loss,
@@ -239,13 +239,13 @@ def lab_run(p: float = 0.7, K: int = 6, N: int = 25, lr: float = 1.0, sigma: flo
         Show a ``tqdm`` progress bar while training.
     """
     s = _check_settings(p, K, N, lr, sigma, loss, reduction, positions, steps, n_train, n_test, seed, gram_error)
-    exp = theorem31.setup_experiment(s["p"], K=s["K"], N=s["N"], M=M_for(s["N"]), n_train=s["n_train"],
+    exp = experiment.setup_experiment(s["p"], K=s["K"], N=s["N"], M=M_for(s["N"]), n_train=s["n_train"],
                                    n_test=s["n_test"], seed=s["seed"], loss=s["loss"], reduction=s["reduction"],
                                    positions=s["positions"], gram_error=s["gram_error"])
     start = time.perf_counter()
     init = "zero" if s["sigma"] == 0 else "gaussian"
     params = exp.model.init(init, sigma=s["sigma"], seed=s["seed"])
-    hist = exp.model.train(params, exp.train, steps=s["steps"], lr=s["lr"], record=_guarded(theorem31.standard_records(exp)),
+    hist = exp.model.train(params, exp.train, steps=s["steps"], lr=s["lr"], record=_guarded(experiment.standard_records(exp)),
                            progress=progress, desc="walks lab")
     return LabResult(exp, hist, time.perf_counter() - start, s)
 

@@ -11,7 +11,7 @@ import torch
 from ...validation import check_choice, check_float, check_int, check_int_sequence, check_probability
 from .. import kl, prediction, ring
 from ..model import NORMALIZE, REDUCTIONS
-from ..theorem31 import Experiment, setup_experiment
+from ..experiment import Experiment, setup_experiment
 
 
 #: The paper's stated setting of Section 5.2.

@@ -24,10 +24,10 @@ T41_ESCAPE_STEPS = (0, 2, 4, 6, 8, 9, 10, 11, 12, 13, 14, 16, 20, 30, 50)
 @register("walks-t31-steps-frames", "Theorem 3.1 player (frames): accuracy, V and attention at GD steps 0-10 of the "
                                     "paper's Figure 4 run (p=0.5, K=6, N=97)")
 def _t31_steps(quick: bool):
-    from .. import figures, theorem31
+    from .. import figures, experiment
 
-    exp = theorem31.setup_experiment(p=FIG4["p"], K=FIG4["K"], N=FIG4["N"])
-    hist = theorem31.run(exp, steps=5 if quick else FIG4["steps"])
+    exp = experiment.setup_experiment(p=FIG4["p"], K=FIG4["K"], N=FIG4["N"])
+    hist = experiment.run(exp, steps=5 if quick else FIG4["steps"])
     steps = [t for t in T31_STEPS if t <= 5] if quick else list(T31_STEPS)
     return None, frame_numbers(lambda step: figures.training_figure(hist, exp, step=step), steps, labels="GD step", fmt="{:d}")
 
@@ -35,11 +35,11 @@ def _t31_steps(quick: bool):
 @register("walks-t41-escape-frames", "Theorem 4.1 player (frames): accuracy, V and attention around the escape from "
                                      "the symmetric state (p=1, sin positions, seeded Gram error 1e-9)")
 def _t41_escape(quick: bool):
-    from .. import figures, theorem31, theorem41
+    from .. import figures, experiment, theorem41
 
     exp = theorem41.deterministic_setup(6, 16, train="sample", positions="sin", gram_error=theorem41.GRAM_ERROR)
     steps = 20 if quick else DETERMINISTIC_STEPS
-    hist = theorem31.run(exp, steps=steps)
+    hist = experiment.run(exp, steps=steps)
     shown = [t for t in T41_ESCAPE_STEPS if t <= steps]
     return None, frame_numbers(lambda step: figures.training_figure(hist, exp, step=step), shown, labels="GD step", fmt="{:d}")
 

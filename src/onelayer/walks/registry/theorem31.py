@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 
 from ...registry import register
-from .. import figures, theorem31, theory
+from .. import figures, experiment, theory
 from ..data import walk_population
 from ..settings import DIRECTION_PS, DIRECTION_STEPS, FIG4, FIG8, LOG_ODDS_NS, LOG_ODDS_P, LOG_ODDS_WALKS, STEPS_TABLE_P, STEPS_TABLE_SIZES, STEPS_TABLE_STEPS
 
 
 def training_numbers(hist, exp) -> dict:
     """Numbers behind a :func:`onelayer.walks.figures.training_figure`: steps to optimal and a per-step table."""
-    optimal = np.abs(hist["conditional_accuracy"] - exp.bayes_accuracy) < theorem31.OPTIMAL_TOL
+    optimal = np.abs(hist["conditional_accuracy"] - exp.bayes_accuracy) < experiment.OPTIMAL_TOL
     c = exp.model.config
     return {
         "K": c.K, "N": c.N, "M": c.M, "p": exp.p, "positions": c.positions,
@@ -35,9 +35,9 @@ def training_numbers(hist, exp) -> dict:
 def _lemma_c1(quick: bool):
     rows, checks = [], {}
     for p in (0.5, 0.7):
-        exact = theorem31.lemma_c1_check(theorem31.setup_experiment(p, N=13, M=100).model, walk_population(6, p, 13), p)
-        exp = theorem31.setup_experiment(p)
-        checks[p] = sampled = theorem31.lemma_c1_check(exp.model, exp.train, p)
+        exact = experiment.lemma_c1_check(experiment.setup_experiment(p, N=13, M=100).model, walk_population(6, p, 13), p)
+        exp = experiment.setup_experiment(p)
+        checks[p] = sampled = experiment.lemma_c1_check(exp.model, exp.train, p)
         for name, N, res in (("population", 13, exact), ("1000 walks", 97, sampled)):
             # what was measured on the data (V1_*) and what the population formula says (closed_form_*), apart
             rows.append({"p": p, "data": name, "N": N, "max_error": res["max_error"], "max_entry": res["max_entry"],
@@ -54,8 +54,8 @@ def _lemma_c1(quick: bool):
 @register("walks-parent-log-odds", "Theorem 3.1: step-2 log-odds of the parent and its attention against N (M = N^1.5 and M = 1000)")
 def _parent_log_odds(quick: bool):
     Ns, n = ((13, 25, 37), 500) if quick else (LOG_ODDS_NS, LOG_ODDS_WALKS)
-    odds = {"M = ceil(N^1.5)": theorem31.log_odds_vs_N(LOG_ODDS_P, Ns, M_rule="power", n=n),
-            "M = 1000 fixed": theorem31.log_odds_vs_N(LOG_ODDS_P, Ns, M_rule="fixed", n=n)}
+    odds = {"M = ceil(N^1.5)": experiment.log_odds_vs_N(LOG_ODDS_P, Ns, M_rule="power", n=n),
+            "M = 1000 fixed": experiment.log_odds_vs_N(LOG_ODDS_P, Ns, M_rule="fixed", n=n)}
     fig = figures.log_odds_figure(odds)
     rows = [{"M_rule": label, "N": int(N), "M": int(M), "median_min_log_odds": float(lo), "parent_attention": float(pa)}
             for label, res in odds.items()
@@ -64,8 +64,8 @@ def _parent_log_odds(quick: bool):
 
 
 def _success_figure(setting: dict, quick: bool, title: str):
-    exp = theorem31.setup_experiment(setting["p"], K=setting["K"], N=setting["N"])
-    hist = theorem31.run(exp, steps=5 if quick else setting["steps"])
+    exp = experiment.setup_experiment(setting["p"], K=setting["K"], N=setting["N"])
+    hist = experiment.run(exp, steps=5 if quick else setting["steps"])
     return figures.training_figure(hist, exp, title=title), training_numbers(hist, exp)
 
 
@@ -82,13 +82,13 @@ def _fig8(quick: bool):
 @register("walks-steps-to-optimal", "Theorem 3.1 (table): first step with Bayes-optimal test predictions for several K, N (p=0.7)")
 def _steps_to_optimal(quick: bool):
     sizes, steps = (STEPS_TABLE_SIZES[:2], 5) if quick else (STEPS_TABLE_SIZES, STEPS_TABLE_STEPS)
-    return None, {"p": STEPS_TABLE_P, "steps": steps, "table": theorem31.steps_to_optimal_table(STEPS_TABLE_P, sizes, steps=steps)}
+    return None, {"p": STEPS_TABLE_P, "steps": steps, "table": experiment.steps_to_optimal_table(STEPS_TABLE_P, sizes, steps=steps)}
 
 
 @register("walks-value-direction", "Theorem 3.1: direction of V against Pi^T and sqrt(Pi^T) (p = 0.5, 0.7, 0.9) and ||V|| against sqrt(t)")
 def _value_direction(quick: bool):
     steps = 30 if quick else DIRECTION_STEPS
-    runs = [theorem31.direction_run(p, steps=steps, **({"n_records": 8} if quick else {})) for p in DIRECTION_PS]
+    runs = [experiment.direction_run(p, steps=steps, **({"n_records": 8} if quick else {})) for p in DIRECTION_PS]
     fig = figures.direction_figure(runs)
     rows = [{"p": r["p"], "steps": int(r["steps"][-1]), "d_Pi": float(r["d_Pi"][-1]), "d_sqrt": float(r["d_sqrt"][-1]),
              "d_empirical": float(r["d_empirical"][-1]), "sampling_floor": float(r["sampling_floor"]),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...registry import register
-from .. import figures, theorem31, theorem41, theory
+from .. import figures, experiment, theorem41, theory
 from ..settings import DETERMINISTIC_STEPS, ESCAPE_STEPS, PERTURBATIONS, SYMMETRY_STEPS
 from .theorem31 import training_numbers
 
@@ -31,7 +31,7 @@ def _deterministic_figure(K: int, r: int, quick: bool, title: str, recipes: dict
     runs = {}
     for name, kw in recipes.items():
         exp = theorem41.deterministic_setup(K, r, **kw)
-        runs[name] = (exp, theorem31.run(exp, steps=20 if quick else DETERMINISTIC_STEPS))
+        runs[name] = (exp, experiment.run(exp, steps=20 if quick else DETERMINISTIC_STEPS))
     exp, hist = runs[shown]
     numbers = training_numbers(hist, exp)
     numbers["runs"] = {name: {"test_accuracy": h["test_accuracy"], "final_V_spread": float(h.final("V").max() - h.final("V").min())}

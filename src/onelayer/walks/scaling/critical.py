@@ -12,7 +12,7 @@ from .. import theory
 from ..batched import forward_pass, train_sweep, walk_sweep_data
 from ..positions import M_for
 from ..model import WalkTransformer
-from ..theorem31 import OPTIMAL_TOL
+from ..experiment import OPTIMAL_TOL
 from .runs import CRITICAL_CRITERIA, CRITICAL_N, DEFAULTS, _check_options, _upper_median
 
 

@@ -14,7 +14,7 @@ from .. import ring, theory
 from ..batched import SweepData, attention_records, forward_pass, train_sweep, walk_sweep_data
 from ..positions import M_for
 from ..model import WalkTransformer
-from ..theorem31 import OPTIMAL_TOL
+from ..experiment import OPTIMAL_TOL
 
 
 #: Default options of :func:`measure` (the paper's Section 5.1 setting except ``p``; six data seeds,

@@ -9,7 +9,7 @@ from ...validation import check_float, check_int
 from .. import ring, theory
 from ..model import WalkTransformer
 from ..random_init import optimal_fraction
-from ..theorem31 import setup_experiment
+from ..experiment import setup_experiment
 
 
 def scaling_equivalence(p: float = 0.7, *, steps: int = 30, lr: float = 1.0, n_train: int = 1000, seed: int = 0,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...validation import check_int
 from .. import ring
-from ..theorem31 import setup_experiment
+from ..experiment import setup_experiment
 from .logit_scale import _optimal_flags
 
 

@@ -1,8 +1,7 @@
-"""Theorem 3.1 experiments: a random walk (``0 < p < 1``) is learned.
+"""The walks experiment set-up every walks chapter shares, and the Theorem 3.1 experiments built on it.
 
-The experiment set-up defined here (:class:`Experiment`, :func:`setup_experiment`,
-:func:`run`) is the one the later walks chapters vary (Theorem 4.1, random
-initialisation, variations, the lab).
+:class:`Experiment`, :func:`setup_experiment` and :func:`run` (the paper's model, data and full-batch GD) are what
+the walks chapters vary (Theorem 3.1 and 4.1, random initialisation, variations, the lab).
 
 Each function is one experiment of ``book/walks/theorem31.ipynb`` and of
 ``tests/test_walks_theorem31.py`` / ``tests/test_walks_lemma_c1.py``:
