@@ -58,9 +58,11 @@ REGISTRIES = {"walks-": "onelayer.walks.registry", "trees-": "onelayer.trees.reg
 
 def _in_registry(module: str, registry_module: str) -> bool:
     """``module`` is the part's registry or one of its submodules (a registry may be a package), or one of the part's
-    chapter modules (``onelayer.chapters.walks.*``: the chapters moved there by issue 21)."""
+    chapter modules (``onelayer.chapters.walks.*``: the chapters moved there by issue 21), or a chapter module that
+    spans both parts (``onelayer.chapters.scaling``: a module of the chapters package, not of a part's subpackage)."""
     chapters = "onelayer.chapters." + registry_module.split(".")[1]
-    return module == registry_module or module.startswith((registry_module + ".", chapters + "."))
+    spans_parts = module.startswith("onelayer.chapters.") and module.count(".") == 2
+    return module == registry_module or spans_parts or module.startswith((registry_module + ".", chapters + "."))
 
 
 def _numbers(name, tmp_path, quick=True):

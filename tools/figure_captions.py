@@ -67,7 +67,6 @@ _HAND_FIGURES: dict[str, dict[str, str]] = {
                                           "64a110c3": "trees-forward-roles", "cd2ed8fb": "trees-forward-rescaling"},
     "book/trees/forward_limits.ipynb": {"1d413d71": "trees-forward-loss-table", "376940a2": "trees-heads-depth",
                                        "90c9cdf6": "trees-forward-seeds"},
-    "book/scaling.ipynb": {"1aaa5b0e": "walks-scaling", "c479ec3c": "walks-scaling-critical-m", "9d10e984": "trees-scaling"},
 }
 
 

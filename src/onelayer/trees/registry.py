@@ -442,26 +442,6 @@ def _forward_layouts(quick: bool):
                   "child_first": data.get("child_first")}
 
 
-# --- scaling (book/scaling.ipynb) -------------------------------------------------------------------------------
-
-@register("trees-scaling", "Trees: backward steps to converge against depth and labels (population and stored SGD runs), forward two-head steps, seconds per step")
-def _trees_scaling(quick: bool):
-    from . import scaling
-
-    if quick:
-        stored = scaling.compute_stored(quick=True, progress=_silent)
-        depth = scaling.scaling_rows("depth", sizes=[(2, 7), (3, 15)], stored=stored)
-        labels = scaling.scaling_rows("labels", sizes=[(2, 7), (2, 9)], stored=stored)
-        times = scaling.step_times([(2, 7), (3, 15)], members=2, batch_size=8, steps=1)
-    else:
-        depth, labels = scaling.scaling_rows("depth"), scaling.scaling_rows("labels")
-        times = scaling.step_times("depth")
-    forward = scaling.forward_steps_vs_depth()
-    fig = scaling.scaling_figure(depth, labels, forward, times)
-    return fig, {"criterion": scaling.Criterion().describe(), "table": scaling.scaling_table(depth + labels),
-                 "fits": scaling.fit_table(depth, labels, times, forward), "forward": forward}
-
-
 # ---------------------------------------------------------------------------
 # The chapters' scrubbers (onelayer.scrubber): the numbers behind every frame of each player, registered as
 # NAME-frames for the scrubber NAME, with the draw function and settings of the chapter's cell (figure: None).

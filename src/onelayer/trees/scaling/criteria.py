@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...scaling import crossing_steps
+from ...power_laws import crossing_steps
 from ...validation import check_bool, check_choice, check_float, check_int
 
 __all__ = [

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from ...plots import new_figure
-from ...scaling import loglog_panel
+from ...power_laws import loglog_panel
 from .fits import linear_model
 
 __all__ = ["scaling_figure"]
@@ -31,7 +31,7 @@ def _ticks(ax, x) -> None:
 
 
 def _panel(ax, x, y, **kwargs):
-    """:func:`onelayer.scaling.loglog_panel`, fitting only when two sizes have a value."""
+    """:func:`onelayer.power_laws.loglog_panel`, fitting only when two sizes have a value."""
     y = np.asarray(y, dtype=float)
     x = np.asarray(x, dtype=float)
     fit = np.unique(x[~np.isnan(y)]).size >= 2

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...plots import PALETTE, new_figure
-from ...scaling import loglog_panel
+from ...power_laws import loglog_panel
 from .runs import M_FIXED, N_FIXED
 from .summary import _x_of
 

@@ -8,7 +8,7 @@ import time
 import numpy as np
 import torch
 
-from ...scaling import crossing_steps
+from ...power_laws import crossing_steps
 from ...validation import check_choice, check_float, check_int, check_int_sequence, check_probability
 from .. import ring, theory
 from ..batched import SweepData, attention_records, forward_pass, train_sweep, walk_sweep_data

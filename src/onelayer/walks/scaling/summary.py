@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from ...scaling import fit_power_law
+from ...power_laws import fit_power_law
 
 
 def _x_of(axis: str) -> str:

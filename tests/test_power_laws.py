@@ -1,4 +1,4 @@
-"""onelayer.scaling: crossing steps, power-law fits, log-log panels."""
+"""onelayer.power_laws: crossing steps, power-law fits, log-log panels."""
 
 import math
 
@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from onelayer.scaling import PowerLawFit, crossing_steps, fit_power_law, loglog_panel
+from onelayer.power_laws import PowerLawFit, crossing_steps, fit_power_law, loglog_panel
 
 
 def test_crossing_steps_per_run_and_never():
