@@ -34,7 +34,7 @@ BOOK_EXECUTE ?= force
 
 NBVAL_FLAGS := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=120
 
-.PHONY: help setup book test test-portable test-jitter unit nbval lab execute clean bench e2e sweeps pdf numbers captions
+.PHONY: help setup book test test-portable test-jitter unit nbval lab execute clean bench e2e sweeps pdf numbers captions findings
 
 help:
 	@echo "make book   build the HTML book (executes every chapter) into _build/html"
@@ -46,6 +46,7 @@ help:
 	@echo "make bench  benchmarks against plain reference implementations; make sweeps: the stored sweeps"
 	@echo "make pdf    the whole book as one PDF (TeX Live from apt if missing) into _build/latex/onelayer.pdf"
 	@echo "make numbers  rewrite book/numbers/ (every figure's full-mode JSON/CSV); make captions: the figure captions"
+	@echo "make findings  rewrite book/data/findings.json (every chapter's verdict rows, shown on the Findings page)"
 	@echo "make clean  remove _build and caches (keeps .venv; 'make distclean' removes it too)"
 
 $(STAMP): requirements.txt pyproject.toml
@@ -198,6 +199,9 @@ numbers: $(STAMP)
 
 captions: $(STAMP)
 	@$(PY) -m tools.figure_captions --apply
+
+findings: $(STAMP)
+	@$(PY) -m onelayer findings
 
 # End-to-end: the built HTML in headless chromium and a chapter in JupyterLab (tests/e2e).
 # Builds nothing: run 'make book' first. Installs chromium (apt) only if missing. Fails on any request

@@ -188,3 +188,20 @@ def test_quick_sweep_from_a_temporary_directory_writes_into_the_data_dir(tmp_pat
     stored = data / sweeps.get("walks-scaling").stored
     assert store.read_json(stored, kind="walks-scaling")["meta"]["quick"] is True
     assert scaling.load(stored)["meta"]["quick"] is True
+
+
+def test_findings_writes_and_checks_the_stored_rows(tmp_path, monkeypatch, capsys):
+    from onelayer import findings
+    from onelayer.paths import ENV_VAR
+
+    monkeypatch.setenv(ENV_VAR, str(tmp_path))  # restored afterwards (--data-dir sets the variable for the process)
+    rows = [{**{k: "x" for k in findings.KEYS}, "doc": "walks/ring"}]
+    monkeypatch.setattr(findings, "collect", lambda part=None: [dict(r) for r in rows])
+    assert cli.main(["--data-dir", str(tmp_path), "findings"]) == 0
+    assert (tmp_path / findings.STORED).exists() and findings.load(path=tmp_path / findings.STORED) == rows
+    assert cli.main(["--data-dir", str(tmp_path), "findings", "--check"]) == 0
+    rows[0]["verdict"] = "fails"
+    capsys.readouterr()
+    assert cli.main(["--data-dir", str(tmp_path), "findings", "--check"]) == 1
+    err = capsys.readouterr().err
+    assert "verdict" in err and findings.COMMAND in err

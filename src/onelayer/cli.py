@@ -8,6 +8,7 @@ One program, one subcommand per job::
     python -m onelayer sweep --list                  # the stored sweeps the chapters load
     python -m onelayer sweep NAME [--out FILE] [sweep options]
     python -m onelayer bench [--quick] [--only NAME]  # benchmarks (from a repository checkout)
+    python -m onelayer findings [--check]            # every chapter's verdict rows -> book/data/findings.json
     python -m onelayer info                          # version and data directory
 
 ``make`` writes ``DIR/NAME.png``, ``DIR/NAME.json`` (the numbers) and, for
@@ -84,6 +85,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_bench.add_argument("options", nargs=argparse.REMAINDER, help="options of the benchmarks (--quick, --only NAME, --out DIR)")
     p_bench.set_defaults(subparser=p_bench)
+
+    p_findings = sub.add_parser(
+        "findings", help="collect every chapter's verdict rows into the stored findings",
+        description="Run every chapter module's verdict_rows() and write them to data/findings.json in the data "
+                    "directory (the Findings page and the parts' introductions show them). With --check, write "
+                    "nothing and exit 1 if the stored rows differ from fresh ones.")
+    p_findings.add_argument("--check", action="store_true", help="compare with the stored rows instead of writing")
+    p_findings.set_defaults(subparser=p_findings)
 
     p_info = sub.add_parser("info", help="version and data directory", description="Print the version and the data directory in use.")
     p_info.set_defaults(subparser=p_info)
@@ -178,6 +187,23 @@ def _bench(args) -> int:
     return bench_main(args.options)
 
 
+def _findings(args) -> int:
+    from . import findings
+
+    rows = findings.collect()
+    if args.check:
+        diffs = findings.differences(findings.load(), rows)
+        if diffs:
+            print(f"{PROG}: the stored findings differ from fresh ones; run '{findings.COMMAND}':\n  " + "\n  ".join(diffs),
+                  file=sys.stderr)
+            return 1
+        print(f"{len(rows)} verdict rows agree with the stored ones")
+        return 0
+    path = findings.write(rows)
+    print(f"{len(rows)} verdict rows -> {path}")
+    return 0
+
+
 def _info() -> int:
     from . import __version__
     from .paths import ENV_VAR, data_dir
@@ -217,4 +243,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _bench(args)
     if args.command == "info":
         return _info()
+    if args.command == "findings":
+        return _findings(args)
     return _make(args, args.subparser)

@@ -1,0 +1,162 @@
+"""The book's findings: every chapter's verdict rows, collected and rendered as one HTML table.
+
+Each chapter module of :mod:`onelayer.chapters` defines ``verdict_rows()`` (keys :data:`KEYS`); nothing here types a
+verdict. :func:`collect` imports the chapter modules (the same walk as the figure registry), calls each one's
+``verdict_rows()`` in the book's order and adds the key ``doc`` (the chapter's document, e.g. ``walks/theorem31``);
+:func:`html_table` renders rows as an HTML table (a real table in the built book, whatever the markdown renderer),
+each row linking to the chapter that shows it.
+
+Collecting runs every chapter's deciding experiments (about a minute on one core), too long to repeat on every page
+that shows a verdict: :func:`write` stores the rows in ``book/data/findings.json`` (``python -m onelayer
+findings``, or ``make findings``), the Findings page and the parts' introductions render :func:`load`, and
+``tests/test_findings.py`` collects them afresh and fails when the stored rows differ (the command to run is in the
+message).
+
+This module is book machinery: it imports chapter modules by name at call time, as the registry does; the papers'
+packages never import it.
+"""
+
+from __future__ import annotations
+
+import html
+import importlib
+import json
+import posixpath
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from .paths import REPOSITORY_DATA, data_path
+from .registry import CHAPTERS_PACKAGE, chapter_modules
+from .store import read_json, to_jsonable, write_json
+
+__all__ = ["KEYS", "COLUMNS", "STORED", "KIND", "COMMAND", "chapter_doc", "chapter_title", "book_order", "collect",
+           "write", "load", "differences", "html_table"]
+
+#: The stored rows, inside the data directory; their kind; the command that rewrites them.
+STORED = "data/findings.json"
+KIND = "onelayer-findings"
+COMMAND = "python -m onelayer findings"
+
+#: The keys of a verdict row (``verdict_rows()`` of a chapter module).
+KEYS = ("claim", "source", "reading", "settings", "measurement", "verdict", "chapter")
+#: Columns of :func:`html_table`: (row key, header). ``settings`` is folded into the measurement cell.
+COLUMNS = (("claim", "claim"), ("source", "source"), ("reading", "reading"), ("measurement", "measured"),
+           ("verdict", "verdict"), ("doc", "shown in"))
+
+
+def chapter_doc(module: str) -> str:
+    """The document a chapter module mirrors: ``onelayer.chapters.walks.ring`` -> ``walks/ring``."""
+    if not isinstance(module, str):
+        raise TypeError(f"module must be a str, not {type(module).__name__}")
+    prefix = CHAPTERS_PACKAGE + "."
+    if not module.startswith(prefix) or len(module) == len(prefix):
+        raise ValueError(f"module must be a chapter module ({prefix}...), got {module!r}")
+    return module[len(prefix):].replace(".", "/")
+
+
+def chapter_title(doc: str) -> str:
+    """The first ``# `` heading of ``book/<doc>.ipynb`` (the chapter's title), or ``doc`` if the notebook is absent."""
+    try:
+        nb = json.loads(data_path(f"{doc}.ipynb").read_text())
+    except FileNotFoundError:
+        return doc
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "markdown":
+            for line in "".join(cell["source"]).splitlines():
+                if line.startswith("# "):
+                    return line[2:].strip()
+    return doc
+
+
+def book_order() -> list[str]:
+    """The chapters' documents in the order of ``_toc.yml`` (``walks/ring``, ...); empty if it cannot be read."""
+    toc = REPOSITORY_DATA.parent / "_toc.yml"
+    if not toc.exists():
+        return []
+    return [m.group(1) for m in re.finditer(r"^\s*- file: book/(\S+)\s*$", toc.read_text(), flags=re.M)]
+
+
+def collect(part: str | None = None) -> list[dict]:
+    """Every chapter's ``verdict_rows()`` (in the book's order), each row with its ``doc`` added.
+
+    ``part``: ``"walks"`` or ``"trees"`` for one part's chapters (a chapter outside both parts, such as ``scaling``,
+    is included only when ``part`` is None). A row without the keys :data:`KEYS` raises ``ValueError``.
+    """
+    if part is not None and part not in ("walks", "trees"):
+        raise ValueError(f"part must be None, 'walks' or 'trees', got {part!r}")
+    order = {doc: i for i, doc in enumerate(book_order())}
+    docs = sorted((chapter_doc(m) for m in chapter_modules()), key=lambda d: (order.get(d, len(order)), d))
+    rows = []
+    for doc in docs:
+        if part is not None and not doc.startswith(part + "/"):
+            continue
+        module = importlib.import_module(f"{CHAPTERS_PACKAGE}.{doc.replace('/', '.')}")
+        if not hasattr(module, "verdict_rows"):
+            continue
+        for row in module.verdict_rows():
+            missing = [k for k in KEYS if k not in row]
+            if missing:
+                raise ValueError(f"a verdict row of {module.__name__} lacks {missing}: {row.get('claim')!r}")
+            rows.append({**row, "doc": doc})
+    return rows
+
+
+def write(rows: Sequence[Mapping] | None = None, path=None) -> Path:
+    """Store ``rows`` (default: :func:`collect`) in :data:`STORED` (or ``path``); return the path written."""
+    rows = collect() if rows is None else [dict(r) for r in rows]
+    return write_json(data_path(STORED) if path is None else path, {"command": COMMAND, "rows": rows}, kind=KIND)
+
+
+def load(part: str | None = None, path=None) -> list[dict]:
+    """The stored rows (of one part's chapters if ``part`` is ``"walks"`` or ``"trees"``), as :func:`collect` made them."""
+    if part is not None and part not in ("walks", "trees"):
+        raise ValueError(f"part must be None, 'walks' or 'trees', got {part!r}")
+    rows = read_json(data_path(STORED) if path is None else path, kind=KIND)["rows"]
+    return [r for r in rows if part is None or r["doc"].startswith(part + "/")]
+
+
+def differences(stored: Sequence[Mapping], fresh: Sequence[Mapping]) -> list[str]:
+    """What differs between stored and fresh rows (compared as JSON, as stored): one line per differing row."""
+    a, b = (json.loads(json.dumps(to_jsonable(list(rows)))) for rows in (stored, fresh))
+    out = [f"row {i} ({(x or y).get('doc')}: {(x or y).get('claim')!r}): "
+           + ", ".join(k for k in sorted(set(x) | set(y)) if x.get(k) != y.get(k))
+           for i, (x, y) in enumerate(zip(a, b)) if x != y]
+    if len(a) != len(b):
+        out.append(f"{len(a)} stored rows, {len(b)} fresh ones")
+    return out
+
+
+def _verdict_class(verdict: str) -> str:
+    word = re.sub(r"[^a-z]+", "-", verdict.lower().split(";")[0].split("(")[0].strip()).strip("-")
+    return f"verdict-{word}" if word else "verdict"
+
+
+def html_table(rows: Sequence[Mapping], *, page: str = "findings", titles: bool = True) -> str:
+    """``rows`` (with ``doc``) as an HTML table; links are relative to the document ``page`` (e.g. ``walks/index``).
+
+    Text is escaped; the settings go under the measurement in smaller type; the last column links to the chapter
+    (its title when ``titles``, else its document name).
+    """
+    if not isinstance(page, str) or not page or page.startswith("/"):
+        raise ValueError(f"page must be a document path such as 'findings' or 'walks/index', got {page!r}")
+    here = posixpath.dirname(page) or "."
+    out = ['<table class="onelayer-findings">', "<thead><tr>"]
+    out += [f"<th>{html.escape(header)}</th>" for _, header in COLUMNS]
+    out.append("</tr></thead><tbody>")
+    for row in rows:
+        if "doc" not in row:
+            raise ValueError("every row needs its 'doc' (rows from collect())")
+        href = posixpath.relpath(row["doc"], here) + ".html"
+        label = chapter_title(row["doc"]) if titles else row["doc"]
+        cells = {
+            "claim": html.escape(str(row["claim"])),
+            "source": html.escape(str(row["source"])),
+            "reading": html.escape(str(row["reading"])),
+            "measurement": f'{html.escape(str(row["measurement"]))}<br><small>{html.escape(str(row["settings"]))}</small>',
+            "verdict": f'<span class="{_verdict_class(str(row["verdict"]))}">{html.escape(str(row["verdict"]))}</span>',
+            "doc": f'<a href="{html.escape(href)}">{html.escape(label)}</a>',
+        }
+        out.append("<tr>" + "".join(f"<td>{cells[key]}</td>" for key, _ in COLUMNS) + "</tr>")
+    out.append("</tbody></table>")
+    return "\n".join(out)

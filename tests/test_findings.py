@@ -1,0 +1,99 @@
+"""onelayer.findings: every chapter's verdict rows, stored for the Findings page, and rendered as an HTML table."""
+
+from __future__ import annotations
+
+import html.parser
+
+import pytest
+
+from onelayer import findings, registry
+
+
+class _Cells(html.parser.HTMLParser):
+    """The text of every table cell, row by row, and every link target."""
+
+    def __init__(self):
+        super().__init__()
+        self.rows, self.links, self._cell = [], [], None
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "tr":
+            self.rows.append([])
+        elif tag in ("td", "th"):
+            self._cell = ""
+        elif tag == "a":
+            self.links.append(dict(attrs)["href"])
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th"):
+            self.rows[-1].append(self._cell)
+            self._cell = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell += data
+
+
+@pytest.fixture(scope="module")
+def fresh():
+    return findings.collect()
+
+
+def test_stored_findings_are_the_chapters_rows(fresh):
+    diffs = findings.differences(findings.load(), fresh)
+    assert not diffs, f"book/data/findings.json is stale (run '{findings.COMMAND}'): " + "; ".join(diffs)
+
+
+def test_every_chapter_module_with_verdicts_contributes_in_book_order(fresh):
+    docs = [findings.chapter_doc(m) for m in registry.chapter_modules()]
+    with_rows = {r["doc"] for r in fresh}
+    assert with_rows and with_rows <= set(docs)
+    order = findings.book_order()
+    positions = [order.index(r["doc"]) for r in fresh]
+    assert positions == sorted(positions)
+    assert all(set(findings.KEYS) <= set(r) for r in fresh)
+
+
+def test_part_filter_keeps_only_that_part():
+    walks = findings.load("walks")
+    assert walks and all(r["doc"].startswith("walks/") for r in walks)
+    assert len(walks) + len(findings.load("trees")) <= len(findings.load())
+    with pytest.raises(ValueError, match="part"):
+        findings.load("forest")
+    with pytest.raises(ValueError, match="part"):
+        findings.collect("forest")
+
+
+def test_html_table_escapes_text_and_links_relative_to_the_page():
+    rows = [{"claim": "||V|| < 1 | a pipe", "source": "[paper]", "reading": "-", "settings": "K = 6",
+             "measurement": "3/4 = 0.750 [0.301, 0.954]", "verdict": "fails", "chapter": "theorem31",
+             "doc": "walks/theorem31"}]
+    parser = _Cells()
+    parser.feed(findings.html_table(rows, page="walks/index", titles=False))
+    assert parser.rows[0] == [h for _, h in findings.COLUMNS]
+    assert parser.rows[1][0] == "||V|| < 1 | a pipe"  # the text survives escaping, pipes and all
+    assert parser.rows[1][3] == "3/4 = 0.750 [0.301, 0.954]K = 6"
+    assert parser.links == ["theorem31.html"]
+    parser = _Cells()
+    parser.feed(findings.html_table(rows, page="findings", titles=False))
+    assert parser.links == ["walks/theorem31.html"]
+    assert "<script" not in findings.html_table([{**rows[0], "claim": "<script>x</script>"}], titles=False)
+
+
+def test_bad_arguments_are_named():
+    with pytest.raises(ValueError, match="page"):
+        findings.html_table([], page="/abs")
+    with pytest.raises(ValueError, match="doc"):
+        findings.html_table([{k: "x" for k in findings.KEYS}])
+    with pytest.raises(ValueError, match="module"):
+        findings.chapter_doc("onelayer.walks.ring")
+    with pytest.raises(TypeError, match="module"):
+        findings.chapter_doc(3)
+
+
+def test_differences_name_the_row_and_key():
+    row = {k: "x" for k in (*findings.KEYS, "doc")}
+    assert findings.differences([row], [row]) == []
+    diffs = findings.differences([row], [{**row, "verdict": "fails"}])
+    assert len(diffs) == 1 and "verdict" in diffs[0]
+    assert "1 stored rows, 0 fresh ones" in findings.differences([row], [])
