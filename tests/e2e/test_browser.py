@@ -495,3 +495,57 @@ def test_dark_mode_gives_transparent_figures_a_light_background(browser_context,
                 if v["impact"] in BLOCKING and v["id"] not in AXE_EXCLUDED_FROM_ASSERT]
     assert not blocking, "axe-core in dark mode:\n" + "\n".join(blocking)
     assert external == [], external
+
+
+#: The page whose sidebar buttons are clicked (any chapter: every page has the same header).
+TOGGLE_PAGE = "book/findings"
+
+TOGGLE_PROBE = """() => {
+  const visible = (el) => !!el && el.getClientRects().length > 0 && getComputedStyle(el).visibility !== "hidden";
+  const dialog = document.getElementById("pst-primary-sidebar-modal");
+  const secondaryDialog = document.getElementById("pst-secondary-sidebar-modal");
+  const sidebar = document.getElementById("pst-primary-sidebar");
+  return {
+    primaryDialogOpen: !!dialog && dialog.open,
+    secondaryDialogOpen: !!secondaryDialog && secondaryDialog.open,
+    sidebarHidden: !!sidebar && sidebar.classList.contains("pst-sidebar-hidden"),
+    sidebarVisible: visible(sidebar) || (!!dialog && dialog.open),
+    links: document.querySelectorAll("dialog[open] nav.bd-docs-nav a.reference.internal").length,
+  };
+}"""
+
+
+def _visible_button(page, selector):
+    buttons = [b for b in page.query_selector_all(selector) if b.is_visible()]
+    assert buttons, f"no visible {selector} button"
+    return buttons[0]
+
+
+@pytest.mark.parametrize("width", [400, 900, 1400])
+def test_visible_sidebar_buttons_work(browser_context, site, width):
+    """A reader clicks the visible "Site navigation" button: at 400 and 900 px the chapter list opens (as a dialog),
+    at 1400 px the sidebar collapses and comes back; the visible "On this page" button opens the contents where the
+    layout hides them."""
+    page = browser_context.new_page()
+    keep_offline(page)
+    page.set_viewport_size({"width": width, "height": 900})
+    try:
+        page.goto(f"{site}/{TOGGLE_PAGE}.html", wait_until="load")
+        before = page.evaluate(TOGGLE_PROBE)
+        _visible_button(page, ".primary-toggle").click()
+        after = page.evaluate(TOGGLE_PROBE)
+        if width < 992:
+            assert not before["primaryDialogOpen"] and after["primaryDialogOpen"], (before, after)
+            assert after["links"] > 10, "the opened dialog holds no chapter list"
+            page.keyboard.press("Escape")
+            assert not page.evaluate(TOGGLE_PROBE)["primaryDialogOpen"]
+        else:
+            assert not before["sidebarHidden"] and after["sidebarHidden"], (before, after)
+            _visible_button(page, ".primary-toggle").click()
+            assert not page.evaluate(TOGGLE_PROBE)["sidebarHidden"]
+        secondary = [b for b in page.query_selector_all(".secondary-toggle") if b.is_visible()]
+        if secondary:  # shown where the layout folds the contents away
+            secondary[0].click()
+            assert page.evaluate(TOGGLE_PROBE)["secondaryDialogOpen"], f"'On this page' did nothing at {width} px"
+    finally:
+        page.close()
