@@ -27,6 +27,10 @@ Loaded from ``_config.yml`` (``sphinx.local_extensions``). It does four things:
    deprecated DPUB role ``doc-biblioentry`` instead of ``listitem`` (axe-core: a critical
    aria-required-children violation, and a minor one per entry); each page's body is corrected.
    (The book's CSS and the widget fixes are in ``book/_static``.)
+
+5. **Words, not emoji.** myst-nb's execution table (``{nb-exec-table}``, the runtime appendix) marks each
+   notebook's status with an emoji, which shows as an empty box where no emoji font is installed; it says
+   ``ok`` or ``failed`` instead (:func:`status_words`).
 """
 
 from __future__ import annotations
@@ -230,7 +234,19 @@ def latex_macros(app: Sphinx, config) -> None:
     config.latex_elements = elements
 
 
+def status_words() -> None:
+    """The status column of myst-nb's execution table in words (``ok`` / ``failed``) instead of emoji.
+
+    myst-nb 1.x keeps the column's formatter in a module-level dict (``_key2transform``, pinned version in
+    requirements.txt); ``tests/test_book_html.py`` fails if that dict moves.
+    """
+    from myst_nb.ext import execution_tables
+
+    execution_tables._key2transform["succeeded"] = lambda ok: "ok" if ok is True else "failed"
+
+
 def setup(app: Sphinx) -> dict:
+    status_words()
     app.connect("config-inited", latex_macros)
     app.add_config_value("offline_html_check", True, "html")
     app.connect("html-page-context", fix_aria_roles)
