@@ -50,7 +50,6 @@ _HAND_FIGURES: dict[str, dict[str, str]] = {
     "book/walks/theorem41.ipynb": {"a350d7ab": "walks-fig5", "a91f85d6": "walks-fig5-sin-positions", "9a09a284": "walks-sensitivity",
                                    "df0ef1e0": "walks-roundoff-machine", "a443de33": "walks-roundoff-escape",
                                    "1c1904c0": "walks-perturbation-escape", "07badab5": "walks-fig9"},
-    "book/walks/qa.ipynb": {"ebf39fcf": "walks-fig7", "c7e9c97b": "walks-fig10", "e53f135b": "walks-qa-explorer-default"},
     "book/walks/variations.ipynb": {"b6c3cf96": "walks-variations-scaling", "ef69037d": "walks-variations-lag",
                                     "06bcf5f6": "walks-variations-chain", "0055fb69": "walks-variations-doubly-stochastic",
                                     "ae1e2ea4": "walks-variations-chain-explorer"},
