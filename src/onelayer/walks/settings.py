@@ -13,7 +13,6 @@ __all__ = [
     "STEPS_TABLE_P", "STEPS_TABLE_SIZES", "STEPS_TABLE_STEPS",
     "SYMMETRY_STEPS", "DETERMINISTIC_STEPS", "ESCAPE_STEPS", "PERTURBATIONS",
     "SCALING_PS", "SCALING_STEPS", "NO_POSITION_STEPS", "CHAIN_STEPS",
-    "RANDOM_INIT_QUICK",
 ]
 
 # -- chapter "theorem31" -------------------------------------------------------------------------------------------
@@ -47,18 +46,3 @@ SCALING_PS = (0.5, 0.7)
 SCALING_STEPS = 60
 NO_POSITION_STEPS = 200
 CHAIN_STEPS = 300
-
-# -- chapter "random_init" -----------------------------------------------------------------------------------------
-#: Tiny sizes of the quick variants (those of ``python -m onelayer.walks.random_init --quick``).
-RANDOM_INIT_QUICK = {"steps": 20, "record_every": 5, "N": 13, "M": 100, "n_train": 50, "n_test": 50,
-                     "table_steps": (5, 10), "snapshot_steps": (10, 20)}
-
-# == blocks added for issues 12/15 (chapters ring, random_init, qa, lab, selector) ====================================
-
-# -- chapter "random_init": the live checks and the scrubber over the stored sweep --------------------------------
-#: Steps of the live re-run compared with the stored sweep; steps of the sum/mean equivalence check (exercise).
-RANDOM_INIT = {"live_steps": 100, "equivalence_steps": 30, "equivalence_record_every": 10, "top_ranked": 5}
-#: Seed of the stored runs the scrubber shows (its knobs are the sweep's normalisations and readings).
-RANDOM_INIT_SCRUB_SEED = 0
-
-__all__ += ["RANDOM_INIT", "RANDOM_INIT_SCRUB_SEED"]

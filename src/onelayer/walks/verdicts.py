@@ -18,7 +18,7 @@ the text does not depend on the last bits of a machine's arithmetic.
 from __future__ import annotations
 
 from ..formatting import near_zero_text, number_text
-from . import chains, direction, edge, first_steps, random_init, rebuttal, sensitivity, experiment, theorem41
+from . import chains, direction, edge, first_steps, rebuttal, sensitivity, experiment, theorem41
 from .data import walk_population
 
 __all__ = ["verdict_table", "verdict_markdown", "CHAPTER_TITLES", "COLUMNS"]
@@ -166,19 +166,6 @@ def _theorem41_rows() -> list[dict]:
 
 def _variations_rows() -> list[dict]:
     rows = []
-    order = random_init.ordering_table(random_init.load())
-    settings = sorted({(r["normalize"], r["reduction"], r["lr"]) for r in order})
-    hits = sum(bool(r["paper_pattern"]) for r in order)
-    rows.append({
-        "claim": "Figure 6 (small random init): p=1/2 is learned within 1000 steps and p=1 is not", "source": "[paper]",
-        "settings": (f"the stored sweep: unit normalisation none / keys / keys and query (scope unstated: [guess]) x "
-                     f"loss mean / sum x step sizes {', '.join(sorted({_f(r[2]) for r in settings}, key=float))}; "
-                     f"{len(settings)} settings x {len(order) // len(settings)} seeds"),
-        "measurement": f"the paper's pattern in {hits} of {len(order)} runs",
-        "verdict": ("not reproduced under any reading tried" if hits == 0
-                    else f"reproduced only in {hits} of {len(order)} runs"),
-        "chapter": "random_init",
-    })
     lin = chains.linear_histogram_accuracy(6, 0.5, 97)
     hb = chains.histogram_bayes_accuracy(6, 0.5, 13)
     rows.append({
