@@ -12,7 +12,6 @@ __all__ = [
     "FIG4", "FIG8", "DIRECTION_PS", "DIRECTION_STEPS", "LOG_ODDS_P", "LOG_ODDS_NS", "LOG_ODDS_WALKS",
     "STEPS_TABLE_P", "STEPS_TABLE_SIZES", "STEPS_TABLE_STEPS",
     "SYMMETRY_STEPS", "DETERMINISTIC_STEPS", "ESCAPE_STEPS", "PERTURBATIONS",
-    "SCALING_PS", "SCALING_STEPS", "NO_POSITION_STEPS", "CHAIN_STEPS",
 ]
 
 # -- chapter "theorem31" -------------------------------------------------------------------------------------------
@@ -39,10 +38,3 @@ DETERMINISTIC_STEPS = 50
 ESCAPE_STEPS = 40
 #: Sizes of the deliberate perturbation of q in the escape experiment.
 PERTURBATIONS = (1e-15, 1e-12, 1e-9, 1e-6, 1e-3)
-
-# -- chapter "variations" ------------------------------------------------------------------------------------------
-#: Walk parameters and GD steps of the logit-scaling table; GD steps without positions and on the random chains.
-SCALING_PS = (0.5, 0.7)
-SCALING_STEPS = 60
-NO_POSITION_STEPS = 200
-CHAIN_STEPS = 300

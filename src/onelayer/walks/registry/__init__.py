@@ -9,11 +9,10 @@ they call :mod:`onelayer.walks.theorem31`, :mod:`onelayer.walks.theorem41`,
 :mod:`onelayer.walks.ring`, ... and :mod:`onelayer.walks.figures`, and turn
 the results into the JSON/CSV numbers of the figure.
 
-Chapters (``ring``, ``lab``, ``qa`` and ``random_init`` have moved to :mod:`onelayer.chapters.walks`): ``theorem31``
+Chapters (``ring``, ``lab``, ``qa``, ``random_init`` and ``variations`` have moved to :mod:`onelayer.chapters.walks`): ``theorem31``
 (Lemma C.1, parent log-odds, Figures 4 and 8, the direction of ``V``),
 ``theorem41`` (Lemma D.1, the symmetric state, Figures 5 and 9, round-off
-escape),
-``variations`` and the walks half of the book's ``scaling`` chapter
+escape), the walks half of the book's ``scaling`` chapter
 (:mod:`onelayer.walks.scaling`), one module of this package per chapter, and ``scrubbers``: the numbers behind
 the frames of the chapters' precomputed-frames players. The
 recipes of the later chapters import their modules when they run, so listing
@@ -24,7 +23,7 @@ chapter comes from :mod:`onelayer.walks.settings`.
 from __future__ import annotations
 
 from ..settings import DIRECTION_PS, FIG4, FIG8, LOG_ODDS_NS, PERTURBATIONS, STEPS_TABLE_SIZES
-from . import theorem31, theorem41, variations, scaling, scrubbers  # noqa: I001 (the chapters' order)
+from . import theorem31, theorem41, scaling, scrubbers  # noqa: I001 (the chapters' order)
 from .theorem31 import training_numbers
 
 __all__ = ["FIG4", "FIG8", "DIRECTION_PS", "LOG_ODDS_NS", "STEPS_TABLE_SIZES", "PERTURBATIONS",
