@@ -5,7 +5,7 @@ makes one figure (or table) of a walks chapter with the same calls, seeds and
 settings as the chapter: ``quick=True`` shrinks steps, grid sizes and sample
 sizes so the whole set runs in seconds (for tests); ``quick=False``
 reproduces the chapter. The recipes hold no experiment logic of their own:
-they call :mod:`onelayer.walks.theorem31`, :mod:`onelayer.walks.theorem41`,
+they call :mod:`onelayer.walks.experiment`, :mod:`onelayer.walks.theorem41`,
 :mod:`onelayer.walks.ring`, ... and :mod:`onelayer.walks.figures`, and turn
 the results into the JSON/CSV numbers of the figure.
 
