@@ -10,7 +10,7 @@ import torch
 from onelayer.walks import WalkTransformer, ring, theory, variations
 
 
-# -- residual, scaling, no positions -----------------------------------------------------------------------------------
+# -- residual, logit scale, no positions -----------------------------------------------------------------------------------
 
 def test_residual_is_exactly_a_no_op():
     res = variations.residual_check(steps=3)
@@ -19,16 +19,16 @@ def test_residual_is_exactly_a_no_op():
     assert res["output_scale"] > 0 and res["V_scale"] > 0.1 and res["W_scale"] > 0
 
 
-def test_scaling_lemma_exact_reparametrisation():
-    eq = variations.scaling_equivalence(0.7, steps=15)
+def test_logit_scale_lemma_exact_reparametrisation():
+    eq = variations.logit_scale_equivalence(0.7, steps=15)
     assert eq["c2"] == pytest.approx(1 / 1006)
     assert eq["max_V_diff"] < 1e-10
     assert eq["max_logit_diff"] < 1e-8 * max(1.0, eq["max_logit"])
     assert eq["max_logit"] > 1.0  # the attention did move: the check is not vacuous
 
 
-def test_scaling_delays_but_reaches_the_same_end_state():
-    rows = {r["logit_scale"]: r for r in variations.scaling_table((0.7,), steps=40)}
+def test_logit_scale_delays_but_reaches_the_same_end_state():
+    rows = {r["logit_scale"]: r for r in variations.logit_scale_table((0.7,), steps=40)}
     plain, scaled = rows["one"], rows["inv_sqrt_d"]
     assert plain["T0"] <= 3
     assert 10 <= scaled["T0"] <= 40
@@ -142,4 +142,4 @@ def test_variations_validation_errors():
     with pytest.raises(ValueError, match="N must"):
         variations.markov_population(np.full((6, 6), 1 / 6), 9)
     with pytest.raises(ValueError, match="steps"):
-        variations.scaling_table(steps=0)
+        variations.logit_scale_table(steps=0)

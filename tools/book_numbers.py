@@ -49,7 +49,6 @@ NOT_REGENERATED: dict[str, str] = {
                               "another CPU moves the escape steps, so the chapter's cell is nbval-ignore-output too",
     "walks-sensitivity": "its float32 rows are the machine's own round-off (as the chapter says); "
                          + _SLOW.format(s=7.1, when=_MEASURED),
-    "walks-fig6-closest-reading": _SLOW.format(s=9.2, when=_MEASURED),
     "trees-generalization-embeddings": _SLOW.format(s=7.3, when=_MEASURED),
     "trees-forward-accuracy-by-type": _SLOW.format(s=6.7, when=_MEASURED) + " (the tracked training run it shares with "
                                       "trees-forward-scalars, -roles and -rescaling)",
@@ -62,9 +61,6 @@ NOT_REGENERATED: dict[str, str] = {
     "trees-loss-rate": _SLOW.format(s=4.1, when=_MEASURED),
     "trees-generalization": _SLOW.format(s=3.6, when=_MEASURED),
     "walks-value-direction": _SLOW.format(s=7.1, when=_MEASURED),
-    "walks-fig11": _SLOW.format(s=2.9, when=_MEASURED) + " (reruns a stored setting; walks-fig13 is regenerated and "
-                   "runs the same path)",
-    "walks-fig12": _SLOW.format(s=2.8, when=_MEASURED) + " (reruns a stored setting; see walks-fig11)",
     "trees-forward-attention-steps-frames": _SLOW.format(s=12, when=_SCRUB_MEASURED) + " (the tracked training run of "
                                             "trees-forward-accuracy-by-type, with snapshots)",
     "walks-lab-p-eta-frames": _SLOW.format(s=3.1, when=_SCRUB_MEASURED) + " (12 lab runs; walks-lab-default, which is "

@@ -42,7 +42,7 @@ from .figures import figure_curves, figure_ordering, figure_value_snapshots, fig
 from .readings import find_run, learned_step, ordering_table, table_distance
 from .runs import (AUTHORS_TABLE, PAPER, READINGS, RECORD_KEYS, SNAPSHOT_STEPS, TABLE_STEPS, RunConfig, optimal_fraction,
                    run_config, sweep, walk_records, weighted_token_stats)
-from .stored import KIND, STORED, load, main, save
+from .stored import KIND, QUICK, STORED, load, main, save
 
 __all__ = [
     "PAPER",
@@ -63,6 +63,7 @@ __all__ = [
     "find_run",
     "STORED",
     "KIND",
+    "QUICK",
     "save",
     "load",
     "figure_curves",

@@ -8,9 +8,7 @@ from pathlib import Path
 import torch
 
 from ... import paths, store
-from ..settings import RANDOM_INIT_QUICK
 from .runs import sweep
-
 
 #: Where the stored sweep lives, relative to the data directory (:func:`onelayer.paths.data_path`).
 STORED = "walks/data/random_init_sweep.json"
@@ -18,6 +16,10 @@ STORED = "walks/data/random_init_sweep.json"
 KIND = "walks-random-init-sweep"
 #: What the command line computes.
 DESCRIPTION = "Section 5.2 of the walks paper: small random initialisation, and a sweep over the recipe's unknowns."
+#: Tiny sizes of the sweep's ``--quick`` variant (seconds): steps, recording, walk length, dimension, walks, the
+#: steps of the weighted-token table and of the snapshots of ``V``.
+QUICK = {"steps": 20, "record_every": 5, "N": 13, "M": 100, "n_train": 50, "n_test": 50, "table_steps": (5, 10),
+         "snapshot_steps": (10, 20)}
 
 
 def save(data: dict, path) -> Path:
@@ -43,7 +45,7 @@ def main(argv=None) -> int:
     torch.set_num_threads(1)
     if args.quick:
         data = sweep(normalizations=("keys_and_query",), readings=(("mean", 0.01), ("sum", 0.01)), seeds=args.seeds[:1],
-                     progress=True, **RANDOM_INIT_QUICK)
+                     progress=True, **QUICK)
     else:
         data = sweep(seeds=tuple(args.seeds), progress=True)
     save(data, args.out)

@@ -9,11 +9,10 @@ they call :mod:`onelayer.walks.experiment`, :mod:`onelayer.walks.theorem41`,
 :mod:`onelayer.walks.ring`, ... and :mod:`onelayer.walks.figures`, and turn
 the results into the JSON/CSV numbers of the figure.
 
-Chapters (``ring``, ``lab`` and ``scaling`` have moved to :mod:`onelayer.chapters.walks`): ``theorem31``
+Chapters (``ring``, ``lab``, ``qa``, ``random_init``, ``variations`` and ``scaling`` have moved to :mod:`onelayer.chapters.walks`): ``theorem31``
 (Lemma C.1, parent log-odds, Figures 4 and 8, the direction of ``V``),
 ``theorem41`` (Lemma D.1, the symmetric state, Figures 5 and 9, round-off
-escape), ``qa`` (Figures 7 and 10),
-``variations`` and ``random_init``, one module of this package per chapter, and ``scrubbers``: the numbers behind
+escape), one module of this package per chapter, and ``scrubbers``: the numbers behind
 the frames of the chapters' precomputed-frames players. The
 recipes of the later chapters import their modules when they run, so listing
 the figures never depends on them. Every setting a recipe shares with its
@@ -22,10 +21,9 @@ chapter comes from :mod:`onelayer.walks.settings`.
 
 from __future__ import annotations
 
-from ..settings import DIRECTION_PS, FIG4, FIG8, LOG_ODDS_NS, PERTURBATIONS, RANDOM_INIT_QUICK, STEPS_TABLE_SIZES
-from . import theorem31, theorem41, qa, variations, random_init, scrubbers  # noqa: I001 (the chapters' order)
-from .random_init import random_init_sweep
+from ..settings import DIRECTION_PS, FIG4, FIG8, LOG_ODDS_NS, PERTURBATIONS, STEPS_TABLE_SIZES
+from . import theorem31, theorem41, scrubbers  # noqa: I001 (the chapters' order)
 from .theorem31 import training_numbers
 
-__all__ = ["FIG4", "FIG8", "DIRECTION_PS", "LOG_ODDS_NS", "STEPS_TABLE_SIZES", "PERTURBATIONS", "RANDOM_INIT_QUICK",
-           "training_numbers", "random_init_sweep"]
+__all__ = ["FIG4", "FIG8", "DIRECTION_PS", "LOG_ODDS_NS", "STEPS_TABLE_SIZES", "PERTURBATIONS",
+           "training_numbers"]

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 from ...registry import register
 from ...scrubber import frame_numbers
-from ..settings import (DETERMINISTIC_STEPS, FIG4, QA_SCRUB_LRS, QA_SCRUB_SIGMAS,
-                        RANDOM_INIT_SCRUB_SEED)
-from .random_init import random_init_sweep
+from ..settings import DETERMINISTIC_STEPS, FIG4
 
 #: The GD steps of the chapter theorem31's player (walks-t31-steps) and theorem41's (walks-t41-escape).
 T31_STEPS = tuple(range(11))
@@ -42,26 +40,3 @@ def _t41_escape(quick: bool):
     hist = experiment.run(exp, steps=steps)
     shown = [t for t in T41_ESCAPE_STEPS if t <= steps]
     return None, frame_numbers(lambda step: figures.training_figure(hist, exp, step=step), shown, labels="GD step", fmt="{:d}")
-
-
-@register("walks-qa-explorer-frames", "Question answering player (frames): test accuracy of Tasks 1 and 2 over 100 GD "
-                                      "steps for each initial scale sigma and step size eta")
-def _qa_explorer(quick: bool):
-    from .. import qa
-
-    sigmas, lrs = (QA_SCRUB_SIGMAS[:2], QA_SCRUB_LRS[:1]) if quick else (QA_SCRUB_SIGMAS, QA_SCRUB_LRS)
-    return None, frame_numbers(lambda sigma, lr: qa.explorer(sigma=sigma, lr=lr, **({"steps": 5} if quick else {})),
-                               sigmas, lrs, labels=("init sigma", "step size eta"), fmt=("{:g}", "{:g}"))
-
-
-@register("walks-random-init-sweep-frames", "Random init player (frames): stored curves of p = 0.5 and 1 (seed 0) for "
-                                            "every normalisation and reading of the sweep")
-def _random_init_sweep(quick: bool):
-    from .. import random_init as ri
-
-    data = random_init_sweep(quick)
-    meta = data["meta"]
-    readings = [f"{red}, lr={lr:g}" for red, lr in meta["readings"]]
-    return None, frame_numbers(lambda norm, reading: ri.sweep_explorer(data, normalize=norm, reading=reading,
-                                                                       seed=RANDOM_INIT_SCRUB_SEED),
-                               meta["normalizations"], readings, labels=("normalize", "loss, step"), fmt=("{}", "{}"))

@@ -9,7 +9,7 @@ Residual connection (:func:`residual_check`)
     The output is read at the query slot, whose token part is zero, so adding
     ``X`` to the output adds nothing there. Checked with the literal full-``W``
     autograd model of :mod:`onelayer.walks.reference`.
-``1/sqrt(d)`` logit scaling (:func:`scaling_equivalence`, :func:`scaling_table`)
+``1/sqrt(d)`` logit scaling (:func:`logit_scale_equivalence`, :func:`logit_scale_table`)
     With a merged ``W``, a logit factor ``c`` is the same as the step size
     ``eta c^2`` on ``W`` (and the initialisation ``c W_0``). Same end state,
     reached later.
@@ -30,25 +30,25 @@ A non-circulant Markov chain (:func:`random_transition_matrix`, :func:`markov_wa
 
 One module per experiment (:mod:`~onelayer.walks.variations.residual`,
 :mod:`~onelayer.walks.variations.logit_scale`, :mod:`~onelayer.walks.variations.no_positions`,
-:mod:`~onelayer.walks.variations.lag`, :mod:`~onelayer.walks.variations.chains`), each with its figure;
+:mod:`~onelayer.walks.variations.lag`, :mod:`~onelayer.walks.variations.non_circulant`), each with its figure;
 every public name is importable from this package.
 """
 
 from __future__ import annotations
 
-from .chains import (chain_c1_value, chain_explorer, chain_explorer_run, chain_run, chain_targets, chain_widget, figure_chain,
+from .non_circulant import (chain_c1_value, chain_explorer, chain_explorer_run, chain_run, chain_targets, chain_widget, figure_chain,
                      markov_data,
                      markov_population, markov_walks, random_doubly_stochastic, random_transition_matrix,
                      stationary_distribution)
 from .lag import figure_lag, lag_c1_value, lag_check, lag_population, lag_walks
-from .logit_scale import figure_scaling, scaling_equivalence, scaling_table
+from .logit_scale import figure_logit_scale, logit_scale_equivalence, logit_scale_table
 from .no_positions import no_position_table
 from .residual import residual_check
 
 __all__ = [
     "residual_check",
-    "scaling_equivalence",
-    "scaling_table",
+    "logit_scale_equivalence",
+    "logit_scale_table",
     "no_position_table",
     "lag_walks",
     "lag_population",
@@ -63,7 +63,7 @@ __all__ = [
     "markov_population",
     "chain_targets",
     "chain_run",
-    "figure_scaling",
+    "figure_logit_scale",
     "figure_lag",
     "figure_chain",
     "chain_explorer_run",

@@ -1,4 +1,4 @@
-"""``1/sqrt(d)`` logit scaling (:func:`scaling_equivalence`, :func:`scaling_table`, :func:`figure_scaling`): the step size ``eta c^2`` on ``W``."""
+"""``1/sqrt(d)`` logit scaling (:func:`logit_scale_equivalence`, :func:`logit_scale_table`, :func:`figure_logit_scale`): the step size ``eta c^2`` on ``W``."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from ..random_init import optimal_fraction
 from ..experiment import setup_experiment
 
 
-def scaling_equivalence(p: float = 0.7, *, steps: int = 30, lr: float = 1.0, n_train: int = 1000, seed: int = 0,
-                        **sizes) -> dict[str, float]:
+def logit_scale_equivalence(p: float = 0.7, *, steps: int = 30, lr: float = 1.0, n_train: int = 1000, seed: int = 0,
+                            **sizes) -> dict[str, float]:
     """GD on the ``1/sqrt(d)``-scaled model vs GD on the unscaled model with step ``eta c^2`` on ``W`` (``c^2 = 1/d``).
 
     Both start from zero. Returns the largest differences of ``V`` and of the
@@ -41,7 +41,7 @@ def _optimal_flags(model, data, Pi):
     return lambda prm: optimal_fraction(model.predict(prm, data), data.last, Pi, data.weights)
 
 
-def scaling_table(ps=(0.5, 0.7), *, steps: int = 150, lr: float = 1.0, seed: int = 0) -> list[dict]:
+def logit_scale_table(ps=(0.5, 0.7), *, steps: int = 150, lr: float = 1.0, seed: int = 0) -> list[dict]:
     """Steps until every test prediction is Bayes-optimal, with logit scale 1 and ``1/sqrt(K+M)``.
 
     Rows: ``p``, ``logit_scale``, ``T0`` (:func:`onelayer.walks.theory.steps_to_optimal`
@@ -71,9 +71,9 @@ def scaling_table(ps=(0.5, 0.7), *, steps: int = 150, lr: float = 1.0, seed: int
     return rows
 
 
-def figure_scaling(rows: list[dict]):
+def figure_logit_scale(rows: list[dict]):
     """Fraction of optimal test predictions (a) and attention on the parent (b) against the step, for every
-    row of :func:`scaling_table` (solid: scale 1, dashed: ``1/sqrt(d)``)."""
+    row of :func:`logit_scale_table` (solid: scale 1, dashed: ``1/sqrt(d)``)."""
     fig, axes = new_figure(2, width=9.0, height=3.2)
     ps = list(dict.fromkeys(r["p"] for r in rows))
     for r in rows:

@@ -1,4 +1,5 @@
-"""A non-circulant Markov chain (:func:`random_transition_matrix`, :func:`markov_walks`, :func:`chain_run`, :func:`figure_chain`, the widget)."""
+"""The non-circulant Markov chain variation: random (Dirichlet) and doubly stochastic transition matrices on ``K``
+states in place of the ring (:func:`random_transition_matrix`, :func:`markov_walks`, :func:`chain_run`, :func:`figure_chain`, the widget)."""
 
 from __future__ import annotations
 

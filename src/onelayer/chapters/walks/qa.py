@@ -1,0 +1,319 @@
+"""Chapter "Beyond random walks: two question-answering tasks" (``book/walks/qa.ipynb``).
+
+Section 6 of the walks paper and its Appendix F.2: the two tasks' token averages, the tie of the two Task-2
+questions under gradient descent from zero (our lemma), the paper's Figure 7 (linear model) and Figure 10 (a hidden
+ReLU layer), the attention normalisations the figure depends on, a bias term (issue 13), the explorer and its player.
+The tasks, the runs and the figure functions are :mod:`onelayer.walks.qa`; this module fixes what the chapter shows.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...formatting import near_zero_text, number_text, rounded
+from ...registry import register
+from ...scrubber import frame_numbers, scrub_grid
+from ...validation import check_int
+from ...walks import qa
+
+__all__ = ["Settings", "SETTINGS", "symmetry_rows", "linear_runs", "fig7", "curves_rows", "fig7_findings",
+           "normalization", "normalization_table", "relu_runs", "fig10", "relu_rows", "bias_table", "explorer",
+           "explorer_default", "explorer_player", "explorer_frames", "long_run", "relu_from_zero", "verdict_rows"]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the chapter shows."""
+
+    #: GD steps of every run (Section 6: 100 steps, [paper]); the quick variant of the command line
+    steps: int = 100
+    quick_steps: int = 5
+    #: width of the hidden ReLU layer (Appendix F.2, [paper]) and the seeds of its runs ([ours])
+    relu_hidden: int = 19
+    relu_seeds: tuple[int, ...] = (0, 1)
+    #: steps printed in the Figure 7 table ([ours])
+    table_steps: tuple[int, ...] = (0, 1, 2, 3, 5, 10, 20, 50, 100)
+    #: the attention normalisations compared ("keys_and_query" is our reading of Section 5.2, [guess]) and the
+    #: recording interval of those runs
+    normalizations: tuple[str, ...] = ("keys_and_query", "keys", "none")
+    record_every: int = 10
+    #: the symmetry check of the lemma: initialisations and positional vectors ([ours])
+    symmetry_inits: tuple[str, ...] = ("zero", "gaussian")
+    symmetry_positions: tuple[str, ...] = ("sin", "exact")
+    #: the bias experiment (issue 13, item 5(ii), [summary]): placements and the steps read off
+    bias_placements: tuple[str, ...] = ("none", "output", "attention", "both")
+    bias_steps: tuple[int, ...] = (20, 100)
+    #: the long Task-2 run of the first exercise and its recording interval
+    long_steps: int = 3000
+    long_every: int = 500
+    #: the second exercise: the ReLU model from zero, this many steps
+    frozen_steps: int = 5
+    #: the explorer's default (Section 6: sigma = 0.01, eta = 0.1, [paper]) and its steps
+    explore_sigma: float = 0.01
+    explore_lr: float = 0.1
+    explore_normalize: str = "keys_and_query"
+    explore_steps: int = 100
+    #: the player's grid: initial scales by step sizes (quick mode: the first two scales, the first step size)
+    scrub_sigmas: tuple[float, ...] = (0.0, 0.01, 1.0)
+    scrub_lrs: tuple[float, ...] = (0.1, 1.0, 10.0)
+    scrub_dpi: int = 60
+
+
+SETTINGS = Settings()
+
+
+def _steps(quick: bool) -> int:
+    return SETTINGS.quick_steps if quick else SETTINGS.steps
+
+
+def symmetry_rows() -> list[dict]:
+    """Task 2 trained from each initialisation with each kind of positional vectors: the largest output difference
+    between the two questions at step 0, over the run and at its end, and the final test accuracy."""
+    rows = []
+    for init in SETTINGS.symmetry_inits:
+        for positions in SETTINGS.symmetry_positions:
+            hist = qa.run(qa.setup_task(2, positions=positions), steps=SETTINGS.steps, init=init,
+                          record_every=SETTINGS.record_every)
+            gap = hist["output_gap"]
+            rows.append({"init": init, "positions": positions, "gap_start": float(gap[0]), "gap_max": float(gap.max()),
+                         "gap_end": float(gap[-1]), "test_accuracy": float(hist.final("test_accuracy"))})
+    return rows
+
+
+@functools.lru_cache(maxsize=8)
+def linear_runs(steps: int, normalize: str = "keys_and_query", record_every: int = 1) -> dict:
+    """``{"Task 1": History, "Task 2": History}``: the linear model of Section 6 (cached: the figure, its table and
+    the verdicts share the runs)."""
+    steps = check_int("steps", steps, low=1)
+    return {f"Task {t}": qa.run(qa.setup_task(t, normalize=normalize), steps=steps, record_every=record_every)
+            for t in qa.TASKS}
+
+
+def _qa_table(runs: dict) -> list[dict]:
+    return [{"run": name, "step": int(t), "test_accuracy": float(h["test_accuracy"][i]), "kl": float(h["kl"][i]),
+             "fruit_attention": float(h["fruit_attention"][i])}
+            for name, h in runs.items() for i, t in enumerate(h.steps)]
+
+
+@register("walks-fig7", "Question answering: test accuracy and KL of the linear model on Tasks 1 and 2, sigma=0.01, eta=0.1 (paper's Figure 7)")
+def fig7(quick: bool = False):
+    """The paper's Figure 7: test accuracy and KL of both tasks over the run."""
+    steps = _steps(quick)
+    runs = linear_runs(steps)
+    fig = qa.figure_curves(runs, title="linear model, sigma=0.01, eta=0.1 (paper's Figure 7)")
+    return fig, {"steps": steps, "average_gap": {f"Task {t}": qa.average_gap(t) for t in qa.TASKS}, "table": _qa_table(runs)}
+
+
+def curves_rows() -> list[dict]:
+    """Figure 7 at ``SETTINGS.table_steps``: accuracy and KL of each task (3 significant digits)."""
+    runs = linear_runs(SETTINGS.steps)
+    return [{"step": t, **{f"{name} {what}": rounded(float(h.at(key, t)), 3) for name, h in runs.items()
+                           for what, key in (("acc", "test_accuracy"), ("KL", "kl"))}} for t in SETTINGS.table_steps]
+
+
+def fig7_findings() -> dict:
+    """What the text reads off Figure 7: the first step from which Task 1 is always right, the final accuracy of
+    Task 2, the final KL and attention on the fruits of Task 1 (3 significant digits)."""
+    runs = linear_runs(SETTINGS.steps)
+    t1, t2 = runs["Task 1"], runs["Task 2"]
+    return {"first_perfect": int(t1.steps[np.flatnonzero(t1["test_accuracy"] > 1 - 1e-9)[0]]),
+            "task2_accuracy": round(float(t2.final("test_accuracy")), 3),
+            "task1_kl": round(float(t1.final("kl")), 3),
+            "task1_fruit_attention": round(float(t1.final("fruit_attention")), 3)}
+
+
+@register("walks-qa-normalization", "Question answering (table): final accuracy and attention on the fruits for three input normalisations")
+def normalization(quick: bool = False):
+    """Final accuracy of both tasks and Task 1's attention on the fruits for each attention normalisation."""
+    steps = _steps(quick)
+    every = SETTINGS.record_every if steps >= SETTINGS.record_every else 1
+    rows = []
+    for normalize in SETTINGS.normalizations:
+        runs = linear_runs(steps, normalize, every)
+        t1, t2 = runs["Task 1"], runs["Task 2"]
+        rows.append({"normalize": normalize, "task1_accuracy": float(t1.final("test_accuracy")),
+                     "task2_accuracy": float(t2.final("test_accuracy")),
+                     "task1_fruit_attention_start": float(t1["fruit_attention"][0]),
+                     "task1_fruit_attention_end": float(t1.final("fruit_attention"))})
+    return None, {"steps": steps, "table": rows}
+
+
+def normalization_table(numbers: dict) -> tuple[list[dict], list[str]]:
+    """The rows of :func:`normalization` under the chapter's column names, and those names."""
+    end = f"step {numbers['steps']}"
+    columns = ["normalize", "Task 1", "Task 2", "fruit attention, Task 1, step 0", end]
+    rows = [dict(zip(columns, (r["normalize"], r["task1_accuracy"], r["task2_accuracy"],
+                               r["task1_fruit_attention_start"], r["task1_fruit_attention_end"])))
+            for r in numbers["table"]]
+    return rows, columns
+
+
+@functools.lru_cache(maxsize=4)
+def relu_runs(steps: int, seeds: tuple[int, ...]) -> dict:
+    """``{(task, seed): History}`` of the ReLU variant (Appendix F.2), seed by seed (cached)."""
+    steps = check_int("steps", steps, low=1)
+    return {(t, s): qa.run(qa.setup_task(t, hidden=SETTINGS.relu_hidden, seed=s), steps=steps, seed=s)
+            for s in seeds for t in qa.TASKS}
+
+
+@register("walks-fig10", "Question answering with a hidden ReLU layer (m=19): accuracy and KL on Tasks 1 and 2 (paper's Figure 10)")
+def fig10(quick: bool = False):
+    """The paper's Figure 10 (our reading of the ReLU layer): both tasks for the first seed; numbers of every seed."""
+    steps, seeds = (SETTINGS.quick_steps, SETTINGS.relu_seeds[:1]) if quick else (SETTINGS.steps, SETTINGS.relu_seeds)
+    runs = relu_runs(steps, seeds)
+    fig = qa.figure_curves({f"Task {t} (ReLU)": runs[t, seeds[0]] for t in qa.TASKS},
+                           title="hidden ReLU layer, m = 19 (paper's Figure 10)")
+    table = _qa_table({f"Task {t} (ReLU), seed {s}": h for (t, s), h in runs.items()})
+    return fig, {"steps": steps, "seeds": list(seeds), "table": table}
+
+
+def relu_rows() -> list[dict]:
+    """Each ReLU run: test accuracy at steps 10, 50 and at the end, and the final KL."""
+    return [{"seed": s, "task": t, "accuracy_10": float(h.at("test_accuracy", 10)),
+             "accuracy_50": float(h.at("test_accuracy", 50)), "accuracy_end": float(h.final("test_accuracy")),
+             "kl_end": float(h.final("kl"))}
+            for (t, s), h in relu_runs(SETTINGS.steps, SETTINGS.relu_seeds).items()]
+
+
+@functools.lru_cache(maxsize=1)
+def bias_table() -> tuple[list[dict], float]:
+    """Test accuracy of both tasks at ``SETTINGS.bias_steps`` for each bias placement (3 significant digits), and the
+    largest Task-2 output difference from zero initialisation over every placement with a bias."""
+    rows = []
+    for placement in SETTINGS.bias_placements:
+        row = {"bias": placement}
+        for t in qa.TASKS:
+            h = qa.bias_run(qa.setup_task(t), placement, steps=SETTINGS.steps, record_every=SETTINGS.record_every)
+            for s in SETTINGS.bias_steps:
+                row[f"Task {t}, step {s}"] = rounded(float(h.at("test_accuracy", s)), 3)
+        rows.append(row)
+    zero_gap = max(float(qa.bias_run(qa.setup_task(2), placement, steps=SETTINGS.steps, init="zero",
+                                     record_every=SETTINGS.record_every)["output_gap"].max())
+                   for placement in SETTINGS.bias_placements[1:])
+    return rows, zero_gap
+
+
+def explorer():
+    """The live widget (in a kernel): sliders for ``sigma`` and ``eta``, a menu for the normalisation."""
+    return qa.explorer_widget()
+
+
+@register("walks-qa-explorer-default", "Question answering: the explorer widget's default state: test accuracy of Tasks 1 and 2, sigma=0.01, eta=0.1")
+def explorer_default(quick: bool = False):
+    """The explorer's figure at its default state, and the accuracies it plots."""
+    s = SETTINGS
+    steps = s.quick_steps if quick else s.explore_steps
+    runs = qa.explorer_runs(s.explore_sigma, s.explore_lr, s.explore_normalize, steps)
+    rows = [{"task": task, "step": int(t), "test_accuracy": float(h["acc"][i])} for task, h in runs.items()
+            for i, t in enumerate(h.steps)]
+    fig = qa.explorer(s.explore_sigma, s.explore_lr, s.explore_normalize, steps)
+    return fig, {"sigma": s.explore_sigma, "lr": s.explore_lr, "normalize": s.explore_normalize, "steps": steps,
+                 "table": rows}
+
+
+def _explorer_frame(sigma, lr, steps=None):
+    return qa.explorer(sigma=sigma, lr=lr, normalize=SETTINGS.explore_normalize,
+                       steps=SETTINGS.explore_steps if steps is None else steps)
+
+
+def explorer_player():
+    """The precomputed player of the HTML book: the explorer over ``scrub_sigmas`` by ``scrub_lrs``."""
+    return scrub_grid(_explorer_frame, SETTINGS.scrub_sigmas, SETTINGS.scrub_lrs, labels=("init sigma", "step size eta"),
+                      name="walks-qa-explorer", fmt=("{:g}", "{:g}"), dpi=SETTINGS.scrub_dpi,
+                      alt="Test accuracy of Task 1 and Task 2 against the GD step for 100 steps of the linear model with "
+                          "initial scale sigma = {0} (0: zero initialisation) and step size eta = {1}.")
+
+
+@register("walks-qa-explorer-frames", "Question answering player (frames): test accuracy of Tasks 1 and 2 over 100 GD "
+                                      "steps for each initial scale sigma and step size eta")
+def explorer_frames(quick: bool = False):
+    """The numbers behind every frame of :func:`explorer_player`."""
+    if quick:
+        return None, frame_numbers(lambda sigma, lr: _explorer_frame(sigma, lr, SETTINGS.quick_steps),
+                                   SETTINGS.scrub_sigmas[:2], SETTINGS.scrub_lrs[:1], labels=("init sigma", "step size eta"),
+                                   fmt=("{:g}", "{:g}"))
+    return None, frame_numbers(_explorer_frame, SETTINGS.scrub_sigmas, SETTINGS.scrub_lrs,
+                               labels=("init sigma", "step size eta"), fmt=("{:g}", "{:g}"))
+
+
+def long_run() -> list[dict]:
+    """Task 2 from the paper's Gaussian initialisation for ``long_steps`` steps: output difference and accuracy."""
+    h = qa.run(qa.setup_task(2), steps=SETTINGS.long_steps, record_every=SETTINGS.long_every)
+    return [{"step": int(t), "output_gap": float(g), "test_accuracy": float(a)}
+            for t, g, a in zip(h.steps, h["output_gap"], h["test_accuracy"])]
+
+
+def relu_from_zero() -> dict[str, float]:
+    """The ReLU variant (Task 1) from zero: the largest ``|entry|`` of each parameter after ``frozen_steps`` steps."""
+    h = qa.run(qa.setup_task(1, hidden=SETTINGS.relu_hidden), steps=SETTINGS.frozen_steps, init="zero",
+               record_every=SETTINGS.frozen_steps)
+    return {k: float(v.abs().max()) for k, v in h.params.items()}
+
+
+def verdict_rows() -> list[dict]:
+    """The chapter's verdicts (Section 6, Appendix F.2 and the rebuttal's bias claim), each from its runs (one seed
+    per run unless said otherwise; the accuracies are on 1000 or 1024 test sentences)."""
+    s = SETTINGS
+    gap = qa.average_gap(2)
+    found = fig7_findings()
+    norm = {r["normalize"]: r for r in normalization()[1]["table"]}
+    t1_norm = {k: r["task1_accuracy"] for k, r in norm.items()}
+    sym = {(r["init"], r["positions"]): r for r in symmetry_rows()}
+    zero_tied = max(r["gap_max"] for (init, _), r in sym.items() if init == "zero")
+    relu = {(r["task"], r["seed"]): r["accuracy_end"] for r in relu_rows()}
+    bias_rows, bias_zero_gap = bias_table()
+    bias = {r["bias"]: r for r in bias_rows}
+
+    def near_half(x):  # "about 50 %": within 0.05 of one half
+        return abs(x - 0.5) <= 0.05
+
+    t2_half = near_half(found["task2_accuracy"]) and zero_tied < 1e-12
+    relu_t1 = [relu[1, seed] for seed in s.relu_seeds]
+    relu_t2 = [relu[2, seed] for seed in s.relu_seeds]
+    relu_t2_ok, relu_t1_ok = all(near_half(x) for x in relu_t2), all(x >= 0.99 for x in relu_t1)
+    att_ok = bias["attention"]["Task 1, step 20"] >= 0.99
+    out_ok = bias["output"]["Task 1, step 20"] >= 0.99
+    t2_bias = all(near_half(r["Task 2, step 100"]) for r in bias_rows)
+    setting = f"sigma = 0.01, eta = 0.1, M = 1000, {s.steps} steps, 1000 training and 1000 test sentences, one seed"
+    return [
+        {"claim": "the two Task-2 questions have the same token average", "source": "[paper]", "reading": "-",
+         "settings": "the exact task (both questions)",
+         "measurement": f"largest difference of the two token averages: {near_zero_text(gap)}",
+         "verdict": "holds" if gap < 1e-12 else "fails", "chapter": "qa"},
+        {"claim": "Task 1 is learned to about 100% within 100 steps (Figure 7)", "source": "[paper]",
+         "reading": "keys and query normalised (ours; Section 6 does not say)", "settings": setting,
+         "measurement": (f"test accuracy 1 from step {found['first_perfect']}; final accuracy keys only "
+                         f"{number_text(t1_norm['keys'], 3)}, no normalisation {number_text(t1_norm['none'], 3)}"),
+         "verdict": ("holds with keys and query normalised; fails without"
+                     if t1_norm["keys_and_query"] >= 0.99 and max(t1_norm["keys"], t1_norm["none"]) < 0.99
+                     else "holds" if min(t1_norm.values()) >= 0.99 else "fails"),
+         "chapter": "qa"},
+        {"claim": "Task 2 stays at about 50% (Figure 7)", "source": "[paper]",
+         "reading": "keys and query normalised (ours)", "settings": setting,
+         "measurement": (f"final test accuracy {number_text(found['task2_accuracy'], 3)}; from zero the two questions' "
+                         f"outputs differ by at most {near_zero_text(zero_tied)} over {s.steps} steps"),
+         "verdict": "holds" if t2_half else "fails", "chapter": "qa"},
+        {"claim": "with a hidden ReLU layer Task 1 is learned and Task 2 is not (Figure 10)", "source": "[paper]",
+         "reading": "f = A ReLU(V X S), m = 19, all Gaussian (ours; Appendix F.2 does not give the form)",
+         "settings": f"{s.steps} steps, 1024 training and 1024 test sentences, seeds {list(s.relu_seeds)}",
+         "measurement": (f"final test accuracy Task 1 {', '.join(number_text(x, 3) for x in relu_t1)}, Task 2 "
+                         f"{', '.join(number_text(x, 3) for x in relu_t2)} (by seed)"),
+         "verdict": (("Task 2 holds" if relu_t2_ok else "Task 2 fails") + "; "
+                     + ("Task 1 holds" if relu_t1_ok else "Task 1 fails in our reading")),
+         "chapter": "qa"},
+        {"claim": "with a bias term Task 1 is at 100% after 20 steps and Task 2 at about 50%",
+         "source": "[summary]", "reading": "a bias on the output or on the attention logits, starting at zero (ours)",
+         "settings": setting,
+         "measurement": (f"Task 1 at step 20: attention bias {number_text(bias['attention']['Task 1, step 20'], 3)}, "
+                         f"output bias {number_text(bias['output']['Task 1, step 20'], 3)}; Task 2 at step 100 "
+                         f"{', '.join(number_text(r['Task 2, step 100'], 3) for r in bias_rows)} (placements "
+                         f"{', '.join(s.bias_placements)}); from zero tied to {near_zero_text(bias_zero_gap)}"),
+         "verdict": ("fails for Task 2" if not t2_bias else
+                     "holds for the attention bias, fails for the output bias" if att_ok and not out_ok else
+                     "holds for both placements" if att_ok and out_ok else
+                     "fails for the attention bias, holds for the output bias" if out_ok else "fails for both placements"),
+         "chapter": "qa"},
+    ]

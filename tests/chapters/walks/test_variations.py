@@ -1,0 +1,88 @@
+"""Chapter "Variations the reviewers asked about": its module (onelayer.chapters.walks.variations)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from onelayer.chapters.walks import variations as chapter
+from onelayer.walks import rebuttal, variations
+
+KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "chapter"}
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return chapter.verdict_rows()
+
+
+def _row(rows, start):
+    (found,) = [r for r in rows if r["claim"].startswith(start)]
+    return found
+
+
+def test_transition_matrices_are_stochastic_and_the_doubly_stochastic_one_has_uniform_columns():
+    for kind in ("random", "doubly stochastic"):
+        Pi = chapter.transition_matrix(kind)
+        assert Pi.shape == (6, 6) and np.allclose(Pi.sum(axis=1), 1.0, atol=1e-12)  # tol: Dirichlet rows renormalised
+    assert np.allclose(chapter.transition_matrix("doubly stochastic").sum(axis=0), 1.0, atol=1e-12)  # tol: sum of 0.7, 0.3
+    with pytest.raises(ValueError, match="kind"):
+        chapter.transition_matrix("ring")
+
+
+def test_chain_first_step_formula_is_exact_and_near_mu_mu_T_at_full_length():
+    first = chapter.chain_first_step()
+    assert first["B"] == 5 ** 7 and first["small_error"] < 1e-12  # tol: one float64 GD step against the closed form
+    assert np.isclose(first["mu"].sum(), 1.0, atol=1e-12)  # tol: a normalised law
+    assert first["mu_mu_error"] < 0.02 * first["closed_max"]  # the informative terms are worth about 1/N of the sum
+
+
+def test_quick_logit_scale_numbers_reparametrise_exactly():
+    _, numbers = chapter.logit_scale(quick=True)
+    assert numbers["equivalence"]["c2"] == pytest.approx(1 / 1006, rel=1e-12)  # tol: c^2 = 1/(K+M)
+    assert numbers["equivalence"]["max_V_diff"] < 1e-12  # tol: round-off of 3 steps
+    assert {(r["p"], r["logit_scale"]) for r in numbers["table"]} == {(p, s) for p in (0.5, 0.7) for s in ("one", "inv_sqrt_d")}
+
+
+def test_residual_table_has_exactly_zero_differences():
+    table = {r["quantity"]: r["value"] for r in chapter.residual()[1]["table"]}
+    assert all(table[k] == 0 for k in ("output_diff", "grad_V_diff", "grad_W_diff", "V_diff", "W_diff"))  # exact: adds zeros
+
+
+def test_verdict_rows_have_the_keys_and_follow_from_the_measurements(rows):
+    assert all(set(r) == KEYS and r["chapter"] == "variations" for r in rows)
+    assert _row(rows, "a residual")["verdict"] == "holds exactly"
+    scale = _row(rows, "1/sqrt(d)")
+    steps = [(int(a), int(b)) for a, b in re.findall(r"(\d+) instead of (\d+)", scale["measurement"])]
+    assert steps and all(a > b for a, b in steps) and scale["verdict"] == "holds"
+    assert _row(rows, "with a parent at lag 2")["verdict"] == "holds"
+    nopos = _row(rows, "without positions")["measurement"]
+    fitted, chance = (float(x) for x in re.search(r"fresh walks: ([\d.]+) vs chance ([\d.]+)", nopos).groups())
+    assert chance < fitted < chance + 0.05  # "false as stated, by a small margin"
+    chain = _row(rows, "the mechanism needs")
+    assert chain["measurement"] == "learned: doubly stochastic 8/8, non-uniform 0/8"
+    assert chain["verdict"] == "supported on every chain tried"
+    assert _row(rows, "separate W_Q")["measurement"] == "max |grad W_Q| = 0, max |grad W_K| = 0"
+    linear, transformer = (float(x) for x in re.search(r"linear ([\d.]+), transformer ([\d.]+)",
+                                                       _row(rows, "a linear autoregressive")["measurement"]).groups())
+    assert linear > transformer + 0.2
+
+
+def test_the_baseline_row_is_the_short_run_of_the_verdict_settings(rows):
+    direct = rebuttal.linear_baseline_table(ns=(30,), seeds=(0, 1, 2), steps=50)[0]
+    shown = next(r for r in chapter.linear_baseline() if r["n"] == 30)
+    assert shown["linear_optimal"] == pytest.approx(direct["linear_optimal"], abs=1e-12)
+    assert shown["transformer_optimal"] == pytest.approx(direct["transformer_optimal"], abs=1e-12)
+
+
+def test_a_chain_table_with_a_learned_non_uniform_chain_is_not_supported(rows, monkeypatch):
+    real = chapter.chain_table()
+    monkeypatch.setattr(chapter, "chain_table", lambda: [{**r, "learned": True} for r in real])
+    assert _row(chapter.verdict_rows(), "the mechanism needs")["verdict"] == "not supported on every chain tried"
+
+
+def test_the_renamed_variation_functions_are_exported():
+    assert variations.logit_scale_table is variations.logit_scale.logit_scale_table
+    assert variations.chain_run.__module__ == "onelayer.walks.variations.non_circulant"
