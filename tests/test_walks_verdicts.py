@@ -20,39 +20,12 @@ def _row(rows, start):
 
 
 def test_rows_have_the_columns_and_known_chapters(rows):
-    assert len(rows) >= 12
+    assert len(rows) >= 5  # the chapters moved to onelayer.chapters.walks return their own verdict_rows()
     for r in rows:
         assert set(r) == {"claim", "source", "settings", "measurement", "verdict", "chapter"}
         assert r["source"] in {"[paper]", "[review]", "[ours]"}
         assert r["chapter"] in verdicts.CHAPTER_TITLES
     assert [r["chapter"] for r in rows] == sorted((r["chapter"] for r in rows), key=list(verdicts.CHAPTER_TITLES).index)
-
-
-def test_theorem31_rows_follow_from_their_measurements(rows):
-    first = _row(rows, "Lemmas C.1-C.3")
-    assert "max error to the closed form < 1e-12, circulant True" in first
-    assert "6/6 columns peak at the most frequent training label" in first
-    steps = _row(rows, "Lemma C.5")
-    assert "step-2 parent attention 1 " in steps and "0.7 at step 3" in steps and "population: 0.7 at step 2" in steps
-    cond2 = float(re.search(r"conditional accuracy ([\d.]+) at step 2", steps).group(1))
-    assert cond2 < 0.4  # steps 1-2 predict the most frequent label, not the Bayes rule
-    direction = _row(rows, "Theorem 3.1 item 3")
-    log_power, sq_power = (float(x) for x in re.findall(r"best power ([\d.]+)", direction))
-    assert abs(log_power - 0.5) <= 0.1 and abs(sq_power - 1.0) <= 0.1
-    slope = float(re.search(r"log-log slope ([\d.]+)", _row(rows, "Lemma C.7")).group(1))
-    assert 0.25 < slope < 0.5
-    edge = _row(rows, "Theorem 3.1 needs N")
-    assert edge.startswith("24/25 runs") and "p=0.99 seed 0 on lag 2, conditional accuracy 0.978 < 0.99" in edge
-    assert "K=3: 5/5 optimal on the parent; K=4: 2/5 settle on another ancestor (lags [1, 2])" in _row(rows, "Theorem 3.1 needs K")
-
-
-def test_theorem41_rows_follow_from_their_measurements(rows):
-    sym = _row(rows, "Theorem 4.1")
-    assert "spread < 1e-12" in sym and "accuracy at every step 0.167 " in sym
-    fig = _row(rows, "Figures 4 and 5")
-    assert "Fig. 4 optimal from step 3, Fig. 5 leaves the symmetric state at step 10" in fig
-    assert "|p|^2=40: both reproduced True" in fig and "exact positions at 500: both reproduced True" in fig
-    assert "|p|^2=31: parent attention < 1e-3" in fig
 
 
 def test_variations_rows_follow_from_their_measurements(rows):
@@ -75,8 +48,8 @@ def test_markdown_table(rows):
     assert len(lines) == len(rows) + 2 and lines[0] == "| claim | source | settings | measurement | verdict | shown in |"
     for line in lines[2:]:
         assert len(re.split(r"(?<!\\)\|", line)) == len(verdicts.COLUMNS) + 2  # pipes inside cells are escaped
-    assert "W\\_Q" in text and "2\\*10^-12" in text and "||" not in text.replace("\\|", "")
-    assert '<a href="theorem31.html">Theorem 3.1</a>' in text and '<a href="variations.html">Variations</a>' in text
+    assert "W\\_Q" in text and "||" not in text.replace("\\|", "")
+    assert '<a href="random_init.html">Random initialisation</a>' in text and '<a href="variations.html">Variations</a>' in text
     with pytest.raises(ValueError, match="rows"):
         verdicts.verdict_markdown([])
     with pytest.raises(ValueError, match="chapter"):

@@ -45,11 +45,6 @@ APPLY_COMMAND = "python -m tools.figure_captions --apply"
 _HAND_FIGURES: dict[str, dict[str, str]] = {
     "book/walks/ring.ipynb": {"46124df3": "walks-transition-matrices", "75d8af85": "walks-mixing",
                               "89d51977": "walks-ring-explorer-default"},
-    "book/walks/theorem31.ipynb": {"750ffb60": "walks-lemma-c1", "7453a3fe": "walks-parent-log-odds", "eed68364": "walks-fig4",
-                                   "d570cf91": "walks-fig8", "444f905a": "walks-value-direction"},
-    "book/walks/theorem41.ipynb": {"a350d7ab": "walks-fig5", "a91f85d6": "walks-fig5-sin-positions", "9a09a284": "walks-sensitivity",
-                                   "df0ef1e0": "walks-roundoff-machine", "a443de33": "walks-roundoff-escape",
-                                   "1c1904c0": "walks-perturbation-escape", "07badab5": "walks-fig9"},
     "book/walks/qa.ipynb": {"ebf39fcf": "walks-fig7", "c7e9c97b": "walks-fig10", "e53f135b": "walks-qa-explorer-default"},
     "book/walks/variations.ipynb": {"b6c3cf96": "walks-variations-scaling", "ef69037d": "walks-variations-lag",
                                     "06bcf5f6": "walks-variations-chain", "0055fb69": "walks-variations-doubly-stochastic",
