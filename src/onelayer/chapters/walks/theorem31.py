@@ -155,16 +155,12 @@ def lemma_c5_rows() -> list[dict]:
 
 
 @lru_cache(maxsize=None)
-def _first_steps(p: float, train: str) -> tuple:
+def first_steps_rows(p: float, train: str = "sample") -> tuple[dict, ...]:
+    """:func:`onelayer.walks.first_steps.first_steps_table` for steps 1-3 at ``p``, on the 1000 sampled walks
+    (``train="sample"``) or on the exact population at ``N = 13``, ``M = 100`` (``"population"``); cached."""
     s = SETTINGS
     small = {"N": s.population_N, "M": s.population_M} if train == "population" else {}
     return tuple(first_steps.first_steps_table(p, steps=s.first_steps, train=train, **small))
-
-
-def first_steps_rows(p: float, train: str = "sample") -> list[dict]:
-    """:func:`onelayer.walks.first_steps.first_steps_table` for steps 1-3 at ``p``, on the 1000 sampled walks
-    (``train="sample"``) or on the exact population at ``N = 13``, ``M = 100`` (``"population"``); cached."""
-    return list(_first_steps(p, train))
 
 
 @register("walks-parent-log-odds", "Theorem 3.1: step-2 log-odds of the parent and its attention against N (M = N^1.5 and M = 1000)")
@@ -284,13 +280,9 @@ DIRECTION_HEADERS = {"p": "p", "d_Pi": "d(V, Pi^T)", "d_sqrt": "d(V, sqrt Pi^T)"
 
 
 @lru_cache(maxsize=None)
-def _by_loss() -> tuple:
-    return tuple(direction.direction_by_loss(SETTINGS.p, steps=SETTINGS.loss_direction_steps))
-
-
-def loss_direction_rows() -> list[dict]:
+def loss_direction_rows() -> tuple[dict, ...]:
     """:func:`onelayer.walks.direction.direction_by_loss` at p = 0.7 (log, squared and cross-entropy loss); cached."""
-    return list(_by_loss())
+    return tuple(direction.direction_by_loss(SETTINGS.p, steps=SETTINGS.loss_direction_steps))
 
 
 @lru_cache(maxsize=None)
@@ -302,21 +294,16 @@ def lemma_c7() -> dict:
 # -- the edge of the theorem ---------------------------------------------------------------------------------------------
 
 @lru_cache(maxsize=None)
-def _edge(Ks: tuple, ps: tuple) -> tuple:
+def edge_rows(Ks: tuple[int, ...] = (6,), ps: tuple[float, ...] = SETTINGS.edge_ps) -> tuple[dict, ...]:
+    """:func:`onelayer.walks.edge.edge_table` (5 seeds per ``p``) for ring sizes ``Ks`` and walk parameters ``ps``;
+    cached (pass tuples)."""
     return tuple(edge.edge_table(ps, Ks=Ks))
-
-
-def edge_rows(Ks=(6,), ps=None) -> list[dict]:
-    """:func:`onelayer.walks.edge.edge_table` (5 seeds per ``p``) for ring sizes ``Ks`` and walk parameters ``ps``
-    (default ``edge_ps``); cached."""
-    return list(_edge(tuple(Ks), tuple(SETTINGS.edge_ps if ps is None else ps)))
 
 
 # -- verdicts -----------------------------------------------------------------------------------------------------------
 
 def _f(x: float, digits: int = 3) -> str:
     return number_text(x, digits)
-
 
 def verdict_rows() -> list[dict]:
     """The chapter's verdicts (Lemmas C.1-C.3, C.5, C.7, items 1 and 3, the conditions on ``N`` and ``K``), each
