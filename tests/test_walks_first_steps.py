@@ -70,3 +70,18 @@ def test_column_max_offsets_ties_never_decided_by_round_off():
     assert first_steps.column_max_offsets(shifted)[0] == 1
     with pytest.raises(ValueError, match="square"):
         first_steps.column_max_offsets(np.ones((2, 3)))
+
+
+def test_maximal_offsets_list_every_tie_and_column_max_offsets_is_the_smallest():
+    # the closed form at p = 1/2 ties at offsets 0, +1, -1 in every column, whatever round-off-sized moves it gets
+    V = theory.lemma_c1_value(6, 0.5, 13, 1.0, 0.1)
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        moved = V * (1 + 1e-13 * rng.standard_normal(V.shape))
+        assert [first_steps.maximal_offsets(moved, s) for s in range(6)] == [[0, 1, 5]] * 6
+    assert first_steps.maximal_offsets(theory.lemma_c1_value(6, 0.7, 13, 1.0, 0.1)) == [1]
+    shifted = V.copy()
+    shifted[5, 0] += 1e-3 * V.max()  # column 0: offset -1 (row 5) now strictly largest
+    assert first_steps.maximal_offsets(shifted) == [5] and first_steps.column_max_offsets(shifted)[0] == 5
+    with pytest.raises(ValueError, match="column"):
+        first_steps.maximal_offsets(V, 6)

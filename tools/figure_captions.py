@@ -43,13 +43,6 @@ APPLY_COMMAND = "python -m tools.figure_captions --apply"
 #: registered figure name}. For a chapter that has its module the map is derived (:func:`derived_figures`); issue 21
 #: empties this dict one chapter at a time.
 _HAND_FIGURES: dict[str, dict[str, str]] = {
-    "book/walks/ring.ipynb": {"46124df3": "walks-transition-matrices", "75d8af85": "walks-mixing",
-                              "89d51977": "walks-ring-explorer-default"},
-    "book/walks/theorem31.ipynb": {"750ffb60": "walks-lemma-c1", "7453a3fe": "walks-parent-log-odds", "eed68364": "walks-fig4",
-                                   "d570cf91": "walks-fig8", "444f905a": "walks-value-direction"},
-    "book/walks/theorem41.ipynb": {"a350d7ab": "walks-fig5", "a91f85d6": "walks-fig5-sin-positions", "9a09a284": "walks-sensitivity",
-                                   "df0ef1e0": "walks-roundoff-machine", "a443de33": "walks-roundoff-escape",
-                                   "1c1904c0": "walks-perturbation-escape", "07badab5": "walks-fig9"},
     "book/trees/backward_construction.ipynb": {"5cd13907": "trees-loss-vs-lambda", "8e0c2baf": "trees-construction-attention",
                                                "8fdc502d": "trees-construction-attention-default"},
     "book/trees/backward_training.ipynb": {"bfdb55e3": "trees-h-entries", "3a472ed9": "trees-phases", "65e262a9": "trees-loss-rate"},

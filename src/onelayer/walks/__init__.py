@@ -26,7 +26,6 @@ Core (shared by every walks chapter):
   quantities of the theorems.
 * :mod:`onelayer.walks.batched`: many members (data seeds, ``p``, step sizes)
   of one size trained in one batched call, through the model's own forward pass.
-* :mod:`onelayer.walks.settings`: every chapter's settings, read by the chapter and by its figure recipes.
 
 Chapters:
 
@@ -40,7 +39,6 @@ Chapters:
 * :mod:`onelayer.walks.qa`: the two question-answering tasks of Section 6.
 * :mod:`onelayer.walks.variations`: residual, scaling, no positions, lag 2, non-circulant chains.
 * :mod:`onelayer.walks.scaling`: steps to converge and time per step against ``N`` and ``M``.
-* :mod:`onelayer.walks.registry`: the figures reproducible with ``python -m onelayer``, one module per chapter.
 """
 
 from . import data, figures, losses, model, positions, prediction, reference, ring, experiment, theorem41, theory

@@ -3,13 +3,14 @@
 :class:`Experiment`, :func:`setup_experiment` and :func:`run` (the paper's model, data and full-batch GD) are what
 the walks chapters vary (Theorem 3.1 and 4.1, random initialisation, variations, the lab).
 
-Each function is one experiment of ``book/walks/theorem31.ipynb`` and of
+Each function is one experiment of the chapter ``book/walks/theorem31.ipynb`` (whose module,
+:mod:`onelayer.chapters.walks.theorem31`, holds its settings and calls them) and of
 ``tests/test_walks_theorem31.py`` / ``tests/test_walks_lemma_c1.py``:
 
 * :func:`setup_experiment`: model, training and test sets with the paper's
   Section 5.1 defaults (``K=6``, ``N=97``, ``M=1000``, 1000 + 1000 walks).
 * :func:`standard_records` / :func:`run`: full-batch GD with the quantities of
-  Figure 4 recorded at every step.
+  Figure 4 recorded at every step; :func:`training_numbers`: the numbers of such a run.
 * :func:`lemma_c1_check`: the first step against its closed form.
 * :func:`lemma_c5_check`: the second step (``W_12`` proportional to
   ``1 p_N^T``, attention on the parent).
@@ -32,7 +33,7 @@ from ..training import History
 from ..validation import check_choice, check_float, check_int, check_int_sequence, check_probability
 from . import prediction, ring, theory
 from .data import TokenData, walk_data
-from .first_steps import column_max_offsets
+from .first_steps import circulant_deviation, column_max_offsets, maximal_offsets
 from .model import WalkTransformer
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "setup_experiment",
     "standard_records",
     "run",
+    "training_numbers",
     "lemma_c1_check",
     "lemma_c5_check",
     "log_odds_vs_N",
@@ -113,6 +115,29 @@ def run(exp: Experiment, *, steps: int = 50, lr=1.0, init: str = "zero", sigma: 
                            record=standard_records(exp, keep_V=keep_V, keep_profile=keep_profile))
 
 
+def training_numbers(hist: History, exp: Experiment) -> dict:
+    """Numbers behind a :func:`onelayer.walks.figures.training_figure` of a :func:`run`: sizes, the Bayes accuracy,
+    the first step from which every test prediction is Bayes-optimal (``steps_to_optimal``), final values and a
+    per-step ``table`` (test, conditional and training accuracy, attention on the parent)."""
+    optimal = np.abs(hist["conditional_accuracy"] - exp.bayes_accuracy) < OPTIMAL_TOL
+    c = exp.model.config
+    return {
+        "K": c.K, "N": c.N, "M": c.M, "p": exp.p, "positions": c.positions,
+        "bayes_accuracy": exp.bayes_accuracy,
+        "bayes_test_accuracy": exp.bayes_test_accuracy,
+        "steps_to_optimal": theory.steps_to_optimal(optimal),
+        "final_test_accuracy": float(hist.final("test_accuracy")),
+        "final_parent_attention": float(hist.final("parent_attention")),
+        "final_V_spread": float(hist.final("V").max() - hist.final("V").min()),
+        "table": [
+            {"step": int(t), "test_accuracy": float(a), "conditional_accuracy": float(ca), "parent_attention": float(pa),
+             "train_accuracy": float(ta)}
+            for t, a, ca, pa, ta in zip(hist.steps, hist["test_accuracy"], hist["conditional_accuracy"],
+                                        hist["parent_attention"], hist["train_accuracy"])
+        ],
+    }
+
+
 def lemma_c1_check(model: WalkTransformer, data: TokenData, p: float, *, lr: float = 1.0) -> dict:
     """One GD step from zero on ``data``, compared with Lemma C.1 (a statement about the population).
 
@@ -121,12 +146,13 @@ def lemma_c1_check(model: WalkTransformer, data: TokenData, p: float, *, lr: flo
     * ``V1`` and every ``V1_*`` key: the matrix measured after one step on ``data``
       (a sample or an exact population, whatever ``data`` is): ``V1_circulant``
       (``V1_circulant_deviation <= 1e-12`` times its largest entry),
-      ``V1_circulant_deviation`` (largest ``|V1[i, j] - V1[i - j mod K, 0]|``) and
+      ``V1_circulant_deviation`` (:func:`onelayer.walks.first_steps.circulant_deviation`) and
       ``V1_column_max_offsets`` (for each column ``s``, the offset ``(y - s) mod K`` of its
       largest entry; Lemma C.3 says ``+1`` for ``p > 1/2``).
     * ``closed_form`` and every ``closed_form_*`` key: the population formula of
       :func:`onelayer.walks.theory.lemma_c1_value`: ``closed_form_circulant`` and
-      ``closed_form_max_offsets`` (all offsets where its first column is maximal).
+      ``closed_form_max_offsets`` (all offsets where its first column is maximal, ties as in
+      :func:`onelayer.walks.first_steps.column_max_offsets`: :func:`~onelayer.walks.first_steps.maximal_offsets`).
 
     Also ``max_error`` (``max |V1 - closed_form|``), ``max_entry`` (of the closed
     form) and ``max_abs_q1`` (``W^(1) = 0`` means ``q^(1) = 0``).
@@ -136,20 +162,15 @@ def lemma_c1_check(model: WalkTransformer, data: TokenData, p: float, *, lr: flo
     hist = model.train(model.init(), data, steps=1, lr=lr)
     V1 = hist.params["V"].numpy()
     closed = theory.lemma_c1_value(c.K, p, c.N, lr, c.epsilon)
-    first_col = closed[:, 0]
-    offsets = np.flatnonzero(np.isclose(first_col, first_col.max(), rtol=1e-12, atol=0)).tolist()
-    K = c.K
-    rolled = np.stack([np.roll(V1[:, 0], j) for j in range(K)], axis=1)
-    deviation = float(np.abs(V1 - rolled).max())
-    closed_circulant = ring.is_circulant(closed, tol=1e-14)
+    deviation = circulant_deviation(V1)
     return {
         "V1": V1,
         "V1_circulant": bool(deviation <= 1e-12 * max(float(np.abs(V1).max()), 1e-300)),
         "V1_circulant_deviation": deviation,
         "V1_column_max_offsets": column_max_offsets(V1),
         "closed_form": closed,
-        "closed_form_circulant": closed_circulant,
-        "closed_form_max_offsets": offsets,
+        "closed_form_circulant": ring.is_circulant(closed, tol=1e-14),
+        "closed_form_max_offsets": maximal_offsets(closed),
         "max_error": float(np.abs(V1 - closed).max()),
         "max_entry": float(closed.max()),
         "max_abs_q1": float(hist.params["q"].abs().max()),

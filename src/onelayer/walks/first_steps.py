@@ -46,23 +46,34 @@ from . import prediction, ring
 from .data import TokenData, walk_data, walk_population
 from .model import WalkTransformer
 
-__all__ = ["first_step_from_counts", "column_max_offsets", "circulant_deviation", "first_steps_table"]
+__all__ = ["first_step_from_counts", "column_max_offsets", "maximal_offsets", "circulant_deviation", "first_steps_table"]
+
+
+def _by_offset(V) -> torch.Tensor:
+    """Row ``s``: column ``s`` of ``V`` read by offset, entry ``o`` = ``V[(s + o) mod K, s]``."""
+    V = np.asarray(V, dtype=np.float64)
+    if V.ndim != 2 or V.shape[0] != V.shape[1]:
+        raise ValueError(f"V must be a square matrix, got shape {V.shape}")
+    return torch.from_numpy(np.stack([np.roll(V[:, s], -s) for s in range(V.shape[0])]))
 
 
 def column_max_offsets(V) -> list[int]:
     """For each column ``s`` of ``V`` (``K x K``), the offset ``(y - s) mod K`` of its largest entry.
 
-    Entries within :data:`onelayer.walks.prediction.TIE_TOL` of the column's maximum count as tied and the smallest
-    offset is reported, so that a tie (``p = 1/2`` on a population: offsets ``0, 1, K - 1``) is never decided by the
-    machine's round-off.
+    Entries within :data:`onelayer.walks.prediction.TIE_TOL` of the column's maximum count as tied
+    (:func:`onelayer.walks.prediction.maximal`) and the smallest offset is reported, so that a tie (``p = 1/2`` on a
+    population: offsets ``0, 1, K - 1``) is never decided by the machine's round-off.
     """
-    V = np.asarray(V, dtype=np.float64)
-    if V.ndim != 2 or V.shape[0] != V.shape[1]:
-        raise ValueError(f"V must be a square matrix, got shape {V.shape}")
-    K = V.shape[0]
-    # row s: column s of V read by offset, entry o = V[(s + o) mod K, s]
-    by_offset = np.stack([np.roll(V[:, s], -s) for s in range(K)])
-    return [int(o) for o in prediction.predict(torch.from_numpy(by_offset))]
+    return [int(o) for o in prediction.predict(_by_offset(V))]
+
+
+def maximal_offsets(V, column: int = 0) -> list[int]:
+    """Every offset ``(y - s) mod K`` at which column ``s = column`` of ``V`` is maximal, ties as in
+    :func:`column_max_offsets` (whose answer for that column is the smallest of them)."""
+    tied = prediction.maximal(_by_offset(V))
+    if not 0 <= column < tied.shape[0]:
+        raise ValueError(f"column must be in [0, {tied.shape[0] - 1}], got {column}")
+    return [int(o) for o in np.flatnonzero(tied[column].numpy())]
 
 
 def circulant_deviation(V) -> float:

@@ -21,23 +21,30 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["TIE_TOL", "predict", "accuracy", "conditional_accuracy"]
+__all__ = ["TIE_TOL", "maximal", "predict", "accuracy", "conditional_accuracy"]
 
 #: Scores this close to the row's maximum (relative to ``max(1, max |f_j|)``) count as tied with it.
 TIE_TOL = 1e-9
 
 
-def predict(scores: torch.Tensor) -> torch.Tensor:
-    """Smallest index of a maximal entry (up to :data:`TIE_TOL`) in each row of ``scores`` (``(n, K)`` -> int64 ``(n,)``)."""
+def maximal(scores: torch.Tensor) -> torch.Tensor:
+    """Which entries of each row of ``scores`` (``(n, K)``) are maximal: within :data:`TIE_TOL` (relative to
+    ``max(1, max |f_j|)``) of the row's maximum. The one tie rule of the walks part (boolean ``(n, K)``)."""
     if not isinstance(scores, torch.Tensor) or scores.ndim != 2 or scores.shape[1] == 0:
         raise TypeError("scores must be a 2-D tensor (n, K) with K >= 1")
     if torch.isnan(scores).any():
         raise ValueError("scores contain NaN; the prediction rule is undefined")
     top = scores.max(dim=1, keepdim=True).values
     scale = scores.abs().max(dim=1, keepdim=True).values.clamp_min(1.0)
+    return scores >= top - TIE_TOL * scale
+
+
+def predict(scores: torch.Tensor) -> torch.Tensor:
+    """Smallest index of a maximal entry (:func:`maximal`) in each row of ``scores`` (``(n, K)`` -> int64 ``(n,)``)."""
+    tied = maximal(scores)
     index = torch.arange(scores.shape[1]).expand_as(scores)
     sentinel = torch.full_like(index, scores.shape[1])
-    return torch.where(scores >= top - TIE_TOL * scale, index, sentinel).min(dim=1).values
+    return torch.where(tied, index, sentinel).min(dim=1).values
 
 
 def _weights(n: int, weights) -> torch.Tensor:

@@ -1,0 +1,78 @@
+"""Chapter "Theorem 4.1": its module (onelayer.chapters.walks.theorem41)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from onelayer.chapters.walks import theorem41 as chapter
+
+KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "chapter"}
+
+
+@pytest.fixture(autouse=True)
+def _float64():
+    torch.set_default_dtype(torch.float64)
+
+
+def test_token_averages_are_uniform_only_when_N_is_rK_plus_1():
+    full, *others = chapter.token_averages()
+    assert full["N"] == 97 and full["walks"] == 6
+    assert full["max_dev"] == 0.0  # exact: 16/96 and 1/6, both correctly rounded
+    assert [r["N"] for r in others] == list(chapter.SETTINGS.other_Ns) and all(r["spread"] > 0.005 for r in others)
+
+
+def test_lemma_d1_against_the_hand_computed_entry():
+    _, numbers = chapter.lemma_d1()
+    rows = {r["loss"]: r for r in numbers["table"]}
+    N, K = 97, 6
+    slope = {"log": 1 / 0.1, "squared": 1.0, "cross_entropy": 0.0}  # -l'(0) of each loss (expected, per entry)
+    for loss, r in rows.items():
+        expected = slope[loss] * (N - 1) / (N * K ** 2)
+        assert r["lemma_d1"] == pytest.approx(expected, abs=1e-15)
+        assert r["V1_min"] == pytest.approx(expected, abs=1e-15) and r["V1_max"] == pytest.approx(expected, abs=1e-15)
+
+
+def test_symmetry_table_quick_is_symmetric():
+    _, numbers = chapter.symmetry_table(quick=True)
+    assert numbers["steps"] == chapter.SETTINGS.quick_symmetry_steps and len(numbers["table"]) == 12
+    for r in numbers["table"]:
+        assert r["max_logit_spread"] <= 1e-12  # tol: logits up to 267; symmetric up to the kernels' op order
+        assert r["min_accuracy"] == pytest.approx(1 / 6, abs=1e-15) == r["max_accuracy"]
+
+
+def test_fig5_quick_symmetric_in_the_theorem_setting_and_the_sin_run_escapes():
+    _, numbers = chapter.fig5(quick=True)
+    assert numbers["final_V_spread"] <= 1e-14  # tol: |V| < 2; exact symmetry up to kernel op order
+    assert set(numbers["runs"]) == set(chapter.RECIPES)
+    _, sin = chapter.fig5_sin_positions(quick=True)
+    assert list(sin["runs"]) == [chapter.SIN]
+    accuracy = sin["runs"][chapter.SIN]["test_accuracy"]
+    assert accuracy[0] < 0.25 and accuracy[-1] == pytest.approx(1.0)  # escapes within 20 steps (step 12)
+    _, frames = chapter.escape_frames(quick=True)
+    assert len(frames["frames"]) == sum(t <= chapter.SETTINGS.quick_deterministic_steps
+                                        for t in chapter.SETTINGS.escape_shown_steps)
+
+
+def test_escape_quick_larger_errors_escape_sooner():
+    _, seeded = chapter.roundoff_escape(quick=True)
+    small, large = seeded["table"]
+    assert large["escape_step"] < small["escape_step"] <= chapter.SETTINGS.quick_escape_steps
+    _, pert = chapter.perturbation_escape(quick=True)
+    steps = [r["escape_step"] for r in pert["table"]]
+    assert np.all(np.diff(steps) < 0) and pert["steps_per_decade"] > 0
+
+
+def test_verdicts_follow_from_their_measurements(monkeypatch):
+    rows = chapter.verdict_rows()
+    assert all(set(r) == KEYS and r["chapter"] == "theorem41" for r in rows)
+    sym, fig45 = rows
+    assert "spread < 1e-12" in sym["measurement"] and sym["verdict"] == "holds exactly"
+    assert "Fig. 5 leaves the symmetric state at step 10" in fig45["measurement"]
+    assert fig45["verdict"].startswith("not with our default M/2") and "one seed" in fig45["measurement"]
+    assert "2*10^-12" in fig45["settings"]
+    # a run that left the symmetric state (accuracy above 1/K) must turn the first verdict
+    broken = [dict(r, max_accuracy=1.0) for r in chapter.symmetry_rows()]
+    monkeypatch.setattr(chapter, "symmetry_rows", lambda quick=False: broken)
+    assert chapter.verdict_rows()[0]["verdict"] == "fails"
