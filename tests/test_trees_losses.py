@@ -16,7 +16,7 @@ def test_normalised_divides_by_positions_or_trees_and_halves():
 
 def test_normalised_works_per_member_and_rejects_other_options():
     total, positions = torch.tensor([4.0, 9.0]), torch.tensor([2.0, 3.0])
-    assert torch.equal(normalised(total, positions=positions, trees=2, options=LossOptions()),
-                       torch.tensor([1.0, 1.5]))  # exact: halves of 4/2 and 9/3
+    per_member = normalised(total, positions=positions, trees=2, options=LossOptions())
+    assert torch.equal(per_member, torch.tensor([1.0, 1.5]))  # exact: halves of 4/2 and 9/3
     with pytest.raises(TypeError, match="options must be a LossOptions"):
         normalised(1.0, positions=1, trees=1, options="mean")
