@@ -10,8 +10,8 @@ modules (:mod:`~onelayer.trees.backward.construction`, :mod:`~onelayer.trees.bac
 the forward modules, ...) and their figure functions, and turn the results
 into the JSON/CSV numbers of the figure.
 
-Trees I (backward reasoning; ``backward_data`` has moved to
-:mod:`onelayer.chapters.trees.backward_data`): chapters ``backward_construction`` (Lemma 1, Theorem 1), ``backward_training``
+Trees I (backward reasoning; ``backward_data`` and ``backward_construction`` have moved to
+:mod:`onelayer.chapters.trees.backward_data` and :mod:`onelayer.chapters.trees.backward_construction`): chapters ``backward_training``
 (Theorem 3) and ``backward_generalization`` (Theorem 4). Trees II (forward
 reasoning): ``forward_construction`` (Theorem 2), ``forward_training``
 (Theorem 5) and ``forward_limits`` (single against two heads, heads x depth).
@@ -24,84 +24,19 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-import torch
 
 from ..registry import register
 from ..plots import mark_steps, new_figure, plot_curves
 from ..seeding import generator, numpy_rng
-from .backward import construction, dynamics
+from .backward import dynamics
 from .backward import generalization as gen
 from .backward import layout
 from .backward import model
 from .backward import settings as backward_settings
-from .backward.figures import decoded_attention_figure
 from .forward import settings as forward_settings
 from .shared import embeddings
 
-__all__ = ["theorem1_setting", "theorem4_setting", "forward_setting", "forward_training"]
-
-
-# --- chapter "backward_construction" ----------------------------------------------------------------------------
-
-@register("trees-lemma1", "Trees I, Lemma 1 (table): B with A^T B A = I for 31 Gaussian embeddings in dimension 40")
-def _lemma1(quick: bool):
-    s = backward_settings.CONSTRUCTION
-    S, d = s.S, s.d
-    A = embeddings.independent_embeddings(S, d, generator(s.embedding_seed))
-    B = embeddings.lemma1_matrix(A)
-    gram = A.T @ A
-    return None, {"table": [{"S": S, "d": d, "max_offdiag_gram": float((gram - gram.diag().diag()).abs().max()),
-                             "max_error_ATBA_minus_I": float((A.T @ B @ A - torch.eye(S, dtype=A.dtype)).abs().max())}]}
-
-
-def theorem1_setting(quick: bool = False) -> dict:
-    """Embeddings and test batches of the Theorem 1 chapter (``quick``: fewer trees)."""
-    s = backward_settings.CONSTRUCTION
-    if quick:
-        s = replace(s, train_batch=32, test_trees=64)
-    A = embeddings.independent_embeddings(s.S, s.d, generator(s.embedding_seed))
-    rng = numpy_rng(s.batch_seed)
-    perfect = layout.perfect_tree_batch(s.m, s.S, s.train_batch, rng)
-    random_batch, random_trees = layout.random_tree_batch(s.S, s.test_trees, rng, max_depth=s.test_max_depth)
-    return {"A": A, "perfect": perfect, "random": random_batch, "random_trees": random_trees}
-
-
-@register("trees-loss-vs-lambda", "Trees I, Theorem 1: loss and whole-path accuracy of the construction lambda B against lambda")
-def _loss_vs_lambda(quick: bool):
-    s = theorem1_setting(quick)
-    lambdas = backward_settings.CONSTRUCTION.lambdas
-    lams = np.array(lambdas[::2] if quick else lambdas)
-    sweeps = {"perfect, depth 4": construction.lambda_sweep(s["A"], s["perfect"], lams),
-              "random, 0-3 children": construction.lambda_sweep(s["A"], s["random"], lams)}
-    tail = lams >= backward_settings.CONSTRUCTION.slope_from
-    slopes = {name: construction.log_slope(lams[tail], sw["loss"][tail]) for name, sw in sweeps.items()}
-    fig, axes = new_figure(2, width=9.0, height=3.2)
-    plot_curves(axes[0], lams, {n: sw["loss"] for n, sw in sweeps.items()}, xlabel="scale lambda", ylabel="loss (mean, 1/2)",
-                logy=True, title="loss of lambda B")
-    plot_curves(axes[1], lams, {n: sw["path_accuracy"] for n, sw in sweeps.items()}, xlabel="scale lambda",
-                ylabel="whole-path accuracy", title="greedy decoding")
-    axes[1].set_xscale("log")
-    rows = [{"trees": name, "lambda": float(lam), "loss": float(sw["loss"][i]), "path_accuracy": float(sw["path_accuracy"][i]),
-             "max_weight_error": float(sw["max_weight_error"][i])}
-            for name, sw in sweeps.items() for i, lam in enumerate(lams)]
-    return fig, {"log_loss_slope_lambda_ge_5": slopes, "table": rows}
-
-
-@register("trees-construction-attention", "Trees I, Theorem 1: attention of the construction (lambda = 10) at every step of the deepest random tree")
-def _construction_attention(quick: bool):
-    s = theorem1_setting(quick)
-    index = int(np.argmax([t.depth for t in s["random_trees"]]))
-    lam = backward_settings.CONSTRUCTION.attention_lambda
-    B = construction.constructed_B(s["A"], lam)
-    fig = decoded_attention_figure(B, s["A"], s["random"], index=index, title=f"lambda = {lam:g}, the deepest random tree")
-    return fig, {"lambda": lam, "tree_index": index, "depth": int(s["random_trees"][index].depth)}
-
-
-@register("trees-construction-attention-default", "Trees I: the widget's default state: lambda I decoding a random depth-5 tree at lambda = 3")
-def _construction_attention_default(quick: bool):
-    from .backward.figures import construction_attention_figure
-
-    return construction_attention_figure(3.0, 0, 5), {"lambda": 3.0, "seed": 0, "max_depth": 5}
+__all__ = ["theorem4_setting", "forward_setting", "forward_training"]
 
 
 # --- chapter "backward_training" --------------------------------------------------------------------------------
@@ -466,17 +401,6 @@ def _trees_scaling(quick: bool):
 # The chapters' scrubbers (onelayer.scrubber): the numbers behind every frame of each player, registered as
 # NAME-frames for the scrubber NAME, with the draw function and settings of the chapter's cell (figure: None).
 # ---------------------------------------------------------------------------
-
-
-@register("trees-backward-lambda-frames", "Trees I, Theorem 1 player (frames): attention of lambda I on a random "
-                                          "depth-5 tree at every chain-of-thought step, over lambda")
-def _backward_lambda_frames(quick: bool):
-    from ..scrubber import frame_numbers
-    from .backward.figures import construction_attention_figure
-
-    lams = backward_settings.CONSTRUCTION.scrub_lambdas
-    return None, frame_numbers(lambda lam: construction_attention_figure(lam, 0, 5), lams[::4] if quick else lams,
-                               labels="lambda", fmt="{:g}")
 
 
 @register("trees-forward-scale-frames", "Trees II, Theorem 2 player (frames): attention of both constructed heads "

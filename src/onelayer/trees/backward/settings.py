@@ -1,5 +1,6 @@
-"""The settings of the backward (Trees I) chapters, defined once: one frozen instance per chapter (the chapter
-``backward_data`` keeps its own in :mod:`onelayer.chapters.trees.backward_data`).
+"""The settings of the backward (Trees I) chapters, defined once: one frozen instance per chapter (the chapters
+``backward_data`` and ``backward_construction`` keep their own in :mod:`onelayer.chapters.trees.backward_data` and
+:mod:`onelayer.chapters.trees.backward_construction`).
 
 Each chapter notebook and its recipes in :mod:`onelayer.trees.registry` read the
 same instance, so the book and ``python -m onelayer make`` cannot drift apart; a
@@ -18,34 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["ConstructionSettings", "TrainingSettings", "GeneralizationSettings",
-           "CONSTRUCTION", "TRAINING", "GENERALIZATION"]
-
-
-@dataclass(frozen=True)
-class ConstructionSettings:
-    """Chapter ``backward_construction`` (Lemma 1, Theorem 1).
-
-    ``S = 31``, ``m = 4``, 256 perfect trees and 1,024 random test trees [summary]; the
-    Gaussian embedding dimension ``d = 40``, the grid of scales ``lambdas``, the scale of
-    the attention figure, the larger ``S_big = 127`` check and every seed [guess].
-    """
-
-    S: int = 31
-    m: int = 4
-    d: int = 40
-    embedding_seed: int = 1
-    batch_seed: int = 2
-    train_batch: int = 256
-    test_trees: int = 1024
-    test_max_depth: int = 7
-    lambdas: tuple[float, ...] = (0.5, 1.0, 2.0, 3.0, 5.0, 7.5, 10.0, 15.0, 20.0)
-    slope_from: float = 5.0  #: log-loss slope fitted over lambda >= slope_from
-    attention_lambda: float = 10.0
-    S_big: int = 127
-    d_big: int = 130
-    #: frames of the lambda scrubber (the live widget's figure on a coarse grid, seed 0, depth 5) [guess]
-    scrub_lambdas: tuple[float, ...] = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0)
+__all__ = ["TrainingSettings", "GeneralizationSettings", "TRAINING", "GENERALIZATION"]
 
 
 @dataclass(frozen=True)
@@ -101,6 +75,5 @@ class GeneralizationSettings:
         return list(range(0, self.steps + 1, self.checkpoint_every))
 
 
-CONSTRUCTION = ConstructionSettings()
 TRAINING = TrainingSettings()
 GENERALIZATION = GeneralizationSettings()
