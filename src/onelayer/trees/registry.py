@@ -10,9 +10,8 @@ modules (:mod:`~onelayer.trees.backward.construction`, :mod:`~onelayer.trees.bac
 the forward modules, ...) and their figure functions, and turn the results
 into the JSON/CSV numbers of the figure.
 
-Trees I (backward reasoning; ``backward_data`` and ``backward_construction`` have moved to
-:mod:`onelayer.chapters.trees.backward_data` and :mod:`onelayer.chapters.trees.backward_construction`): chapters ``backward_training``
-(Theorem 3) and ``backward_generalization`` (Theorem 4). Trees II (forward
+Trees I (backward reasoning; ``backward_data``, ``backward_construction`` and ``backward_training`` have moved to
+:mod:`onelayer.chapters.trees`): chapter ``backward_generalization`` (Theorem 4). Trees II (forward
 reasoning): ``forward_construction`` (Theorem 2), ``forward_training``
 (Theorem 5) and ``forward_limits`` (single against two heads, heads x depth).
 """
@@ -26,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from ..registry import register
-from ..plots import mark_steps, new_figure, plot_curves
+from ..plots import new_figure, plot_curves
 from ..seeding import generator, numpy_rng
 from .backward import dynamics
 from .backward import generalization as gen
@@ -37,75 +36,6 @@ from .forward import settings as forward_settings
 from .shared import embeddings
 
 __all__ = ["theorem4_setting", "forward_setting", "forward_training"]
-
-
-# --- chapter "backward_training" --------------------------------------------------------------------------------
-
-@register("trees-h-entries", "Trees I, Theorem 3: diagonal and off-diagonal of H = A^T B A under SGD and population GD, distance from the symmetric span")
-def _h_entries(quick: bool):
-    s = backward_settings.TRAINING
-    if quick:
-        s = replace(s, steps=100)
-    S, m = s.S, s.m
-    A = embeddings.one_hot_embeddings(S)
-    eval_batch = layout.perfect_tree_batch(m, S, s.batch_size, numpy_rng(s.eval_seed))
-    sgd = model.train_backward(A, m=m, steps=s.steps, lr=s.lr, batch_size=s.batch_size, seed=s.seed,
-                               record_every=s.record_every, record=dynamics.h_records(A, eval_batch))
-    pop = dynamics.population_gd(m, S, steps=s.steps, lr=s.lr, record_every=s.record_every)
-    fig, axes = new_figure(2, width=9.0, height=3.2)
-    plot_curves(axes[0], sgd.steps, {"h1 (diagonal), SGD": sgd["h1"], "h1, population GD": pop["h1"],
-                                     "h2 (off-diagonal) x (S-1), SGD": sgd["h2"] * (S - 1)},
-                xlabel="step t", ylabel="entries of H", title="H = A^T B A",
-                styles={"h1, population GD": {"linestyle": "--", "color": "k"}})
-    plot_curves(axes[1], sgd.steps[1:], {"residual / ||H||": sgd["residual"][1:], "diagonal std": sgd["diag_std"][1:],
-                                         "off-diagonal std": sgd["off_std"][1:]},
-                xlabel="step t", ylabel="size", logy=True, title="distance from the symmetric span (SGD)")
-    rows = [{"step": int(t), "sgd_loss": float(sgd["loss"][i]), "sgd_h1": float(sgd["h1"][i]), "sgd_h2": float(sgd["h2"][i]),
-             "sgd_residual": float(sgd["residual"][i]), "pop_loss": float(pop["loss"][i]), "pop_h1": float(pop["h1"][i]),
-             "pop_h2": float(pop["h2"][i])} for i, t in enumerate(sgd.steps)]
-    return fig, {"S": S, "m": m, "lr": s.lr, "batch_size": s.batch_size, "table": rows}
-
-
-@register("trees-phases", "Trees I, Theorem 3: population loss, h1, h2 and attention on the correct edge with the detected phase marks")
-def _phases(quick: bool):
-    s = backward_settings.TRAINING
-    if quick:
-        s = replace(s, phase_steps=300)
-    pop = dynamics.population_gd(s.m, s.S, steps=s.phase_steps, lr=s.lr, record_every=s.record_every)
-    found = dynamics.detect_phases(pop.steps, pop["h1"], pop["h2"], pop["loss"], pop["correct_weight"])
-    marks = {"T_att": found["T_attention"], "T_loss": found["T_loss"]}
-    fig, axes = new_figure(2, width=9.0, height=3.2)
-    plot_curves(axes[0], pop.steps, {"loss": pop["loss"]}, xlabel="step t", ylabel="population loss", logy=True)
-    mark_steps(axes[0], marks)
-    plot_curves(axes[1], pop.steps, {"h1": pop["h1"], "h2": pop["h2"], "attention on correct edge": pop["correct_weight"]},
-                xlabel="step t", ylabel="value")
-    mark_steps(axes[1], marks)
-    rows = [{"step": int(t), "loss": float(pop["loss"][i]), "h1": float(pop["h1"][i]), "h2": float(pop["h2"][i]),
-             "correct_weight": float(pop["correct_weight"][i])} for i, t in enumerate(pop.steps)]
-    return fig, {"phases": found, "table": rows}
-
-
-@register("trees-loss-rate", "Trees I, Theorem 3: population loss and margin h1 - h2 against eta t for step sizes 1, 8 and 128")
-def _loss_rate(quick: bool):
-    s = backward_settings.TRAINING
-    if quick:
-        s = replace(s, rate_runs=tuple((lr, steps // 10) for lr, steps in s.rate_runs))
-    runs = {lr: dynamics.population_gd(s.m, s.S, steps=steps, lr=lr, record_every=s.record_every) for lr, steps in s.rate_runs}
-    fig, axes = new_figure(2, width=9.0, height=3.3)
-    for lr, run in runs.items():
-        axes[0].loglog(lr * run.steps[1:], run["loss"][1:], label=f"lr {lr:g}")
-        axes[1].semilogx(lr * run.steps[1:], run["margin"][1:], label=f"lr {lr:g}")
-    axes[0].set(xlabel="eta * t", ylabel="population loss", title="loss against eta t")
-    axes[1].set(xlabel="eta * t", ylabel="h1 - h2", title="margin against eta t")
-    axes[0].legend()
-    big = runs[128.0]
-    et = 128.0 * big.steps
-    tail = et >= et[-1] / 16
-    rows = [{"lr": lr, "step": int(t), "eta_t": lr * int(t), "loss": float(run["loss"][i]), "margin": float(run["margin"][i])}
-            for lr, run in runs.items() for i, t in enumerate(run.steps)]
-    return fig, {"loglog_slope_last_decade": dynamics.loglog_slope(et, big["loss"], t_min=et[-1] / 10),
-                 "margin_gain_per_doubling": float(np.polyfit(np.log2(et[tail]), big["margin"][tail], 1)[0]),
-                 "final_loss_lr128": float(big.final("loss")), "table": rows}
 
 
 # --- chapter "backward_generalization" --------------------------------------------------------------------------

@@ -1,10 +1,10 @@
 """The settings of the backward (Trees I) chapters, defined once: one frozen instance per chapter (the chapters
-``backward_data`` and ``backward_construction`` keep their own in :mod:`onelayer.chapters.trees.backward_data` and
-:mod:`onelayer.chapters.trees.backward_construction`).
+``backward_data``, ``backward_construction`` and ``backward_training`` keep their own in their modules in
+:mod:`onelayer.chapters.trees`).
 
 Each chapter notebook and its recipes in :mod:`onelayer.trees.registry` read the
 same instance, so the book and ``python -m onelayer make`` cannot drift apart; a
-quick variant scales one down explicitly (``dataclasses.replace(TRAINING, steps=100)``).
+quick variant scales one down explicitly (``dataclasses.replace(GENERALIZATION, steps=200)``).
 
 Provenance tags (see the implementation spec ``trees.md``): **[summary]** values come
 from third-party summaries of the paper's experiments appendix (one-hot embeddings,
@@ -19,28 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["TrainingSettings", "GeneralizationSettings", "TRAINING", "GENERALIZATION"]
-
-
-@dataclass(frozen=True)
-class TrainingSettings:
-    """Chapter ``backward_training`` (Theorem 3).
-
-    ``S = 31``, ``m = 4``, ``lr = 1``, ``batch_size = 256`` [summary]; 1,500 SGD steps, the
-    longer population runs (3,000 steps) and the step-size comparison ``rate_runs``
-    (step size -> steps), the recording interval and the seeds [guess].
-    """
-
-    S: int = 31
-    m: int = 4
-    steps: int = 1500
-    lr: float = 1.0
-    batch_size: int = 256
-    seed: int = 0
-    record_every: int = 10
-    eval_seed: int = 5  #: the fixed batch on which H is recorded
-    phase_steps: int = 3000  #: population run of the phase figure
-    rate_runs: tuple[tuple[float, int], ...] = ((1.0, 3000), (8.0, 3000), (128.0, 4000))
+__all__ = ["GeneralizationSettings", "GENERALIZATION"]
 
 
 @dataclass(frozen=True)
@@ -75,5 +54,4 @@ class GeneralizationSettings:
         return list(range(0, self.steps + 1, self.checkpoint_every))
 
 
-TRAINING = TrainingSettings()
 GENERALIZATION = GeneralizationSettings()
