@@ -57,7 +57,6 @@ _HAND_FIGURES: dict[str, dict[str, str]] = {
     "book/walks/random_init.ipynb": {"7c7c5eaa": "walks-fig6", "dc7bff9d": "walks-random-init-ordering", "f3b635ae": "walks-fig13",
                                      "e3bc3b07": "walks-fig6-closest-reading", "42c39c00": "walks-fig11", "5eda3a10": "walks-fig12",
                                      "c9d8ff2d": "walks-random-init-explorer-default"},
-    "book/trees/backward_generalization.ipynb": {"c35af55c": "trees-generalization", "c9c7f7ab": "trees-generalization-embeddings"},
     "book/trees/forward_construction.ipynb": {"df307a4c": "trees-forward-attention", "991552d1": "trees-forward-scale-sweep",
                                               "de30d4eb": "trees-forward-attention-default"},
     "book/trees/forward_training.ipynb": {"14f559de": "trees-forward-scalars", "7cdfe1bf": "trees-forward-accuracy-by-type",

@@ -5,13 +5,11 @@ makes one figure (or table) of a trees chapter with the same calls, seeds and
 settings as the chapter: ``quick=True`` shrinks steps and batch sizes so the
 whole set runs in seconds (for tests); ``quick=False`` reproduces the chapter.
 The recipes hold no experiment logic of their own: they call the part's
-modules (:mod:`~onelayer.trees.backward.construction`, :mod:`~onelayer.trees.backward.dynamics`,
-:mod:`~onelayer.trees.backward.dynamics`, :mod:`~onelayer.trees.backward.generalization`,
-the forward modules, ...) and their figure functions, and turn the results
+modules (the forward modules, :mod:`~onelayer.trees.scaling`, ...) and their figure functions, and turn the results
 into the JSON/CSV numbers of the figure.
 
-Trees I (backward reasoning; ``backward_data``, ``backward_construction`` and ``backward_training`` have moved to
-:mod:`onelayer.chapters.trees`): chapter ``backward_generalization`` (Theorem 4). Trees II (forward
+Trees I (backward reasoning) has moved to the chapter modules :mod:`onelayer.chapters.trees` (``backward_data``,
+``backward_construction``, ``backward_training``, ``backward_generalization``). Trees II (forward
 reasoning): ``forward_construction`` (Theorem 2), ``forward_training``
 (Theorem 5) and ``forward_limits`` (single against two heads, heads x depth).
 """
@@ -25,78 +23,11 @@ from pathlib import Path
 import numpy as np
 
 from ..registry import register
-from ..plots import new_figure, plot_curves
 from ..seeding import generator, numpy_rng
-from .backward import dynamics
-from .backward import generalization as gen
-from .backward import layout
-from .backward import model
-from .backward import settings as backward_settings
 from .forward import settings as forward_settings
 from .shared import embeddings
 
-__all__ = ["theorem4_setting", "forward_setting", "forward_training"]
-
-
-# --- chapter "backward_generalization" --------------------------------------------------------------------------
-
-def theorem4_setting(quick: bool = False) -> dict:
-    """The settings, one-hot embeddings, random test trees and checkpoints of the Theorem 4 chapter."""
-    s = backward_settings.GENERALIZATION
-    if quick:
-        s = replace(s, test_trees=256, steps=200, checkpoint_every=50)
-    test, _ = layout.random_tree_batch(s.S, s.test_trees, numpy_rng(s.test_seed), max_depth=s.test_max_depth)
-    return {"settings": s, "A": embeddings.one_hot_embeddings(s.S), "test": test, "steps": s.steps, "checkpoints": s.checkpoints}
-
-
-@functools.lru_cache(maxsize=2)
-def _theorem4_runs(quick: bool, gaussian: bool = False):
-    """The Theorem 4 chapter's training run with one-hot embeddings (``gaussian``: with Gaussian embeddings
-    ``d = S``, seed 1, recording ``H`` as well): ``(setting, embeddings, run, test fields)``; cached, since two
-    figures share the one-hot run."""
-    s = theorem4_setting(quick)
-    A = embeddings.independent_embeddings(s["settings"].S, s["settings"].S, generator(1)) if gaussian else s["A"]
-    record = {"test": gen.test_record(A, s["test"]), **(dynamics.h_records(A) if gaussian else {})}
-    run = model.train_backward(A, m=s["settings"].m, steps=s["steps"], lr=s["settings"].lr, seed=s["settings"].seed,
-                               record_at=s["checkpoints"], record=record)
-    return s, A, run, {name: run["test"][:, i] for i, name in enumerate(gen.TEST_FIELDS)}
-
-
-@register("trees-generalization", "Trees I, Theorem 4: test loss, margin bound and test accuracy (per step, whole path) during training, with the margin")
-def _generalization(quick: bool):
-    s, _, run, T = _theorem4_runs(quick)
-    fig, axes = new_figure(2, width=9.0, height=3.3)
-    plot_curves(axes[0], run.steps, {"train loss (batch)": run["loss"], "test loss": T["loss"], "margin bound (test)": T["margin_bound"]},
-                xlabel="step t", ylabel="loss", logy=True, styles={"margin bound (test)": {"linestyle": "--"}})
-    plot_curves(axes[1], run.steps, {"per-step accuracy": T["step_accuracy"], "whole-path accuracy": T["path_accuracy"]},
-                xlabel="step t", ylabel="test accuracy (greedy)")
-    ax2 = axes[1].twinx()
-    ax2.plot(run.steps, T["margin"], color="0.5", linestyle=":", label="margin")
-    ax2.set_ylabel("margin delta (dotted)")
-    ax2.grid(False)
-    rows = [{"step": int(t), "train_loss": float(run["loss"][i]), **{f"test_{k}" if k != "margin_bound" else k: float(T[k][i])
-                                                                      for k in gen.TEST_FIELDS}}
-            for i, t in enumerate(run.steps)]
-    positive = T["margin"] > 0
-    by_len = gen.accuracy_by_length(run.params["B"], s["A"], s["test"])
-    return fig, {"bound_holds_where_margin_positive": bool(np.all(T["loss"][positive] <= T["margin_bound"][positive])),
-                 "accuracy_by_path_length": {str(k): {"trees": c, "path_accuracy": a} for k, (c, a) in by_len.items()},
-                 "table": rows}
-
-
-@register("trees-generalization-embeddings", "Trees I, Theorem 4: whole-path test accuracy during training with one-hot and with Gaussian (non-orthogonal) embeddings")
-def _generalization_embeddings(quick: bool):
-    s, _, run, T = _theorem4_runs(quick)
-    _, G, run_g, Tg = _theorem4_runs(quick, gaussian=True)
-    fig, ax = new_figure(1, width=5.5, height=3.2)
-    plot_curves(ax, run.steps, {"one-hot: test path accuracy": T["path_accuracy"], "Gaussian: test path accuracy": Tg["path_accuracy"]},
-                xlabel="step t", ylabel="whole-path accuracy")
-    rows = [{"step": int(t), "one_hot_path_accuracy": float(T["path_accuracy"][i]), "gaussian_path_accuracy": float(Tg["path_accuracy"][i]),
-             "gaussian_margin": float(Tg["margin"][i]), "gaussian_H_residual": float(run_g["residual"][i])}
-            for i, t in enumerate(run.steps)]
-    by_len = gen.accuracy_by_length(run_g.params["B"], G, s["test"])
-    return fig, {"gaussian_accuracy_by_path_length": {str(k): {"trees": c, "path_accuracy": a} for k, (c, a) in by_len.items()},
-                 "table": rows}
+__all__ = ["forward_setting", "forward_training"]
 
 
 # --- chapter "forward_construction" (Trees II) ------------------------------------------------------------------
