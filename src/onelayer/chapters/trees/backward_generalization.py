@@ -251,7 +251,8 @@ def verdict_rows() -> list[dict]:
          "source": "[ours]", "reading": "R-B layout, one-hot and Gaussian embeddings (ours)",
          "settings": f"S = {s.beyond_S}, m = {s.beyond_m}, {s.beyond_steps} steps at lr {s.beyond_lr:g}, "
                      f"{len(s.beyond_seeds)} seeds, {s.beyond_count} trees of each shape",
-         "measurement": f"lowest whole-path accuracy {number_text(min(r['path_accuracy'] for r in runs))}, lowest stop rate "
+         "measurement": f"{len(s.beyond_seeds)} seeds per embedding, {s.beyond_count} trees of each shape: lowest "
+                        f"whole-path accuracy {number_text(min(r['path_accuracy'] for r in runs))}, lowest stop rate "
                         f"{number_text(min(r['stop_rate'] for r in runs))}, trees up to {max(r['largest_tree'] for r in runs)} "
                         f"nodes, goals up to depth {max(r['deepest_goal'] for r in runs)}",
          "verdict": "holds on every run" if all(r["path_accuracy"] == 1.0 == r["stop_rate"] for r in runs) else "fails on some run"},
