@@ -43,10 +43,6 @@ APPLY_COMMAND = "python -m tools.figure_captions --apply"
 #: registered figure name}. For a chapter that has its module the map is derived (:func:`derived_figures`); issue 21
 #: empties this dict one chapter at a time.
 _HAND_FIGURES: dict[str, dict[str, str]] = {
-    "book/trees/backward_construction.ipynb": {"5cd13907": "trees-loss-vs-lambda", "8e0c2baf": "trees-construction-attention",
-                                               "8fdc502d": "trees-construction-attention-default"},
-    "book/trees/backward_training.ipynb": {"bfdb55e3": "trees-h-entries", "3a472ed9": "trees-phases", "65e262a9": "trees-loss-rate"},
-    "book/trees/backward_generalization.ipynb": {"c35af55c": "trees-generalization", "c9c7f7ab": "trees-generalization-embeddings"},
     "book/trees/forward_construction.ipynb": {"df307a4c": "trees-forward-attention", "991552d1": "trees-forward-scale-sweep",
                                               "de30d4eb": "trees-forward-attention-default"},
     "book/trees/forward_training.ipynb": {"14f559de": "trees-forward-scalars", "7cdfe1bf": "trees-forward-accuracy-by-type",

@@ -37,7 +37,7 @@ import torch
 from ...batched import BatchedHistory, batched_gd
 from ...validation import check_bool, check_choice, check_instances, check_int, check_int_sequence
 from ..shared.embeddings import check_embeddings, with_empty
-from ..shared.losses import LossOptions
+from ..shared.losses import LossOptions, normalised
 from .layout import BackwardBatch, perfect_tree_batch
 from .model import attention, predict_mass, round_prediction, scores, squared_error
 
@@ -179,11 +179,8 @@ def member_losses(B: torch.Tensor, A: torch.Tensor, mb: MemberBatch, options: Lo
         raise TypeError("options must be a LossOptions")
     m1, m2 = predict_mass(_attention(B, A, mb), mb.batch)
     err = _error(m1, m2, mb.batch, A) * mb.batch.target_mask
-    c = 0.5 if options.half else 1.0
-    total = _per_member(err, mb)
-    if options.reduction == "mean":
-        return c * total / _per_member(mb.batch.target_mask.to(err.dtype), mb)
-    return c * total / mb.per_member
+    return normalised(_per_member(err, mb), positions=_per_member(mb.batch.target_mask.to(err.dtype), mb),
+                      trees=mb.per_member, options=options)
 
 
 @torch.no_grad()

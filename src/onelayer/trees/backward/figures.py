@@ -14,7 +14,7 @@ from ..shared.data import Tree, random_tree, sample_goal
 from .layout import backward_tokens, token_text
 
 __all__ = ["tree_positions", "draw_tree", "chain_text", "chain_figure", "sample_chain_figure", "attention_steps_figure",
-           "construction_attention_figure", "lambda_scrubber"]
+           "construction_attention_figure"]
 
 
 def tree_positions(tree: Tree) -> np.ndarray:
@@ -150,13 +150,3 @@ def construction_attention_figure(lam: float = 3.0, seed: int = 0, max_depth: in
     batch, _ = random_tree_batch(31, 1, rng, max_depth=max_depth, min_depth=max_depth)
     A = one_hot_embeddings(31)
     return decoded_attention_figure(lam * torch.eye(31, dtype=A.dtype), A, batch, 0, title=f"lambda = {lam:g}")
-
-
-def lambda_scrubber(lams, *, seed: int = 0, max_depth: int = 5, dpi: int = 50):
-    """Precomputed frames of :func:`~onelayer.trees.backward.figures.construction_attention_figure` over ``lams`` (:func:`onelayer.scrubber.scrub`)."""
-    from ...scrubber import scrub
-
-    return scrub(lambda lam: construction_attention_figure(lam, seed, max_depth), lams, label="lambda",
-                 name="trees-backward-lambda", fmt="{:g}", dpi=dpi,
-                 alt="Attention of the constructed head B = lambda I at lambda = {value} on a random tree of depth "
-                     f"{max_depth}: one row per chain-of-thought step, one column per token")

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import torch
 
-from ..shared.losses import LossOptions
+from ..shared.losses import LossOptions, normalised
 from .layout import BackwardBatch
 from .model import greedy_decode, loss
 
@@ -56,9 +56,7 @@ def margin_bound(H: torch.Tensor, batch: BackwardBatch, options: LossOptions = L
     delta = margin(H)
     off = (batch.query + 1 - 1).double() * torch.exp(torch.tensor(-delta, dtype=torch.float64))
     per = 4.0 * (off / (1.0 + off)) ** 2 * batch.target_mask
-    c = 0.5 if options.half else 1.0
-    denom = batch.target_mask.sum() if options.reduction == "mean" else batch.size
-    return float(c * per.sum() / denom)
+    return float(normalised(per.sum(), positions=batch.target_mask.sum(), trees=batch.size, options=options))
 
 
 def evaluate(B: torch.Tensor, A: torch.Tensor, batch: BackwardBatch, options: LossOptions = LossOptions()) -> dict[str, float]:

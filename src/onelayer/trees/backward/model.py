@@ -36,7 +36,7 @@ from ...training import History, train
 from ...validation import check_int
 from ..shared.data import check_rng
 from ..shared.embeddings import check_embeddings, nearest, with_empty
-from ..shared.losses import LossOptions
+from ..shared.losses import LossOptions, normalised
 from .layout import BackwardBatch, perfect_tree_batch
 
 __all__ = [
@@ -134,21 +134,14 @@ def squared_error(m1, m2, batch: BackwardBatch, A: torch.Tensor) -> torch.Tensor
     return ((r1 @ G) * r1).sum(-1) + ((r2 @ G) * r2).sum(-1)
 
 
-def _reduce(err: torch.Tensor, batch: BackwardBatch, options: LossOptions) -> torch.Tensor:
-    err = err * batch.target_mask
-    c = 0.5 if options.half else 1.0
-    if options.reduction == "mean":
-        return c * err.sum() / batch.target_mask.sum()
-    return c * err.sum() / batch.size
-
-
 def loss(B: torch.Tensor, A: torch.Tensor, batch: BackwardBatch, options: LossOptions = LossOptions()) -> torch.Tensor:
     """Teacher-forced squared loss of the batch (differentiable in ``B``); normalisation from ``options``."""
     if not isinstance(options, LossOptions):
         raise TypeError("options must be a LossOptions")
     w = attention(B, A, batch)
     m1, m2 = predict_mass(w, batch)
-    return _reduce(squared_error(m1, m2, batch, A), batch, options)
+    return normalised((squared_error(m1, m2, batch, A) * batch.target_mask).sum(), positions=batch.target_mask.sum(),
+                      trees=batch.size, options=options)
 
 
 def round_prediction(m: torch.Tensor, A: torch.Tensor) -> torch.Tensor:

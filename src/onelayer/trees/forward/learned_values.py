@@ -39,7 +39,7 @@ from ...jitter import jitter
 from ...training import History, train
 from ...validation import check_float, check_int, check_int_sequence
 from ..shared.embeddings import check_embeddings
-from ..shared.losses import LossOptions
+from ..shared.losses import LossOptions, normalised
 from .construction import constructed_params
 from .decoding import round_tokens
 from .layout import ForwardBatch, forward_target_vectors, forward_token_vectors, perfect_forward_batch
@@ -129,8 +129,7 @@ def lv_loss(params, A: torch.Tensor, batch: ForwardBatch, options: LossOptions =
     if not isinstance(options, LossOptions):
         raise TypeError("options must be a LossOptions")
     err = ((lv_head_outputs(params, A, batch, X).sum(0) - forward_target_vectors(batch, A)) ** 2).sum(-1)
-    total = (err * batch.target_mask).sum() * (0.5 if options.half else 1.0)
-    return total / (batch.target_mask.sum() if options.reduction == "mean" else batch.size)
+    return normalised((err * batch.target_mask).sum(), positions=batch.target_mask.sum(), trees=batch.size, options=options)
 
 
 def lv_teacher_forced_correct(params, A: torch.Tensor, batch: ForwardBatch) -> torch.Tensor:

@@ -49,7 +49,7 @@ import torch
 from ...training import History, train
 from ...validation import check_int
 from ..shared.embeddings import check_embeddings
-from ..shared.losses import LossOptions
+from ..shared.losses import LossOptions, normalised
 from .architecture import (  # the architecture names are re-exported: model.two_head() etc. keep working
     KINDS,
     ROLES,
@@ -163,9 +163,7 @@ def loss(
     if not isinstance(options, LossOptions):
         raise TypeError("options must be a LossOptions")
     err = ((predict(params, arch, A, batch, X) - forward_target_vectors(batch, A)) ** 2).sum(-1)
-    total = (err * batch.target_mask).sum() * (0.5 if options.half else 1.0)
-    per = batch.target_mask.sum() if options.reduction == "mean" else batch.size
-    return total / per
+    return normalised((err * batch.target_mask).sum(), positions=batch.target_mask.sum(), trees=batch.size, options=options)
 
 
 def train_forward(

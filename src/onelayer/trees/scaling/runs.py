@@ -13,7 +13,7 @@ from ..backward import batched as backward_batched
 from ..backward.dynamics import canonical_batch
 from ..backward.layout import perfect_tree_batch
 from ..shared.embeddings import one_hot_embeddings
-from ..shared.losses import LossOptions
+from ..shared.losses import LossOptions, normalised
 from .criteria import _DEFAULTS, Criterion, _check_size, _criterion, _sizes, nodes, tokens
 
 __all__ = ["population_run", "population_steps", "sampled_run", "step_times"]
@@ -91,8 +91,7 @@ def population_run(
     start = time.perf_counter()
     diag, off, neg, X, Y, hit, tf, ts = _canonical_arrays(m, S, root_token, eos)
     K = diag.shape[0]
-    c = 0.5 if options.half else 1.0
-    scale = c / K if options.reduction == "mean" else c
+    scale = normalised(1.0, positions=K, trees=1, options=options)  # the loss per unit of summed error
     h1 = h2 = 0.0
     out = {k: [] for k in ("h1", "h2", "loss", "correct_weight", "accuracy")}
     for t in range(max_steps + 1):
