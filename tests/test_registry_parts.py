@@ -79,7 +79,7 @@ def _chapter_text(path: Path) -> str:
 
 
 def test_part_modules_are_the_registries():
-    assert registry.PART_MODULES == ("onelayer.walks.registry", "onelayer.trees.registry")
+    assert registry.PART_MODULES == ("onelayer.trees.registry",)
     assert set(registry.discover()) == set(registry.PART_MODULES) | set(registry.chapter_modules())
 
 

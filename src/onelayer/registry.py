@@ -46,8 +46,8 @@ command prints the differences.
 
 **Where the functions live.** In the chapter modules of :mod:`onelayer.chapters`, one per chapter, which the
 notebooks call too: :func:`discover` imports every module of that package, so registering a figure there needs no
-other change. The chapters not moved there yet keep their recipes in ``onelayer/walks/registry/`` and
-``onelayer/trees/registry.py`` (:data:`PART_MODULES`).
+other change. The chapters not moved there yet keep their recipes in ``onelayer/trees/registry.py``
+(:data:`PART_MODULES`).
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ __all__ = [
 CHAPTERS_PACKAGE = "onelayer.chapters"
 #: Recipe modules of the chapters not yet moved to :data:`CHAPTERS_PACKAGE`, imported by :func:`discover` too
 #: (issue 21 removes them chapter by chapter).
-PART_MODULES: tuple[str, ...] = ("onelayer.walks.registry", "onelayer.trees.registry")
+PART_MODULES: tuple[str, ...] = ("onelayer.trees.registry",)
 
 _NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
