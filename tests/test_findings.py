@@ -58,8 +58,11 @@ def test_part_filter_keeps_only_that_part():
     walks = findings.load("walks")
     assert walks and all(r["doc"].startswith("walks/") for r in walks)
     assert len(walks) + len(findings.load("trees")) <= len(findings.load())
-    with pytest.raises(ValueError, match="part"):
-        findings.load("forest")
+    backward = findings.load("trees/backward")
+    assert backward and all(r["doc"].startswith("trees/backward_") for r in backward)
+    assert findings.load("forest") == []
+    with pytest.raises(ValueError, match="prefix"):
+        findings.load("/walks")
     with pytest.raises(ValueError, match="part"):
         findings.collect("forest")
 

@@ -108,12 +108,13 @@ def write(rows: Sequence[Mapping] | None = None, path=None) -> Path:
     return write_json(data_path(STORED) if path is None else path, {"command": COMMAND, "rows": rows}, kind=KIND)
 
 
-def load(part: str | None = None, path=None) -> list[dict]:
-    """The stored rows (of one part's chapters if ``part`` is ``"walks"`` or ``"trees"``), as :func:`collect` made them."""
-    if part is not None and part not in ("walks", "trees"):
-        raise ValueError(f"part must be None, 'walks' or 'trees', got {part!r}")
+def load(prefix: str | None = None, path=None) -> list[dict]:
+    """The stored rows as :func:`collect` made them; with ``prefix``, those of the chapters whose document starts with
+    it (``"walks"``, ``"trees"``, ``"trees/backward"``: the rows a part's introduction shows)."""
+    if prefix is not None and (not isinstance(prefix, str) or not prefix.strip("/") or prefix.startswith("/")):
+        raise ValueError(f"prefix must be None or a document prefix such as 'walks' or 'trees/backward', got {prefix!r}")
     rows = read_json(data_path(STORED) if path is None else path, kind=KIND)["rows"]
-    return [r for r in rows if part is None or r["doc"].startswith(part + "/")]
+    return [r for r in rows if prefix is None or r["doc"].startswith(prefix)]
 
 
 def differences(stored: Sequence[Mapping], fresh: Sequence[Mapping]) -> list[str]:
