@@ -13,7 +13,8 @@ into the JSON/CSV numbers of the figure.
 Trees I (backward reasoning; ``backward_data`` has moved to
 :mod:`onelayer.chapters.trees.backward_data`): chapters ``backward_construction`` (Lemma 1, Theorem 1), ``backward_training``
 (Theorem 3) and ``backward_generalization`` (Theorem 4). Trees II (forward
-reasoning): ``forward_construction`` (Theorem 2), ``forward_training``
+reasoning; ``forward_construction`` has moved to :mod:`onelayer.chapters.trees.forward_construction`):
+``forward_training``
 (Theorem 5) and ``forward_limits`` (single against two heads, heads x depth).
 """
 
@@ -38,7 +39,7 @@ from .backward.figures import decoded_attention_figure
 from .forward import settings as forward_settings
 from .shared import embeddings
 
-__all__ = ["theorem1_setting", "theorem4_setting", "forward_setting", "forward_training"]
+__all__ = ["theorem1_setting", "theorem4_setting", "forward_training"]
 
 
 # --- chapter "backward_construction" ----------------------------------------------------------------------------
@@ -234,68 +235,6 @@ def _generalization_embeddings(quick: bool):
                  "table": rows}
 
 
-# --- chapter "forward_construction" (Trees II) ------------------------------------------------------------------
-
-def forward_setting(quick: bool = False) -> dict:
-    """Gaussian embeddings (S=25, d=32) and the random test trees of the Theorem 2 chapter (``quick``: fewer trees)."""
-    from .forward import layout as forward_layout
-
-    s = forward_settings.CONSTRUCTION
-    if quick:
-        s = replace(s, test_trees=128)
-    A = embeddings.independent_embeddings(s.S, s.d, generator(s.embedding_seed))
-    test, _ = forward_layout.random_forward_batch(s.S, s.test_trees, numpy_rng(s.test_seed), max_depth=s.test_max_depth)
-    return {"A": A, "test": test}
-
-
-@register("trees-forward-margins", "Trees II, Theorem 2 (table): measured attention margins of the two-head construction against the predicted ones")
-def _forward_margins(quick: bool):
-    from .forward.construction import constructed_params, margin_table, predicted_margins
-
-    s = forward_setting(quick)
-    lam, mu, kappa = forward_settings.CONSTRUCTION.margins_at
-    rows = margin_table(constructed_params(s["A"], lam, mu, kappa), s["A"], s["test"])
-    pred = predicted_margins(lam, mu, kappa)
-    table = [{**r, "predicted": pred[(r["head"], r["situation"])]} for r in rows]
-    return None, {"lambda": lam, "mu": mu, "kappa": kappa, "table": table}
-
-
-@register("trees-forward-attention", "Trees II, Theorem 2: attention of both heads of the construction at every step of a depth-3 tree")
-def _forward_attention(quick: bool):
-    from .forward.construction import constructed_params
-    from .forward.figures import attention_by_step_figure
-    from .forward.layout import perfect_forward_batch
-
-    s = forward_settings.CONSTRUCTION
-    (lam, mu, kappa), m = s.attention_at, s.attention_m
-    A1 = embeddings.one_hot_embeddings(s.S)
-    tree_batch = perfect_forward_batch(m, s.S, 1, numpy_rng(s.attention_seed))
-    fig = attention_by_step_figure(constructed_params(A1, lam, mu, kappa), A1, tree_batch,
-                                   title=f"construction at (lambda, mu, kappa) = ({lam:g}, {mu:g}, {kappa:g}), depth-{m} tree")
-    return fig, {"lambda": lam, "mu": mu, "kappa": kappa, "S": s.S, "depth": m}
-
-
-@register("trees-forward-scale-sweep", "Trees II, Theorem 2: loss and accuracy of the construction c x (2, 1, 1) against the scale c")
-def _forward_scale_sweep(quick: bool):
-    from .forward.construction import scale_sweep
-    from .forward.figures import scale_sweep_figure
-
-    s = forward_setting(quick)
-    scales = [float(c) for c in forward_settings.CONSTRUCTION.scales]
-    lam, mu, kappa = forward_settings.CONSTRUCTION.scale_base
-    rows = scale_sweep(s["A"], s["test"], scales[::2] if quick else scales, lam=lam, mu=mu, kappa=kappa)
-    big = [r for r in rows if r["scale"] >= 5]
-    slope = float(np.polyfit([r["scale"] for r in big], np.log([r["loss"] for r in big]), 1)[0]) if len(big) > 1 else None
-    return scale_sweep_figure(rows), {"log_loss_slope_scale_ge_5": slope, "table": [dict(r) for r in rows]}
-
-
-@register("trees-forward-attention-default", "Trees II: the widget's default state: the construction at scale 2 x (2, 1, 1) decoding a random depth-3 tree")
-def _forward_attention_default(quick: bool):
-    from .forward.figures import construction_attention_figure
-
-    return construction_attention_figure(2.0, 0, 3), {"scale": 2.0, "lambda_mu_kappa": [4.0, 2.0, 2.0], "seed": 0, "max_depth": 3}
-
-
 # --- chapter "forward_training" (Trees II) ----------------------------------------------------------------------
 
 @functools.lru_cache(maxsize=2)
@@ -477,17 +416,6 @@ def _backward_lambda_frames(quick: bool):
     lams = backward_settings.CONSTRUCTION.scrub_lambdas
     return None, frame_numbers(lambda lam: construction_attention_figure(lam, 0, 5), lams[::4] if quick else lams,
                                labels="lambda", fmt="{:g}")
-
-
-@register("trees-forward-scale-frames", "Trees II, Theorem 2 player (frames): attention of both constructed heads "
-                                        "decoding a random depth-3 tree, over the scale c")
-def _forward_scale_frames(quick: bool):
-    from ..scrubber import frame_numbers
-    from .forward.figures import construction_attention_figure
-
-    scales = forward_settings.CONSTRUCTION.scrub_scales
-    return None, frame_numbers(lambda c: construction_attention_figure(c, 0, 3), scales[::4] if quick else scales,
-                               labels="scale c", fmt="{:g}")
 
 
 @register("trees-forward-attention-steps-frames", "Trees II, Theorem 5 player (frames): attention of both heads at "

@@ -19,32 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["ConstructionSettings", "TrainingSettings", "LimitsSettings", "CONSTRUCTION", "TRAINING", "LIMITS"]
-
-
-@dataclass(frozen=True)
-class ConstructionSettings:
-    """Chapter ``forward_construction`` (Theorem 2).
-
-    ``S = 25`` and 1,024 random test trees [summary]; the Gaussian dimension ``d = 32``, the
-    construction's ``(lambda, mu, kappa)`` of the margin table, the scale grid and its base
-    point, the attention figure's setting, the depth cap 6 and every seed [guess].
-    """
-
-    S: int = 25
-    d: int = 32
-    embedding_seed: int = 1
-    test_seed: int = 2
-    test_trees: int = 1024
-    test_max_depth: int = 6
-    margins_at: tuple[float, float, float] = (3.0, 1.5, 2.0)  #: (lambda, mu, kappa) of the margin table
-    scales: tuple[float, ...] = (0.25, 0.5, 1, 1.5, 2, 3, 5, 8, 12)
-    scale_base: tuple[float, float, float] = (2.0, 1.0, 1.0)  #: the sweep is scale x (lambda, mu, kappa)
-    attention_at: tuple[float, float, float] = (4.0, 2.0, 2.0)  #: (lambda, mu, kappa) of the attention figure
-    attention_m: int = 3
-    attention_seed: int = 4
-    #: frames of the scale scrubber (the live widget's figure on a coarse grid, tree seed 0, depth 3) [guess]
-    scrub_scales: tuple[float, ...] = (0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 8.0, 12.0)
+__all__ = ["TrainingSettings", "LimitsSettings", "TRAINING", "LIMITS"]
 
 
 @dataclass(frozen=True)
@@ -106,6 +81,5 @@ class LimitsSettings:
     beyond_count: int = 20
 
 
-CONSTRUCTION = ConstructionSettings()
 TRAINING = TrainingSettings()
 LIMITS = LimitsSettings()
