@@ -13,9 +13,9 @@ into the JSON/CSV numbers of the figure.
 Trees I (backward reasoning; ``backward_data`` has moved to
 :mod:`onelayer.chapters.trees.backward_data`): chapters ``backward_construction`` (Lemma 1, Theorem 1), ``backward_training``
 (Theorem 3) and ``backward_generalization`` (Theorem 4). Trees II (forward
-reasoning; ``forward_construction`` has moved to :mod:`onelayer.chapters.trees.forward_construction`):
-``forward_training``
-(Theorem 5) and ``forward_limits`` (single against two heads, heads x depth).
+reasoning; ``forward_construction`` and ``forward_training`` have moved to
+:mod:`onelayer.chapters.trees.forward_construction` and :mod:`onelayer.chapters.trees.forward_training`):
+``forward_limits`` (single against two heads, heads x depth).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from .backward.figures import decoded_attention_figure
 from .forward import settings as forward_settings
 from .shared import embeddings
 
-__all__ = ["theorem1_setting", "theorem4_setting", "forward_training"]
+__all__ = ["theorem1_setting", "theorem4_setting"]
 
 
 # --- chapter "backward_construction" ----------------------------------------------------------------------------
@@ -235,91 +235,6 @@ def _generalization_embeddings(quick: bool):
                  "table": rows}
 
 
-# --- chapter "forward_training" (Trees II) ----------------------------------------------------------------------
-
-@functools.lru_cache(maxsize=2)
-def forward_training(quick: bool = False):
-    """The tracked two-head training run of the Theorem 5 chapter (one-hot, S=25, m=3, lr 2, batch 256) and its
-    phase marks; cached, since three figures share it."""
-    from .forward.dynamics import phase_times, tracked_training
-
-    s = forward_settings.TRAINING
-    if quick:
-        s = replace(s, steps=60)
-    A = embeddings.one_hot_embeddings(s.S)
-    hist = tracked_training(A, m=s.m, steps=s.steps, lr=s.lr, batch_size=s.batch_size, record_every=s.record_every)
-    found = phase_times(hist.steps, hist["accuracy"])
-    marks = {f"{name} >= 1/2": found[name] for name in ("forward", "backward", "turning")}
-    return A, hist, found, marks
-
-
-def _forward_curve_rows(hist) -> list[dict]:
-    from .forward.dynamics import SCALAR_NAMES
-
-    return [{"step": int(t), "loss": float(hist["loss"][i]),
-             **{f"accuracy_{name}": float(hist["accuracy"][i, j]) for j, name in enumerate(("backward", "turning", "forward"))},
-             **{name: float(hist["scalars"][i, j]) for j, name in enumerate(SCALAR_NAMES)},
-             "residual": float(hist["residual"][i])}
-            for i, t in enumerate(hist.steps)]
-
-
-@register("trees-forward-scalars", "Trees II, Theorem 5: loss and the symmetry-reduced scalars of both heads over training (Figure 9 analogue)")
-def _forward_scalars(quick: bool):
-    from .forward.figures import scalars_figure
-
-    A, hist, found, marks = forward_training(quick)
-    fig = scalars_figure(hist.steps, hist["loss"], hist["scalars"], marks)
-    return fig, {"phases": found, "max_residual": float(hist["residual"].max()), "table": _forward_curve_rows(hist)}
-
-
-@register("trees-forward-accuracy-by-type", "Trees II, Theorem 5: teacher-forced accuracy of backward, turning and forward steps over training")
-def _forward_accuracy_by_type(quick: bool):
-    from .forward.figures import accuracy_by_type_figure
-
-    A, hist, found, marks = forward_training(quick)
-    fig = accuracy_by_type_figure(hist.steps, hist["accuracy"], marks, title="teacher-forced accuracy by step type")
-    return fig, {"phases": found, "final_accuracy": {name: float(hist["accuracy"][-1, j])
-                                                     for j, name in enumerate(("backward", "turning", "forward"))}}
-
-
-@register("trees-forward-roles", "Trees II, Theorem 5: where each head attends over training (traversal target, next-stage tokens) and the sign table")
-def _forward_roles(quick: bool):
-    from .forward.figures import roles_figure
-    from .forward.dynamics import role_events, sign_table
-
-    A, hist, found, marks = forward_training(quick)
-    fig = roles_figure(hist.steps, hist["roles"], marks)
-    return fig, {"role_events": role_events(hist.steps, hist["roles"]), "table": sign_table(hist.params, A)}
-
-
-@register("trees-forward-rescaling", "Trees II, Theorem 5: per-position loss of the main run (lr 2) and of lr 0.2 (mean, sum over positions) against eta_eff t")
-def _forward_rescaling(quick: bool):
-    from .forward import losses
-    from .forward import model as forward_model
-    from .forward.figures import rescaling_figure
-
-    s = forward_settings.TRAINING
-    A, hist, found, marks = forward_training(quick)
-    short_steps = 20 if quick else s.paper_lr_steps
-    short = {norm: forward_model.train_forward(forward_model.two_head(), A, m=s.m, steps=short_steps, lr=s.paper_lr,
-                                               options=losses.LossOptions(norm, True), record_every=s.record_every)
-             for norm in ("mean", "sum")}
-    # label -> (steps, loss, effective step size, loss factor), as the chapter draws them
-    runs = {"lr 2, mean (main run)": (hist.steps, hist["loss"], 2.0, 1.0),
-            "lr 0.2, mean": (short["mean"].steps, short["mean"]["loss"], 0.2, 1.0),
-            "lr 0.2, sum over positions": (short["sum"].steps, short["sum"]["loss"], 1.4, 7.0)}
-    fig = rescaling_figure(runs)
-    pairs = None
-    if not quick:  # the chapter's two comparisons at equal eta_eff * t
-        pairs = [{"a": "lr 0.2, mean, t=200", "loss_a": float(short["mean"].at("loss", 200)),
-                  "b": "lr 2, mean, t=20", "loss_b": float(hist.at("loss", 20))},
-                 {"a": "lr 0.2, sum/7, t=200", "loss_a": float(short["sum"].at("loss", 200) / 7),
-                  "b": "lr 2, mean, t=140", "loss_b": float(hist.at("loss", 140))}]
-    rows = [{"run": label, "step": int(t), "eta_eff_t": float(eta * t), "loss_mean_half": float(loss[i] / factor)}
-            for label, (steps, loss, eta, factor) in runs.items() for i, t in enumerate(steps)]
-    return fig, {"pairs": pairs, "table": rows}
-
-
 # --- chapter "forward_limits" (Trees II) ------------------------------------------------------------------------
 
 
@@ -416,22 +331,3 @@ def _backward_lambda_frames(quick: bool):
     lams = backward_settings.CONSTRUCTION.scrub_lambdas
     return None, frame_numbers(lambda lam: construction_attention_figure(lam, 0, 5), lams[::4] if quick else lams,
                                labels="lambda", fmt="{:g}")
-
-
-@register("trees-forward-attention-steps-frames", "Trees II, Theorem 5 player (frames): attention of both heads at "
-                                                  "every step of one depth-3 training tree, over training")
-def _forward_attention_steps_frames(quick: bool):
-    from ..scrubber import frame_numbers
-    from .forward.dynamics import tracked_training
-    from .forward.figures import attention_by_step_figure
-    from .forward.layout import perfect_forward_batch
-
-    s = forward_settings.TRAINING
-    if quick:
-        s = replace(s, steps=60, scrub_steps=tuple(t for t in s.scrub_steps if t <= 60))
-    A = embeddings.one_hot_embeddings(s.S)
-    hist = tracked_training(A, m=s.m, steps=s.steps, lr=s.lr, batch_size=s.batch_size, record_every=s.record_every,
-                            snapshot_at=s.scrub_steps)
-    tree = perfect_forward_batch(s.m, s.S, 1, numpy_rng(s.scrub_seed))
-    return None, frame_numbers(lambda t: attention_by_step_figure(hist.snapshots[t], A, tree, title=f"after {t} training steps"),
-                               s.scrub_steps, labels="training step", fmt="{:d}")

@@ -183,9 +183,9 @@ def verdict_rows() -> list[dict]:
     unique = all(r["target_unique"] for r in m["table"])
     steps = sum(r["steps"] for r in m["table"] if r["head"] == "head 1")
     _, sweep = scale_sweep()
-    full = [r for r in sweep["table"] if r["path_accuracy"] == 1.0]
+    full = [r for r in sweep["table"] if r["path_accuracy"] == 1.0]  # exact: a count of right trees over all
     first_full = min(r["scale"] for r in full) if full else None
-    decoded_on = all(r["path_accuracy"] == 1.0 for r in sweep["table"] if first_full is not None and r["scale"] >= first_full)
+    decoded_on = all(r["path_accuracy"] == 1.0 for r in sweep["table"] if first_full is not None and r["scale"] >= first_full)  # exact: counts
     slope = sweep["log_loss_slope_scale_ge_5"]
     one, two = one_head_and_two()
     trees = f"{s.test_trees} random test trees (0-3 children, depth caps up to {s.test_max_depth}, S = {s.S})"

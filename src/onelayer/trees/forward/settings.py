@@ -19,36 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["TrainingSettings", "LimitsSettings", "TRAINING", "LIMITS"]
-
-
-@dataclass(frozen=True)
-class TrainingSettings:
-    """Chapter ``forward_training`` (Theorem 5).
-
-    ``S = 25``, ``m = 3``, ``batch_size = 256`` [summary]; ``lr = 2`` under the mean loss
-    [guess] (the summaries' 0.2 [summary] is ``paper_lr``, used by the rescaling check
-    with ``paper_lr_steps`` steps); 1,000 steps and the recording interval [guess].
-    """
-
-    S: int = 25
-    m: int = 3
-    steps: int = 1000
-    lr: float = 2.0
-    batch_size: int = 256
-    record_every: int = 20
-    paper_lr: float = 0.2
-    paper_lr_steps: int = 200
-    #: learned value maps (issue 14): m = 2, S = 17, the module's defaults except fewer steps [guess]
-    lv_m: int = 2
-    lv_S: int = 17
-    lv_steps: int = 1200
-    lv_seeds: tuple[int, ...] = (0, 1, 2)
-    lv_init_scales: tuple[float, ...] = (0.0, 0.01, 0.1)
-    lv_record_every: int = 50
-    #: frames of the attention scrubber (recorded steps of the main run)
-    scrub_steps: tuple[int, ...] = (0, 20, 40, 60, 100, 140, 200, 300, 400, 500, 600, 800, 1000)
-    scrub_seed: int = 4
+__all__ = ["LimitsSettings", "LIMITS"]
 
 
 @dataclass(frozen=True)
@@ -81,5 +52,4 @@ class LimitsSettings:
     beyond_count: int = 20
 
 
-TRAINING = TrainingSettings()
 LIMITS = LimitsSettings()
