@@ -61,8 +61,6 @@ _HAND_FIGURES: dict[str, dict[str, str]] = {
                                                "8fdc502d": "trees-construction-attention-default"},
     "book/trees/backward_training.ipynb": {"bfdb55e3": "trees-h-entries", "3a472ed9": "trees-phases", "65e262a9": "trees-loss-rate"},
     "book/trees/backward_generalization.ipynb": {"c35af55c": "trees-generalization", "c9c7f7ab": "trees-generalization-embeddings"},
-    "book/trees/forward_limits.ipynb": {"1d413d71": "trees-forward-loss-table", "376940a2": "trees-heads-depth",
-                                       "90c9cdf6": "trees-forward-seeds"},
     "book/scaling.ipynb": {"1aaa5b0e": "walks-scaling", "c479ec3c": "walks-scaling-critical-m", "9d10e984": "trees-scaling"},
 }
 

@@ -12,17 +12,15 @@ into the JSON/CSV numbers of the figure.
 
 Trees I (backward reasoning; ``backward_data`` has moved to
 :mod:`onelayer.chapters.trees.backward_data`): chapters ``backward_construction`` (Lemma 1, Theorem 1), ``backward_training``
-(Theorem 3) and ``backward_generalization`` (Theorem 4). Trees II (forward
-reasoning; ``forward_construction`` and ``forward_training`` have moved to
-:mod:`onelayer.chapters.trees.forward_construction` and :mod:`onelayer.chapters.trees.forward_training`):
-``forward_limits`` (single against two heads, heads x depth).
+(Theorem 3) and ``backward_generalization`` (Theorem 4). The Trees II (forward reasoning) chapters have moved to
+:mod:`onelayer.chapters.trees.forward_construction`, :mod:`~onelayer.chapters.trees.forward_training` and
+:mod:`~onelayer.chapters.trees.forward_limits`.
 """
 
 from __future__ import annotations
 
 import functools
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -36,7 +34,6 @@ from .backward import layout
 from .backward import model
 from .backward import settings as backward_settings
 from .backward.figures import decoded_attention_figure
-from .forward import settings as forward_settings
 from .shared import embeddings
 
 __all__ = ["theorem1_setting", "theorem4_setting"]
@@ -235,65 +232,8 @@ def _generalization_embeddings(quick: bool):
                  "table": rows}
 
 
-# --- chapter "forward_limits" (Trees II) ------------------------------------------------------------------------
-
-
 def _silent(message: str) -> None:
     """Progress callback that prints nothing."""
-
-
-@register("trees-forward-loss-table", "Trees II: training loss of two structured heads, one structured head and one full head against the authors' table")
-def _forward_loss_table(quick: bool):
-    from .forward import limits as sf
-    from .forward.figures import loss_table_figure
-
-    runs = sf.loss_table_runs(quick=True, progress=_silent) if quick else sf.load_stored()["loss_table"]
-    fig = loss_table_figure(runs, sf.AUTHORS_TABLE, sf.TABLE_STEPS)
-    rows = sf.table_rows(runs)
-    columns = list(dict.fromkeys(k for r in rows for k in r))  # the authors' rows have no test accuracy
-    return fig, {"source": "quick live runs" if quick else Path(sf.STORED).name, "table": [{c: r.get(c) for c in columns} for r in rows]}
-
-
-@register("trees-heads-depth", "Trees II: steps to converge and test whole-path accuracy of 1-4 full heads and two structured heads against training depth")
-def _heads_depth(quick: bool):
-    from .forward import limits as sf
-    from .forward.figures import heads_depth_figure
-
-    runs = sf.heads_depth_runs(quick=True, progress=_silent) if quick else sf.load_stored()["heads_depth"]
-    keys = ("label", "m", "S", "budget", "steps_to_converge", "final_step", "train_path_accuracy", "test_path_accuracy")
-    return heads_depth_figure(runs), {"source": "quick live runs" if quick else Path(sf.STORED).name,
-                                      "table": [{k: r[k] for k in keys} for r in runs]}
-
-
-@register("trees-forward-seeds", "Trees II: test whole-path accuracy of every seed of the heads x depth sweep, and accuracy against goal depth minus training depth")
-def _forward_seeds(quick: bool):
-    from .forward import limits as sf
-    from .forward import seeds
-    from .forward.figures import seeds_figure
-
-    if quick:
-        sweep = {"heads_depth": sf.heads_depth_runs(quick=True, progress=_silent)}
-        seeded = {"runs": [seeds.stored_run(n, m, 1, quick=True) for n, m in sf.heads_depth_cells(quick=True)]}
-    else:
-        sweep, seeded = sf.load_stored(), seeds.load_stored()
-    runs = seeds.all_seeds(sweep, seeded)
-    cells = seeds.stored_cells(runs)
-    offsets = {c["arch"]: seeds.depth_offset_profile(runs, c["arch"]) for c in cells}
-    keys = ("arch", "m", "seeds", "converged", "steps_median", "acc_median")
-    table = [{**{k: c[k] for k in keys}, "acc_min": c["acc_range"][0], "acc_max": c["acc_range"][1]} for c in cells]
-    return seeds_figure(cells, offsets), {
-        "source": "quick live runs" if quick else f"{Path(sf.STORED).name} (seed 0) + {Path(seeds.STORED).name}",
-        "table": table, "by_depth_offset": {a: {str(k): v for k, v in o.items()} for a, o in offsets.items()}}
-
-
-@register("trees-forward-layouts", "Trees II (table): every forward model with and without the turning token (alternative layout), and the child-first check")
-def _forward_layouts(quick: bool):
-    from .forward import layouts
-
-    data = layouts.turning_runs(quick=True, progress=_silent) if quick else layouts.load_stored()
-    table = layouts.comparison_rows(data["table"] + data["cells"])
-    return None, {"source": "quick live runs" if quick else Path(layouts.STORED).name, "table": table,
-                  "child_first": data.get("child_first")}
 
 
 # --- scaling (book/scaling.ipynb) -------------------------------------------------------------------------------
