@@ -90,7 +90,6 @@ def test_bad_options_exit_2_with_a_message(argv, message, capsys):
 def test_make_all_in_process(tmp_path, capsys, monkeypatch):
     # Only the foundation chapter's figures here (tests/test_registry.py runs every registered one).
     registry.discover()
-    monkeypatch.setattr(registry, "PART_MODULES", ())
     monkeypatch.setattr(registry, "chapter_modules", lambda: ["onelayer.chapters.selector"])
     monkeypatch.setattr(registry, "_REGISTRY", {k: v for k, v in registry._REGISTRY.items()
                                                 if v.module == "onelayer.chapters.selector"})

@@ -159,7 +159,6 @@ def test_every_registered_function_of_a_chapter_module_is_called_by_its_notebook
         assert re.search(pattern, code), f"{chapter_notebook(module).name} never calls {module}.{caller} ({spec.name})"
 
 
-def test_registered_functions_live_in_chapter_modules_or_the_remaining_recipe_modules():
-    allowed = tuple(registry.PART_MODULES)
+def test_registered_functions_live_in_chapter_modules():
     for spec in registry.available().values():
-        assert spec.module.startswith(CHAPTERS + ".") or spec.module.startswith(allowed), (spec.name, spec.module)
+        assert spec.module.startswith(CHAPTERS + "."), (spec.name, spec.module)

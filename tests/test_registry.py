@@ -195,27 +195,16 @@ def test_unknown_name_suggests_close_matches():
     assert registry.close_matches("zzzz") == []
 
 
-def test_discover_imports_existing_part_modules_lazily(scratch_registry, monkeypatch, tmp_path):
-    pkg = tmp_path / "fakepart"
+def test_a_broken_chapter_module_is_never_silently_skipped(scratch_registry, monkeypatch, tmp_path):
+    pkg = tmp_path / "brokenchapters"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
-    (pkg / "figures.py").write_text(textwrap.dedent('''
-        from onelayer.registry import register
-
-        @register("fake-part-figure", "registered by a part module")
-        def fake(quick):
-            return None, {"ok": True}
-    '''))
     (pkg / "broken.py").write_text("raise RuntimeError('broken figure module')\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(registry, "PART_MODULES", ("fakepart.figures", "missingpart.figures", "fakepart.missing"))
-    assert "fake-part-figure" not in scratch_registry
-    assert registry.discover() == registry.chapter_modules() + ["fakepart.figures"]
-    assert "fake-part-figure" in registry.available()
-    monkeypatch.setattr(registry, "PART_MODULES", ("fakepart.broken",))
+    monkeypatch.setattr(registry, "CHAPTERS_PACKAGE", "brokenchapters")
     with pytest.raises(RuntimeError, match="broken figure module"):
         registry.discover()
-    for name in [m for m in sys.modules if m.startswith("fakepart")]:
+    for name in [m for m in sys.modules if m.startswith("brokenchapters")]:
         monkeypatch.delitem(sys.modules, name)
 
 
@@ -234,7 +223,6 @@ def test_discover_walks_the_chapters_package(scratch_registry, monkeypatch, tmp_
     '''))
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr(registry, "CHAPTERS_PACKAGE", "fakechapters")
-    monkeypatch.setattr(registry, "PART_MODULES", ())
     assert registry.chapter_modules() == ["fakechapters.walks.ring"]
     assert registry.discover() == ["fakechapters.walks.ring"]
     assert registry.available()["fake-chapter-figure"].module == "fakechapters.walks.ring"

@@ -21,10 +21,10 @@ from onelayer.trees.forward.figures import (
     scalars_figure,
     scale_sweep_figure,
     step_labels,
-    text_table,
 )
+from onelayer.tables import text_table
 from onelayer.trees.forward.dynamics import ROLE_METRICS, SCALAR_NAMES
-from onelayer.trees.forward.model import full_heads, init_params
+from onelayer.trees.forward.architecture import full_heads, init_params
 from onelayer.trees.forward.limits import AUTHORS_TABLE, TABLE_STEPS, table_rows
 from onelayer.widgets import slider_app
 

@@ -17,7 +17,8 @@ from onelayer.trees.forward.construction import (
 from onelayer.trees.shared.embeddings import independent_embeddings, one_hot_embeddings
 from onelayer.trees.forward.layout import perfect_forward_batch, random_forward_batch
 from onelayer.trees.forward.decoding import greedy_decode
-from onelayer.trees.forward.model import full_heads, loss, two_head
+from onelayer.trees.forward.architecture import full_heads, two_head
+from onelayer.trees.forward.model import loss
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,8 @@ from onelayer.trees.forward.learned_values import (
     learned_values_runs,
     lv_loss,
 )
-from onelayer.trees.forward.model import attention, head_outputs, two_head
+from onelayer.trees.forward.architecture import two_head
+from onelayer.trees.forward.model import attention, head_outputs
 from onelayer.trees.shared.embeddings import one_hot_embeddings
 
 

@@ -5,7 +5,7 @@ Usage: python -m tools.figure_captions [--apply] [NOTEBOOK ...]   (default: ever
 :data:`FIGURES` maps each chapter cell that outputs a PNG figure (notebook path and cell id) to the
 name under which :mod:`onelayer.registry` makes the same figure (``python -m onelayer make NAME``). It is derived:
 for a chapter with a module in :mod:`onelayer.chapters`, a figure cell belongs to the registered function of that
-module it calls (:func:`derived_figures`); the chapters not moved yet are listed by hand in ``_HAND_FIGURES``.
+module it calls (:func:`derived_figures`).
 :func:`caption` writes that cell's caption from the registry: the figure's one-line description,
 ``{download}`` links to ``book/numbers/NAME.json`` (and ``NAME.csv`` for a table), the full-mode
 numbers the CLI writes (``tools/book_numbers.py``, ``make numbers``), and the command that
@@ -39,17 +39,6 @@ from tools import book_numbers
 ROOT = Path(__file__).resolve().parents[1]
 APPLY_COMMAND = "python -m tools.figure_captions --apply"
 
-#: Chapters whose figures are not yet defined in a chapter module (:mod:`onelayer.chapters`): notebook -> {cell id:
-#: registered figure name}. For a chapter that has its module the map is derived (:func:`derived_figures`); issue 21
-#: empties this dict one chapter at a time.
-_HAND_FIGURES: dict[str, dict[str, str]] = {
-    "book/trees/forward_construction.ipynb": {"df307a4c": "trees-forward-attention", "991552d1": "trees-forward-scale-sweep",
-                                              "de30d4eb": "trees-forward-attention-default"},
-    "book/trees/forward_training.ipynb": {"14f559de": "trees-forward-scalars", "7cdfe1bf": "trees-forward-accuracy-by-type",
-                                          "64a110c3": "trees-forward-roles", "cd2ed8fb": "trees-forward-rescaling"},
-    "book/trees/forward_limits.ipynb": {"1d413d71": "trees-forward-loss-table", "376940a2": "trees-heads-depth",
-                                       "90c9cdf6": "trees-forward-seeds"},
-}
 
 
 def chapter_module(rel: str) -> str:
@@ -97,7 +86,7 @@ def _maps() -> tuple[dict[str, dict[str, str]], dict[str, dict[str, str]]]:
     figures, scrubbers = {}, {}
     for rel in _notebooks():
         notebook = json.loads((ROOT / rel).read_text())
-        cells = {**_HAND_FIGURES.get(rel, {}), **derived_figures(rel, notebook)}
+        cells = derived_figures(rel, notebook)
         if cells:
             figures[rel] = cells
         if found := derived_scrubbers(notebook):

@@ -46,15 +46,13 @@ command prints the differences.
 
 **Where the functions live.** In the chapter modules of :mod:`onelayer.chapters`, one per chapter, which the
 notebooks call too: :func:`discover` imports every module of that package, so registering a figure there needs no
-other change. The chapters not moved there yet keep their recipes in ``onelayer/trees/registry.py``
-(:data:`PART_MODULES`).
+other change: every figure the command line makes is a function a chapter's notebook calls.
 """
 
 from __future__ import annotations
 
 import difflib
 import importlib
-import importlib.util
 import pkgutil
 import re
 import time
@@ -71,7 +69,6 @@ __all__ = [
     "FigureSpec",
     "Made",
     "UnknownFigureError",
-    "PART_MODULES",
     "CHAPTERS_PACKAGE",
     "register",
     "discover",
@@ -84,9 +81,6 @@ __all__ = [
 
 #: The package of chapter modules: :func:`discover` imports every module in it (see :mod:`onelayer.chapters`).
 CHAPTERS_PACKAGE = "onelayer.chapters"
-#: Recipe modules of the chapters not yet moved to :data:`CHAPTERS_PACKAGE`, imported by :func:`discover` too
-#: (issue 21 removes them chapter by chapter).
-PART_MODULES: tuple[str, ...] = ("onelayer.trees.registry",)
 
 _NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
@@ -166,23 +160,14 @@ def chapter_modules() -> list[str]:
 
 
 def discover() -> list[str]:
-    """Import every chapter module and the recipe modules of :data:`PART_MODULES` that exist; return those imported.
+    """Import every chapter module (:func:`chapter_modules`) and return their names.
 
-    A recipe module that is absent is skipped; a module that exists but fails to import
-    raises, so a broken figure module is never silently ignored.
+    A chapter module that fails to import raises, so a broken figure module is never silently ignored.
     """
     imported = []
     for module in chapter_modules():
         importlib.import_module(module)
         imported.append(module)
-    for module in PART_MODULES:
-        try:
-            spec = importlib.util.find_spec(module)
-        except ModuleNotFoundError:  # the part's package itself is missing
-            spec = None
-        if spec is not None:
-            importlib.import_module(module)
-            imported.append(module)
     return imported
 
 

@@ -47,7 +47,7 @@ SWEEPS: dict[str, Sweep] = {
               "Trees II: the loss table and the heads x depth sweep of the limits chapter", 75),
         Sweep("trees-forward-seeds", "onelayer.trees.forward.seeds:main", "trees/data/forward_seeds.json",
               "Trees II: the heads x depth sweep for seeds 1 and 2, with each run's failure profile", 30),
-        Sweep("trees-forward-layouts", "onelayer.trees.forward.layouts:main", "trees/data/forward_layouts.json",
+        Sweep("trees-forward-layouts", "onelayer.trees.forward.alternative_layouts:main", "trees/data/forward_layouts.json",
               "Trees II: the forward models under two alternative layouts (child first; no turning token)", 6),
         Sweep("walks-scaling", "onelayer.walks.scaling.stored:main", "walks/data/scaling.json",
               "Walks: steps to converge and time per step against N and M", 6),

@@ -16,6 +16,5 @@ The layering (checked by ``tests/test_layering.py``): the papers' packages (:mod
 chapter module; every registered function of a chapter module is called by its notebook. The registry finds the
 registered functions by importing every module of this package.
 
-The chapter modules are listed in ``book/api.md``; chapters that have none yet keep their command-line recipes in
-``onelayer.walks.registry`` and ``onelayer.trees.registry`` (issue 21 moves them one chapter at a time).
+Every chapter has its module; ``book/api.md`` lists them.
 """

@@ -41,7 +41,7 @@ Forward reasoning, Trees II (:mod:`onelayer.trees.forward`):
 * :mod:`~onelayer.trees.forward.figures`: figures of the forward chapters.
 
 Both: :mod:`onelayer.trees.scaling` (steps to converge and time per step against depth and number of labels) and
-:mod:`onelayer.trees.registry` (figures reproducible with ``python -m onelayer``).
+
 """
 
 from . import shared

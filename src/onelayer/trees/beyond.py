@@ -33,7 +33,8 @@ from .backward.layout import backward_batch
 from .backward.model import greedy_decode as backward_decode
 from .forward.layout import forward_batch
 from .forward.decoding import greedy_decode as forward_decode
-from .forward.model import train_forward, two_head
+from .forward.architecture import two_head
+from .forward.model import train_forward
 from .shared.data import Tree, random_tree, sample_goal
 from .shared.embeddings import independent_embeddings, one_hot_embeddings
 

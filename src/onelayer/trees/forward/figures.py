@@ -13,7 +13,6 @@ import torch
 from matplotlib.patches import Rectangle
 
 from ...plots import PALETTE, mark_steps, new_figure, plot_curves
-from ...tables import text_table  # re-exported: the forward chapters import it from here
 from ...validation import check_float, check_int
 from ..shared.data import example_tree
 from ..shared.embeddings import one_hot_embeddings
@@ -23,7 +22,6 @@ from .architecture import ForwardArchitecture, two_head
 from .decoding import greedy_decode
 
 __all__ = [
-    "text_table",
     "step_labels",
     "attention_by_step_figure",
     "construction_attention_figure",

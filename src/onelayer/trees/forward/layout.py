@@ -37,7 +37,8 @@ forward step ``(r, v_{D-1}, f)`` follows the last backward step
 step. The prompt keeps its root token.
 
 Every choice in the table is a reconstruction (spec section 3.5): the paper's
-layout was not visible to us. Batches are padded on the right, exactly as in
+layout was not visible to us; :mod:`onelayer.trees.forward.alternative_layouts` measures which results change
+under two alternatives. Batches are padded on the right, exactly as in
 :mod:`onelayer.trees.backward.layout`; :class:`ForwardBatch` carries the masks.
 """
 

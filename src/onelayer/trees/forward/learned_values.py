@@ -43,7 +43,8 @@ from ..shared.losses import LossOptions, normalised
 from .construction import constructed_params
 from .decoding import round_tokens
 from .layout import ForwardBatch, forward_target_vectors, forward_token_vectors, perfect_forward_batch
-from .model import ForwardArchitecture, attention, two_head
+from .architecture import ForwardArchitecture, two_head
+from .model import attention
 
 __all__ = [
     "learned_value_params",

@@ -30,7 +30,7 @@ genuinely multi-head *full* model needs the named variation
 ``init_scale > 0`` (a small Gaussian initialisation).
 
 The architectures and their parameters are in
-:mod:`~onelayer.trees.forward.architecture` (re-exported here); reading the
+:mod:`~onelayer.trees.forward.architecture` (import them from there); reading the
 outputs as tokens and greedy decoding in :mod:`~onelayer.trees.forward.decoding`.
 
 Loss: squared error ``c * ||y_hat - y||^2`` with the normalisation of
@@ -50,19 +50,7 @@ from ...training import History, train
 from ...validation import check_int
 from ..shared.embeddings import check_embeddings
 from ..shared.losses import LossOptions, normalised
-from .architecture import (  # the architecture names are re-exported: model.two_head() etc. keep working
-    KINDS,
-    ROLES,
-    ForwardArchitecture,
-    _check_all,
-    _check_arch,
-    _check_params,
-    dense_matrices,
-    full_heads,
-    init_params,
-    single_head,
-    two_head,
-)
+from .architecture import ForwardArchitecture, _check_all, _check_arch, _check_params, dense_matrices, init_params
 from .layout import (
     ForwardBatch,
     forward_target_vectors,

@@ -1,6 +1,7 @@
-"""Layout sensitivity of the forward results: which verdicts change under the spec's alternative layouts.
+"""Alternative readings of the forward token layout: which verdicts change under the spec's alternatives.
 
-The R-F layout (:mod:`onelayer.trees.forward.layout`) is a reconstruction
+This module is about layout *sensitivity*; the R-F token layout itself, which every other forward module uses, is
+:mod:`onelayer.trees.forward.layout`. That layout is a reconstruction
 ([guess], spec section 3.7 and open point 1-2). Two alternatives are measured here:
 
 * **child first**: every token holds ``(child, parent)`` instead of

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from onelayer.trees.forward import construction, decoding, layout, layouts, limits, model
+from onelayer.trees.forward import alternative_layouts, architecture, construction, decoding, layout, limits
 from onelayer.trees.shared.data import perfect_binary_tree
 from onelayer.trees.shared.embeddings import one_hot_embeddings
 
@@ -58,7 +58,7 @@ def test_the_constructions_need_the_turning_token():
     single = construction.full_single_head_construction(A, 20.0, 10.0)
     for turning, expected in ((True, 1.0), (False, 0.0)):
         batch, _ = layout.random_forward_batch(S, 128, np.random.default_rng(0), max_depth=5, turning=turning)
-        for p, arch in ((params, model.two_head()), (single, model.full_heads(1))):
+        for p, arch in ((params, architecture.two_head()), (single, architecture.full_heads(1))):
             res = decoding.greedy_decode(p, arch, A, batch)
             assert res.path_accuracy == expected  # exact: mean of booleans (integer counts)
             assert res.accuracy_by_type()["backward"] == 1.0  # exact: mean of booleans (integer counts)
@@ -66,29 +66,29 @@ def test_the_constructions_need_the_turning_token():
 
 def test_swap_node_blocks_swaps_tokens_and_targets():
     batch = layout.perfect_forward_batch(2, 17, 4, np.random.default_rng(1))
-    sw = layouts.swap_node_blocks(batch)
+    sw = alternative_layouts.swap_node_blocks(batch)
     assert torch.equal(sw.first, batch.second) and torch.equal(sw.target_second, batch.target_first)  # exact: integer tokens
-    assert torch.equal(layouts.swap_node_blocks(sw).first, batch.first)  # exact: integer tokens
+    assert torch.equal(alternative_layouts.swap_node_blocks(sw).first, batch.first)  # exact: integer tokens
     with pytest.raises(TypeError, match="batch"):
-        layouts.swap_node_blocks("batch")
+        alternative_layouts.swap_node_blocks("batch")
 
 
 @pytest.mark.parametrize("heads,init_scale", [(1, 0.0), (2, 0.01)])
 def test_child_first_is_an_exact_reparameterisation(heads, init_scale):
-    out = layouts.child_first_check(heads=heads, init_scale=init_scale, steps=30, batch_size=32)
+    out = alternative_layouts.child_first_check(heads=heads, init_scale=init_scale, steps=30, batch_size=32)
     assert out["loss_gap"] < 1e-12 and out["param_gap"] < 1e-12
     assert out["final_loss"] < 0.9  # it trained: the check compares two moving runs, not two zero runs
 
 
 def test_child_first_check_fails_when_the_tokens_are_not_permuted(monkeypatch):
     """The check can fail: without swapping the data the two runs differ."""
-    monkeypatch.setattr(layouts, "swap_node_blocks", lambda b: b)
-    out = layouts.child_first_check(heads=1, init_scale=0.01, steps=10, batch_size=16)
+    monkeypatch.setattr(alternative_layouts, "swap_node_blocks", lambda b: b)
+    out = alternative_layouts.child_first_check(heads=1, init_scale=0.01, steps=10, batch_size=16)
     assert out["param_gap"] > 1e-3
 
 
 def test_stored_layout_runs_recompute():
-    stored = layouts.load_stored()
+    stored = alternative_layouts.load_stored()
     assert not stored["quick"]
     cell = next(p for p in stored["cells"] if p[0]["arch"] == "full1" and p[0]["m"] == 2)
     for row in cell:
@@ -106,8 +106,8 @@ def test_stored_layout_runs_recompute():
 
 
 def test_layouts_cli_quick(tmp_path):
-    out = tmp_path / "layouts.json"
-    assert layouts.main(["--quick", "--out", str(out)]) == 0
-    data = layouts.load_stored(out)
+    out = tmp_path / "alternative_layouts.json"
+    assert alternative_layouts.main(["--quick", "--out", str(out)]) == 0
+    data = alternative_layouts.load_stored(out)
     assert data["quick"] and len(data["table"]) == 3 and len(data["cells"]) == 2
     assert all(p[1]["turning"] is False for p in data["table"] + data["cells"])

@@ -1,0 +1,65 @@
+"""Chapter "Theorem 2: a forward reasoner by construction": its module (onelayer.chapters.trees.forward_construction)."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+
+from onelayer.chapters.trees import forward_construction as chapter
+from onelayer.trees.forward.construction import SITUATIONS
+
+KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "chapter"}
+
+
+def test_quick_test_set_is_smaller_and_goals_are_not_the_root():
+    A, test, trees = chapter.test_set(quick=True)
+    assert A.shape == (chapter.SETTINGS.d, chapter.SETTINGS.S) and len(trees) == test.size == chapter.SETTINGS.test_quick_trees
+    assert int(test.goal_depth.min()) >= 1
+
+
+def test_margins_are_min_lambda_mu_for_head_1_and_kappa_for_head_2():
+    _, numbers = chapter.margins(quick=True)
+    lam, mu, kappa = chapter.SETTINGS.margins_at
+    expected = {"head 1": min(lam, mu), "head 2": kappa}  # the theorem's margins, written out here
+    assert {(r["head"], r["situation"]) for r in numbers["table"]} == {(h, s) for h in expected for s in SITUATIONS}
+    for r in numbers["table"]:
+        assert abs(r["min_margin"] - expected[r["head"]]) < 1e-9  # tol: differences of O(1) float64 logits
+        assert r["max_margin"] >= r["min_margin"] and r["target_unique"]
+
+
+def test_scale_sweep_loss_falls_like_exp_minus_2c():
+    fig, numbers = chapter.scale_sweep(quick=True)
+    plt.close(fig)
+    rows = numbers["table"]
+    assert [r["scale"] for r in rows] == [float(c) for c in chapter.SETTINGS.scales[::2]]
+    assert all(a["loss"] > b["loss"] for a, b in zip(rows, rows[1:]))
+    assert rows[-1]["path_accuracy"] == 1.0  # exact: a count of right trees over all
+    assert numbers["log_loss_slope_scale_ge_5"] == pytest.approx(-2.0, abs=0.05)  # tol: the smallest margin is c, squared
+
+
+def test_one_full_head_and_two_heads_decode_every_tree():
+    rows = chapter.one_head_and_two()
+    assert [r["model"] for r in rows] == ["one full head", "two heads"]
+    assert all(r["path_accuracy"] == 1.0 == r["chain_accuracy"] for r in rows)  # exact: counts over all trees
+
+
+def test_default_state_is_the_scaled_base_point():
+    fig, numbers = chapter.attention_default()
+    plt.close(fig)
+    c = chapter.SETTINGS.explore_scale
+    assert np.allclose(numbers["lambda_mu_kappa"], [2 * c, c, c])  # the sweep's base point (2, 1, 1)
+
+
+def test_player_and_frames_show_the_same_scales():
+    _, frames = chapter.scale_frames(quick=True)
+    assert [f["setting"] for f in frames["frames"]] == [[c] for c in chapter.SETTINGS.scrub_scales[::4]]
+
+
+def test_verdict_rows_hold():
+    rows = chapter.verdict_rows()
+    assert len(rows) == 3
+    for row in rows:
+        assert set(row) == KEYS and row["chapter"] == "forward_construction"
+        assert row["source"] in {"[paper]", "[ours]"}
+        assert row["verdict"] == "holds", row
