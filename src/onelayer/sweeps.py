@@ -49,6 +49,8 @@ SWEEPS: dict[str, Sweep] = {
               "Trees II: the heads x depth sweep for seeds 1 and 2, with each run's failure profile", 30),
         Sweep("trees-forward-layouts", "onelayer.trees.forward.alternative_layouts:main", "trees/data/forward_layouts.json",
               "Trees II: the forward models under two alternative layouts (child first; no turning token)", 6),
+        Sweep("walks-qa-seeds", "onelayer.walks.qa_seeds:main", "walks/data/qa_seeds.json",
+              "Walks, Section 6: both question-answering tasks over 40 seeds, every bias placement and normalisation", 4),
         Sweep("walks-scaling", "onelayer.walks.scaling.stored:main", "walks/data/scaling.json",
               "Walks: steps to converge and time per step against N and M", 6),
         Sweep("trees-scaling", "onelayer.trees.scaling.stored:main", "trees/data/scaling.json",

@@ -17,6 +17,8 @@ No positional embedding (the authors: no model of this form beats a random guess
     the best accuracy of *any* function of the histogram, an upper bound) and
     :func:`linear_histogram_accuracy` (a multinomial logistic fit of ``V`` on many
     sampled walks, scored on fresh walks: an accuracy that some ``V`` reaches).
+    The enumeration stops near ``N = 20``; :func:`onelayer.walks.histogram_bound.histogram_bayes_bound`
+    computes the same bound at any length (the paper's ``N = 97``) by dynamic programming.
 """
 
 from __future__ import annotations

@@ -48,13 +48,60 @@ def test_player_frames_cover_the_grid():
     assert len(frames["frames"]) == 2
 
 
+def _rows(rows, start):
+    return [r for r in rows if r["claim"].startswith(start)]
+
+
 def test_verdict_rows_have_the_keys_and_follow_from_the_measurements(rows):
     assert all(set(r) == KEYS and r["chapter"] == "qa" for r in rows)
-    verdicts = [r["verdict"] for r in rows]
-    assert verdicts[:3] == ["holds", "holds with keys and query normalised; fails without", "holds"]
-    assert verdicts[3] == "Task 2 holds; Task 1 fails in our reading"
-    assert verdicts[4] == "holds for the attention bias, fails for the output bias"
-    assert "test accuracy 1 from step 3" in rows[1]["measurement"]
+    assert rows[0]["verdict"] == "holds"
+    task1 = _rows(rows, "Task 1 is learned")
+    assert [r["reading"].split(" (")[0] for r in task1] == ["no bias, keys and query normalised", "no bias, keys normalised"]
+    assert [r["verdict"] for r in task1] == ["holds in every run (40/40)", "fails in every run (0/40)"]
+    assert "40/40 = 1.000 [0.912, 1.000]; seed 0 from step 3" in task1[0]["measurement"]
+    task2 = _rows(rows, "Task 2 stays")
+    assert task2[0]["verdict"] == "holds in every run (40/40)" and task2[1]["verdict"] == "holds in most runs"
+    relu = _rows(rows, "with a hidden ReLU")[0]
+    assert relu["verdict"] == "Task 1 fails in every run (0/40); Task 2 holds in every run (40/40)"
+    bias = {r["reading"].split(" (")[0]: r for r in _rows(rows, "with a bias term")}
+    assert len(bias) == 6
+    assert bias["attention bias, keys and query normalised"]["verdict"] == (
+        "Task 1 holds in every run (40/40); Task 2 holds in every run (40/40)")
+    out = bias["output bias, keys and query normalised"]
+    assert out["verdict"] == "Task 1 holds in a minority of runs; Task 2 holds in every run (40/40)"
+    # the two outcomes of seed 0 are rates: near one half in about half the runs, one answer in fewer
+    assert "within 0.05 of 1/2 at step 100: 21/40" in out["measurement"]
+    assert "one answer for every list: 15/40" in out["measurement"]
+
+
+def test_share_verdict_follows_the_interval():
+    from onelayer.rates import rate
+
+    assert chapter.share_verdict(rate(40, 40)) == "holds in every run (40/40)"
+    assert chapter.share_verdict(rate(0, 40)) == "fails in every run (0/40)"
+    assert chapter.share_verdict(rate(30, 40)) == "holds in most runs"  # [0.60, 0.86]
+    assert chapter.share_verdict(rate(21, 40)) == "holds in about half the runs"  # [0.37, 0.67]
+    assert chapter.share_verdict(rate(7, 40)) == "holds in a minority of runs"  # [0.09, 0.32]
+    with pytest.raises(TypeError):
+        chapter.share_verdict(0.5)
+
+
+def test_seed_rates_count_the_stored_runs_and_the_quick_sweep_has_the_same_form():
+    data = chapter.seed_sweep()
+    found = chapter.seed_rates(data)
+    assert len(found) == len(data["settings"]) == 18
+    out = next(r for r in found if (r["task"], r["bias"], r["normalize"]) == (1, "output", "keys_and_query"))
+    runs = next(s for s in data["settings"] if (s["task"], s.get("bias")) == (1, "output"))["runs"]
+    assert out["rates"]["single_answer"].k == sum(r["answers"][-1] == 1 for r in runs)
+    assert sum(out["finals"].values()) == out["rates"]["near_chance"].n == 40
+    _, quick = chapter.seeds(quick=True)
+    assert quick["source"] == "quick live sweep" and len(quick["table"]) == 4
+    _, numbers = chapter.seeds()
+    rows, columns = chapter.seed_table(numbers)
+    assert columns[:2] == ["task", "reading"] and len(rows) == 18
+    shown = next(r for r in rows if r["reading"] == "output bias, keys and query normalised" and r["task"] == 1)
+    assert shown["one answer"] == out["rates"]["single_answer"].text(2)
+    assert sum(int(x.split(": ")[1]) for x in shown["final accuracy: runs"].split(", ")) == 40
 
 
 def test_a_false_token_average_claim_fails(rows, monkeypatch):

@@ -58,9 +58,14 @@ def test_verdict_rows_have_the_keys_and_follow_from_the_measurements(rows):
     steps = [(int(a), int(b)) for a, b in re.findall(r"(\d+) instead of (\d+)", scale["measurement"])]
     assert steps and all(a > b for a, b in steps) and scale["verdict"] == "holds"
     assert _row(rows, "with a parent at lag 2")["verdict"] == "holds"
-    nopos = _row(rows, "without positions")["measurement"]
-    fitted, chance = (float(x) for x in re.search(r"fresh walks: ([\d.]+) vs chance ([\d.]+)", nopos).groups())
-    assert chance < fitted < chance + 0.05  # "false as stated, by a small margin"
+    nopos = _row(rows, "without positions")
+    found = re.findall(r"p=([\d.]+): fitted V \d+/\d+ = ([\d.]+) \[([\d.]+), ([\d.]+)\], bound ([\d.]+)", nopos["measurement"])
+    assert [float(p) for p, *_ in found] == [0.5, 0.7, 1.0]
+    for p, value, low, high, bound in ((float(x) for x in g) for g in found):
+        assert low <= value <= high and value <= bound + 0.01  # the bound is exact; the fitted V's rate is sampled
+        if p < 1:
+            assert 1 / 6 < low and bound < 1 / 6 + 0.05  # beats chance, by a small margin
+    assert nopos["verdict"].startswith("false as stated for p = 0.5, 0.7") and nopos["verdict"].endswith("holds at p = 1")
     chain = _row(rows, "the mechanism needs")
     assert chain["measurement"] == "learned: doubly stochastic 8/8, non-uniform 0/8"
     assert chain["verdict"] == "supported on every chain tried"
@@ -86,3 +91,27 @@ def test_a_chain_table_with_a_learned_non_uniform_chain_is_not_supported(rows, m
 def test_the_renamed_variation_functions_are_exported():
     assert variations.logit_scale_table is variations.logit_scale.logit_scale_table
     assert variations.chain_run.__module__ == "onelayer.walks.variations.non_circulant"
+
+
+def test_the_no_position_verdict_holds_when_no_fitted_v_beats_chance(monkeypatch):
+    from onelayer.rates import rate
+
+    monkeypatch.setattr(chapter, "linear_rates", lambda: {p: rate(3333, 20000) for p in chapter.SETTINGS.bound_ps})
+    assert _row(chapter.verdict_rows(), "without positions")["verdict"] == "holds (no fitted V beats chance)"
+
+
+def test_the_linear_rates_count_the_fresh_walks():
+    rates = chapter.linear_rates()
+    capacity = {r["p"]: r for r in chapter.no_position_capacity()}
+    for p, r in rates.items():
+        assert r.n == chapter.SETTINGS.capacity_walks
+        assert r.value == pytest.approx(capacity[p]["linear_N97"], abs=1e-12)  # tol: k / n against a float mean
+
+
+def test_the_bound_table_is_the_dynamic_programme_and_matches_the_enumeration_at_n13():
+    _, numbers = chapter.no_position_bound(quick=True)
+    table = {(r["p"], r["N"]): r["bound"] for r in numbers["table"]}
+    assert sorted({N for _, N in table}) == list(chapter.SETTINGS.bound_Ns[:2])
+    enumerated = {r["p"]: r["histogram_bayes_N13"] for r in chapter.no_position_capacity()}
+    for p in chapter.SETTINGS.bound_ps:
+        assert table[p, 13] == pytest.approx(enumerated[p], abs=1e-12)  # tol: two summation orders of 6 * 2^11 terms

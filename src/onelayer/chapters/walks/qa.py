@@ -14,14 +14,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...formatting import near_zero_text, number_text, rounded
+from ...rates import Rate, rate
 from ...registry import register
 from ...scrubber import frame_numbers, scrub_grid
 from ...validation import check_int
-from ...walks import qa
+from ...walks import qa, qa_seeds
 
 __all__ = ["Settings", "SETTINGS", "symmetry_rows", "linear_runs", "fig7", "curves_rows", "fig7_findings",
            "normalization", "normalization_table", "relu_runs", "fig10", "relu_rows", "bias_table", "explorer",
-           "explorer_default", "explorer_player", "explorer_frames", "long_run", "relu_from_zero", "verdict_rows"]
+           "explorer_default", "explorer_player", "explorer_frames", "long_run", "relu_from_zero", "seed_sweep", "seed_rates",
+           "seeds", "seed_table", "seed_glue", "share_verdict", "verdict_rows"]
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,10 @@ class Settings:
     scrub_sigmas: tuple[float, ...] = (0.0, 0.01, 1.0)
     scrub_lrs: tuple[float, ...] = (0.1, 1.0, 10.0)
     scrub_dpi: int = 60
+    #: the runs over many seeds (issue 22): the stored sweep :data:`onelayer.walks.qa_seeds.STORED` (40 seeds, each a
+    #: training sample and an initialisation, scored on the exact task) and the steps at which "learned" is read
+    #: (step 20: the bias claim; step 100: Figure 7)
+    seed_check_steps: tuple[int, ...] = (20, 100)
 
 
 SETTINGS = Settings()
@@ -253,67 +259,179 @@ def relu_from_zero() -> dict[str, float]:
     return {k: float(v.abs().max()) for k, v in h.params.items()}
 
 
+@functools.lru_cache(maxsize=2)
+def seed_sweep(quick: bool = False) -> dict:
+    """The runs over many seeds: the stored sweep (``python -m onelayer sweep walks-qa-seeds``), or (``quick``) its
+    tiny live version (:func:`onelayer.walks.qa_seeds.stored_sweep`)."""
+    return qa_seeds.stored_sweep(quick=True, progress=None) if quick else qa_seeds.load()
+
+
+def _reading(setting: dict) -> str:
+    if setting.get("hidden") is not None:
+        return f"ReLU layer, m = {setting['hidden']}"
+    norm = {"keys_and_query": "keys and query normalised", "keys": "keys normalised"}[setting["normalize"]]
+    bias = {"none": "no bias", "output": "output bias", "attention": "attention bias",
+            "both": "attention and output biases"}[setting["bias"]]
+    return f"{bias}, {norm}"
+
+
+def seed_rates(data: dict) -> list[dict]:
+    """For each setting of a sweep: its task and reading, and the :class:`onelayer.rates.Rate` of each outcome of
+    :func:`onelayer.walks.qa_seeds.outcome_counts` (``learned_<t>`` at the ``seed_check_steps`` the runs reach)."""
+    checks = tuple(sorted({min(t, data["steps"]) for t in SETTINGS.seed_check_steps}))
+    out = []
+    for setting in data["settings"]:
+        counts = qa_seeds.outcome_counts(setting["runs"], checks)
+        n = counts.pop("n")
+        finals = [round(r["accuracy"][-1], 3) for r in setting["runs"]]
+        out.append({"task": setting["task"], "bias": setting.get("bias", "none"),
+                    "normalize": setting.get("normalize", "keys_and_query"), "hidden": setting.get("hidden"),
+                    "reading": _reading(setting), "steps": data["steps"], "checks": checks,
+                    "rates": {k: rate(v, n) for k, v in counts.items()},
+                    "finals": {a: finals.count(a) for a in sorted(set(finals))},
+                    "seed0_first_learned": setting["runs"][0]["first_learned"]})
+    return out
+
+
+@register("walks-qa-seeds", "Question answering over 40 seeds (table): how often each task is learned, stays near one half, or gets one answer for every input, per bias placement and normalisation")
+def seeds(quick: bool = False):
+    """:func:`seed_rates` of :func:`seed_sweep` as numbers: per setting, the count ``k`` of each outcome out of ``n``
+    runs with its Wilson interval, and the final accuracies (on the exact task) with how many runs end at each."""
+    data = seed_sweep(quick)
+    rows = []
+    for r in seed_rates(data):
+        row = {"task": r["task"], "reading": r["reading"], "checks": list(r["checks"])}
+        for k, v in r["rates"].items():
+            row.update({f"{k}_k": v.k, f"{k}_n": v.n, f"{k}_low": v.low, f"{k}_high": v.high})
+        row["final_accuracies"] = ", ".join(f"{a:g}: {k}" for a, k in r["finals"].items())
+        rows.append(row)
+    return None, {"source": "quick live sweep" if quick else qa_seeds.STORED, "seeds": data["seeds"],
+                  "steps": data["steps"], "learned": qa_seeds.LEARNED, "near": qa_seeds.NEAR, "table": rows}
+
+
+def seed_table(numbers: dict) -> tuple[list[dict], list[str]]:
+    """The rows of :func:`seeds` as the chapter shows them: each outcome as ``k/n = x [lo, hi]``, and the final
+    accuracies with how many runs end at each; and the column names."""
+    rows = []
+    for r in numbers["table"]:
+        row = {"task": r["task"], "reading": r["reading"]}
+        for t in r["checks"]:
+            row[f"learned by step {t}"] = rate(r[f"learned_{t}_k"], r[f"learned_{t}_n"]).text(2)
+        row["near 1/2"] = rate(r["near_chance_k"], r["near_chance_n"]).text(2)
+        row["one answer"] = rate(r["single_answer_k"], r["single_answer_n"]).text(2)
+        row["final accuracy: runs"] = r["final_accuracies"]
+        rows.append(row)
+    return rows, list(rows[0])
+
+
+def seed_glue() -> dict:
+    """The rates the chapter's prose quotes (``k/n = x [lo, hi]`` texts), keyed by their glue names."""
+    rates = seed_rates(seed_sweep())
+    first, last = SETTINGS.seed_check_steps[0], SETTINGS.seed_check_steps[-1]
+    kq, keys = _find(rates, 1), _find(rates, 1, normalize="keys")
+    out_bias, att_bias = _find(rates, 1, "output"), _find(rates, 1, "attention")
+    relu1, relu2 = _find(rates, 1, hidden=SETTINGS.relu_hidden), _find(rates, 2, hidden=SETTINGS.relu_hidden)
+    n = kq["rates"][f"learned_{last}"].n
+    partial = n - out_bias["rates"][f"learned_{last}"].k - out_bias["rates"]["near_chance"].k
+    bias_t2 = [_find(rates, 2, b)["rates"]["near_chance"] for b in ("output", "attention", "both")]
+    return {"qa_seeds_n": n, "qa_s_t1_kq": kq["rates"][f"learned_{last}"].text(),
+            "qa_s_t1_kq_20": kq["rates"][f"learned_{first}"].text(), "qa_s_t1_keys": keys["rates"][f"learned_{last}"].text(),
+            "qa_s_t1_keys_near": keys["rates"]["near_chance"].text(),
+            "qa_s_t1_keys_top": "{:g} on the exact task in {} of {}".format(*max(keys["finals"].items(), key=lambda kv: kv[1]), n),
+            "qa_s_t2_kq": _find(rates, 2)["rates"]["near_chance"].text(),
+            "qa_s_t2_keys": _find(rates, 2, normalize="keys")["rates"]["near_chance"].text(),
+            "qa_s_relu_t1": relu1["rates"][f"learned_{last}"].text(), "qa_s_relu_t1_one": relu1["rates"]["single_answer"].text(),
+            "qa_s_relu_t2": relu2["rates"]["near_chance"].text(),
+            "qa_s_att_t1_20": att_bias["rates"][f"learned_{first}"].text(),
+            "qa_s_out_t1_20": out_bias["rates"][f"learned_{first}"].text(),
+            "qa_s_out_t1_100": out_bias["rates"][f"learned_{last}"].text(),
+            "qa_s_out_near": out_bias["rates"]["near_chance"].text(), "qa_s_out_one": out_bias["rates"]["single_answer"].text(),
+            "qa_s_out_partial": partial, "qa_s_bias_t2": min(r.k for r in bias_t2)}
+
+
+def share_verdict(r: Rate) -> str:
+    """What a rate says about a claim that the outcome happens: every run, most (interval above 1/2), about half
+    (interval holds 1/2), a minority (interval below 1/2), no run."""
+    if not isinstance(r, Rate):
+        raise TypeError(f"r must be a Rate, not {type(r).__name__}")
+    if r.k == r.n:
+        return f"holds in every run ({r.k}/{r.n})"
+    if r.k == 0:
+        return f"fails in every run (0/{r.n})"
+    if r.low > 0.5:
+        return "holds in most runs"
+    if r.high < 0.5:
+        return "holds in a minority of runs"
+    return "holds in about half the runs"
+
+
+def _find(rates: list[dict], task: int, bias: str = "none", normalize: str = "keys_and_query", hidden=None) -> dict:
+    return next(r for r in rates if (r["task"], r["bias"], r["normalize"], r["hidden"]) == (task, bias, normalize, hidden))
+
+
 def verdict_rows() -> list[dict]:
-    """The chapter's verdicts (Section 6, Appendix F.2 and the rebuttal's bias claim), each from its runs (one seed
-    per run unless said otherwise; the accuracies are on 1000 or 1024 test sentences)."""
+    """The chapter's verdicts (Section 6, Appendix F.2 and the rebuttal's bias claim). Every claim about training runs
+    is a rate over the stored sweep's seeds (:func:`seed_rates`; each seed its own training sample and initialisation,
+    accuracies on the exact task), one row per reading (normalisation, bias placement)."""
     s = SETTINGS
     gap = qa.average_gap(2)
-    found = fig7_findings()
-    norm = {r["normalize"]: r for r in normalization()[1]["table"]}
-    t1_norm = {k: r["task1_accuracy"] for k, r in norm.items()}
     sym = {(r["init"], r["positions"]): r for r in symmetry_rows()}
     zero_tied = max(r["gap_max"] for (init, _), r in sym.items() if init == "zero")
-    relu = {(r["task"], r["seed"]): r["accuracy_end"] for r in relu_rows()}
-    bias_rows, bias_zero_gap = bias_table()
-    bias = {r["bias"]: r for r in bias_rows}
-
-    def near_half(x):  # "about 50 %": within 0.05 of one half
-        return abs(x - 0.5) <= 0.05
-
-    t2_half = near_half(found["task2_accuracy"]) and zero_tied < 1e-12
-    relu_t1 = [relu[1, seed] for seed in s.relu_seeds]
-    relu_t2 = [relu[2, seed] for seed in s.relu_seeds]
-    relu_t2_ok, relu_t1_ok = all(near_half(x) for x in relu_t2), all(x >= 0.99 for x in relu_t1)
-    att_ok = bias["attention"]["Task 1, step 20"] >= 0.99
-    out_ok = bias["output"]["Task 1, step 20"] >= 0.99
-    t2_bias = all(near_half(r["Task 2, step 100"]) for r in bias_rows)
-    setting = f"sigma = 0.01, eta = 0.1, M = 1000, {s.steps} steps, 1000 training and 1000 test sentences, one seed"
-    return [
+    _, bias_zero_gap = bias_table()
+    data = seed_sweep()
+    rates = seed_rates(data)
+    n_seeds, steps = len(data["seeds"]), data["steps"]
+    first, last = s.seed_check_steps[0], s.seed_check_steps[-1]
+    runs = (f"sigma = 0.01, eta = 0.1, M = 1000, {steps} steps, 1000 training sentences; {n_seeds} seeds (training "
+            f"sample and initialisation); accuracy on the exact task")
+    learned = f"accuracy >= {qa_seeds.LEARNED:g}"
+    near = f"accuracy within {qa_seeds.NEAR:g} of 1/2"
+    rows = [
         {"claim": "the two Task-2 questions have the same token average", "source": "[paper]", "reading": "-",
          "settings": "the exact task (both questions)",
          "measurement": f"largest difference of the two token averages: {near_zero_text(gap)}",
          "verdict": "holds" if gap < 1e-12 else "fails", "chapter": "qa"},
-        {"claim": "Task 1 is learned to about 100% within 100 steps (Figure 7)", "source": "[paper]",
-         "reading": "keys and query normalised (ours; Section 6 does not say)", "settings": setting,
-         "measurement": (f"test accuracy 1 from step {found['first_perfect']}; final accuracy keys only "
-                         f"{number_text(t1_norm['keys'], 3)}, no normalisation {number_text(t1_norm['none'], 3)}"),
-         "verdict": ("holds with keys and query normalised; fails without"
-                     if t1_norm["keys_and_query"] >= 0.99 and max(t1_norm["keys"], t1_norm["none"]) < 0.99
-                     else "holds" if min(t1_norm.values()) >= 0.99 else "fails"),
-         "chapter": "qa"},
-        {"claim": "Task 2 stays at about 50% (Figure 7)", "source": "[paper]",
-         "reading": "keys and query normalised (ours)", "settings": setting,
-         "measurement": (f"final test accuracy {number_text(found['task2_accuracy'], 3)}; from zero the two questions' "
-                         f"outputs differ by at most {near_zero_text(zero_tied)} over {s.steps} steps"),
-         "verdict": "holds" if t2_half else "fails", "chapter": "qa"},
-        {"claim": "with a hidden ReLU layer Task 1 is learned and Task 2 is not (Figure 10)", "source": "[paper]",
-         "reading": "f = A ReLU(V X S), m = 19, all Gaussian (ours; Appendix F.2 does not give the form)",
-         "settings": f"{s.steps} steps, 1024 training and 1024 test sentences, seeds {list(s.relu_seeds)}",
-         "measurement": (f"final test accuracy Task 1 {', '.join(number_text(x, 3) for x in relu_t1)}, Task 2 "
-                         f"{', '.join(number_text(x, 3) for x in relu_t2)} (by seed)"),
-         "verdict": (("Task 2 holds" if relu_t2_ok else "Task 2 fails") + "; "
-                     + ("Task 1 holds" if relu_t1_ok else "Task 1 fails in our reading")),
-         "chapter": "qa"},
-        {"claim": "with a bias term Task 1 is at 100% after 20 steps and Task 2 at about 50%",
-         "source": "[summary]", "reading": "a bias on the output or on the attention logits, starting at zero (ours)",
-         "settings": setting,
-         "measurement": (f"Task 1 at step 20: attention bias {number_text(bias['attention']['Task 1, step 20'], 3)}, "
-                         f"output bias {number_text(bias['output']['Task 1, step 20'], 3)}; Task 2 at step 100 "
-                         f"{', '.join(number_text(r['Task 2, step 100'], 3) for r in bias_rows)} (placements "
-                         f"{', '.join(s.bias_placements)}); from zero tied to {near_zero_text(bias_zero_gap)}"),
-         "verdict": ("fails for Task 2" if not t2_bias else
-                     "holds for the attention bias, fails for the output bias" if att_ok and not out_ok else
-                     "holds for both placements" if att_ok and out_ok else
-                     "fails for the attention bias, holds for the output bias" if out_ok else "fails for both placements"),
-         "chapter": "qa"},
     ]
+    for normalize in qa_seeds.NORMALIZATIONS:
+        r = _find(rates, 1, normalize=normalize)
+        rows.append({"claim": "Task 1 is learned to about 100% within 100 steps (Figure 7)", "source": "[paper]",
+                     "reading": r["reading"] + (" (ours; Section 6 does not say)" if normalize == "keys_and_query" else ""),
+                     "settings": runs,
+                     "measurement": (f"{learned} at step {last}: {r['rates'][f'learned_{last}'].text()}"
+                                     + (f"; seed 0 from step {r['seed0_first_learned']}"
+                                        if r["seed0_first_learned"] is not None else "")),
+                     "verdict": share_verdict(r["rates"][f"learned_{last}"]), "chapter": "qa"})
+    for normalize in qa_seeds.NORMALIZATIONS:
+        r = _find(rates, 2, normalize=normalize)
+        rows.append({"claim": "Task 2 stays at about 50% (Figure 7)", "source": "[paper]", "reading": r["reading"],
+                     "settings": runs,
+                     "measurement": (f"{near} at step {last}: {r['rates']['near_chance'].text()}"
+                                     + (f"; from zero the two questions' outputs differ by at most "
+                                        f"{near_zero_text(zero_tied)}" if normalize == "keys_and_query" else "")),
+                     "verdict": share_verdict(r["rates"]["near_chance"]), "chapter": "qa"})
+    r1, r2 = _find(rates, 1, hidden=s.relu_hidden), _find(rates, 2, hidden=s.relu_hidden)
+    rows.append({"claim": "with a hidden ReLU layer Task 1 is learned and Task 2 is not (Figure 10)", "source": "[paper]",
+                 "reading": "f = A ReLU(V X S), m = 19, all Gaussian (ours; Appendix F.2 does not give the form)",
+                 "settings": runs.replace("1000 training", "1024 training"),
+                 "measurement": (f"Task 1 {learned} at step {last}: {r1['rates'][f'learned_{last}'].text()}, one answer "
+                                 f"for every list: {r1['rates']['single_answer'].text()}; Task 2 {near}: "
+                                 f"{r2['rates']['near_chance'].text()}"),
+                 "verdict": (f"Task 1 {share_verdict(r1['rates'][f'learned_{last}'])}; "
+                             f"Task 2 {share_verdict(r2['rates']['near_chance'])}"),
+                 "chapter": "qa"})
+    for normalize in qa_seeds.NORMALIZATIONS:
+        for placement in ("attention", "output", "both"):
+            t1, t2 = _find(rates, 1, placement, normalize), _find(rates, 2, placement, normalize)
+            rows.append({
+                "claim": "with a bias term Task 1 is at 100% after 20 steps and Task 2 at about 50%", "source": "[summary]",
+                "reading": t1["reading"] + " (ours; the bias starts at zero)", "settings": runs,
+                "measurement": (f"Task 1 {learned} at step {first}: {t1['rates'][f'learned_{first}'].text()}, at step "
+                                f"{last}: {t1['rates'][f'learned_{last}'].text()}; Task 1 {near} at step {last}: "
+                                f"{t1['rates']['near_chance'].text()}, one answer for every list: "
+                                f"{t1['rates']['single_answer'].text()}; Task 2 {near}: {t2['rates']['near_chance'].text()}"
+                                + (f"; from zero tied to {near_zero_text(bias_zero_gap)}" if normalize == "keys_and_query"
+                                   else "")),
+                "verdict": (f"Task 1 {share_verdict(t1['rates'][f'learned_{first}'])}; "
+                            f"Task 2 {share_verdict(t2['rates']['near_chance'])}"),
+                "chapter": "qa"})
+    return rows
