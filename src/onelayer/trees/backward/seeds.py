@@ -64,7 +64,8 @@ def seed_runs(kind: str, *, seeds: Sequence[int], S: int = 31, m: int = 4, steps
               test_seed: int = 7, test_max_depth: int = 7, first_draw: int = 1) -> dict:
     """Train one run per seed (``kind``: ``"one_hot"`` or ``"gaussian"``) and test each on random trees.
 
-    ``"gaussian"``: run ``i`` uses the embedding draw ``first_draw + i`` (:func:`independent_embeddings`, ``d = S``)
+    ``"gaussian"``: run ``i`` uses the embedding draw ``first_draw + i``
+    (:func:`~onelayer.trees.shared.embeddings.independent_embeddings`, ``d = S``)
     and the training seed ``seeds[i]``. The test set is the generalisation chapter's
     (:func:`~onelayer.trees.backward.layout.random_tree_batch` with ``test_trees`` trees, ``test_seed``,
     ``test_max_depth``).
