@@ -38,8 +38,12 @@ from .forward.model import train_forward
 from .shared.data import Tree, random_tree, sample_goal
 from .shared.embeddings import independent_embeddings, one_hot_embeddings
 
-__all__ = ["EMBEDDINGS", "SHAPES", "DEPTH_BINS", "embeddings", "shape_tree", "test_set", "backward_beyond", "forward_beyond",
-           "depth_rows"]
+__all__ = ["EMBEDDINGS", "SHAPES", "DEPTH_BINS", "STORED", "STORED_KIND", "embeddings", "shape_tree", "test_set",
+           "backward_beyond", "backward_beyond_runs", "forward_beyond", "depth_rows", "load_stored", "main"]
+
+#: The stored sweep of :func:`backward_beyond_runs` (``python -m onelayer sweep trees-backward-beyond``).
+STORED = "trees/data/backward_beyond.json"
+STORED_KIND = "trees-backward-beyond"
 
 #: Goal-depth bins of :func:`depth_rows`: ``(low, high)`` inclusive.
 DEPTH_BINS = ((1, 1), (2, 3), (4, 6), (7, 9), (10, 12))
@@ -105,6 +109,21 @@ def _summary(items, path_ok, stop_ok) -> dict:
             "deepest_goal": max(depths)}
 
 
+def _decode_ok(B: torch.Tensor, A: torch.Tensor, batch) -> tuple[np.ndarray, np.ndarray]:
+    """Per goal of an EOS test batch: every path step right (the EOS step excluded), and the EOS step right."""
+    last = batch.target_mask.sum(1) - 1
+    res = backward_decode(B, A, batch)
+    stop_ok = res.step_correct[torch.arange(batch.size), last].numpy()
+    path_ok = ((res.step_correct | ~batch.target_mask) | (torch.arange(batch.steps)[None, :] == last[:, None])).all(1).numpy()
+    return path_ok, stop_ok
+
+
+def _decode_counts(B: torch.Tensor, A: torch.Tensor, batch, shapes: np.ndarray) -> dict[str, tuple[int, int]]:
+    """``shape -> (exact paths, stops)`` of one trained ``B`` on an EOS test batch (as in :func:`backward_beyond`)."""
+    path_ok, stop_ok = _decode_ok(B, A, batch)
+    return {shape: (int(path_ok[shapes == shape].sum()), int(stop_ok[shapes == shape].sum())) for shape in SHAPES}
+
+
 def backward_beyond(kind: str = "gaussian", *, S: int = 80, d: int | None = None, m: int = 3, steps: int = 400,
                     lr: float = 8.0, seeds: Sequence[int] = (0, 1, 2), count: int = 30, test_seed: int = 7,
                     batch_size: int = 128) -> list[dict]:
@@ -121,17 +140,81 @@ def backward_beyond(kind: str = "gaussian", *, S: int = 80, d: int | None = None
     hist = train_backward_members(A, m=m, steps=steps, lr=lr, seeds=seeds, batch_size=batch_size, record_every=steps)
     items = test_set(S, count, test_seed)
     batch = backward_batch([t for _, t, _ in items], [g for _, _, g in items], np.random.default_rng(test_seed), eos=True)
-    last = batch.target_mask.sum(1) - 1
-    rows = torch.arange(batch.size)
     out = []
     for i, seed in enumerate(seeds):
-        res = backward_decode(hist.params["B"][i], A, batch)
-        stop_ok = res.step_correct[rows, last].numpy()
-        path_ok = ((res.step_correct | ~batch.target_mask)
-                   | (torch.arange(batch.steps)[None, :] == last[:, None])).all(1).numpy()
+        path_ok, stop_ok = _decode_ok(hist.params["B"][i], A, batch)
         out.append({"kind": kind, "seed": seed, "S": S, "d": A.shape[0], "m": m, "steps": steps, "lr": lr,
                     "train_loss": float(hist.records["loss"][-1][i]), **_summary(items, path_ok, stop_ok)})
     return out
+
+
+def backward_beyond_runs(kind: str = "gaussian", *, runs: int = 20, S: int = 80, m: int = 3, steps: int = 400,
+                         lr: float = 8.0, count: int = 400, test_seed: int = 7, batch_size: int = 128) -> dict:
+    """:func:`backward_beyond` over many runs, as counts: ``runs`` training seeds ``0, 1, ...``.
+
+    One-hot: one batched call (every member shares the embeddings). Gaussian: run ``i`` uses the embedding draw
+    ``i`` (:func:`embeddings` with ``seed=i``) and the training seed ``i``, one call per draw (the batched trainer
+    shares ``A`` between members). Each run is decoded on :func:`test_set` with ``count`` goals of each shape.
+
+    Returns a JSON-ready dict with ``goals`` (per shape) and ``exact`` / ``stops`` (per shape, one count per run),
+    the final training losses, the largest tree and the deepest goal of the test set.
+    """
+    runs = check_int("runs", runs, low=1)
+    items = test_set(S, check_int("count", count, low=1), check_int("test_seed", test_seed, low=0))
+    batch = backward_batch([t for _, t, _ in items], [g for _, _, g in items], np.random.default_rng(test_seed), eos=True)
+    shapes = np.array([s for s, _, _ in items])
+    seeds = list(range(runs))
+    groups = ([(embeddings(kind, S), seeds)] if check_choice("kind", kind, EMBEDDINGS) == "one_hot"
+              else [(embeddings(kind, S, seed=i), [i]) for i in seeds])
+    counts, losses = [], []
+    for A, group in groups:
+        hist = train_backward_members(A, m=m, steps=steps, lr=lr, seeds=group, batch_size=batch_size, record_every=steps)
+        losses.extend(float(x) for x in hist.records["loss"][-1])
+        counts.extend(_decode_counts(hist.params["B"][j], A, batch, shapes) for j in range(len(group)))
+    return {"kind": kind, "runs": runs, "S": S, "m": m, "steps": steps, "lr": float(lr), "batch_size": batch_size,
+            "count": count, "test_seed": test_seed, "goals": {s: int((shapes == s).sum()) for s in SHAPES},
+            "exact": {s: [c[s][0] for c in counts] for s in SHAPES}, "stops": {s: [c[s][1] for c in counts] for s in SHAPES},
+            "train_loss": losses, "largest_tree": max(t.n for _, t, _ in items),
+            "deepest_goal": max(t.depth_of(g) for _, t, g in items)}
+
+
+def load_stored(path=None) -> dict:
+    """The stored sweep of :func:`backward_beyond_runs` (default: :data:`STORED` in the data directory)."""
+    from pathlib import Path
+
+    from .. import store
+    from ..paths import data_path
+
+    return store.read_json(data_path(STORED) if path is None else Path(path), kind=STORED_KIND)
+
+
+def main(argv=None) -> int:
+    """Command line: :func:`backward_beyond_runs` for both embedding families, written as JSON."""
+    import argparse
+    import time
+    from pathlib import Path
+
+    from .. import store
+    from ..paths import data_path
+
+    parser = argparse.ArgumentParser(prog="python -m onelayer sweep trees-backward-beyond",
+                                     description="The backward model past the assumptions over many seeds and embedding draws.")
+    parser.add_argument("--out", type=Path, default=None, help=f"output JSON file (default: {STORED} in the data directory)")
+    parser.add_argument("--runs", type=int, default=20, help="runs per embedding family (default 20)")
+    parser.add_argument("--count", type=int, default=400, help="test goals of each shape (default 400)")
+    parser.add_argument("--quick", action="store_true", help="tiny version for tests (40 steps)")
+    args = parser.parse_args(argv)
+    out = data_path(STORED) if args.out is None else args.out
+    runs, count = check_int("runs", args.runs, low=1), check_int("count", args.count, low=1)
+    result = {"command": f"python -m onelayer sweep trees-backward-beyond --runs {runs} --count {count}"
+                         + (" --quick" if args.quick else ""), "quick": args.quick, "families": {}}
+    for kind in EMBEDDINGS:
+        start = time.perf_counter()
+        result["families"][kind] = backward_beyond_runs(kind, runs=runs, count=count, **({"steps": 40} if args.quick else {}))
+        result["families"][kind]["seconds"] = round(time.perf_counter() - start)
+        store.write_json(out, result, kind=STORED_KIND, indent=None)
+        print(f"{kind}: {runs} runs in {result['families'][kind]['seconds']} s", flush=True)
+    return 0
 
 
 def forward_beyond(kind: str = "gaussian", *, S: int = 80, d: int | None = None, m: int = 2, steps: int = 600,

@@ -43,32 +43,53 @@ def test_phase_figure_marks_the_detected_times():
     assert [row["step"] for row in numbers["table"]] == list(range(0, 301, chapter.SETTINGS.record_every))
 
 
-def _fake(late_residual, T_off, slope):
-    close = {"max_late_residual": late_residual, "max_relative_h1_gap": 1e-4}
+def _fake(late_residual, T_off, slope, h1_inc=20, below=20):
+    from onelayer.rates import rate
+
+    seeds = {"runs": 20, "steps": 1500, "late_residual": (late_residual, late_residual * 0.9, late_residual * 1.1),
+             "max_late_residual": late_residual * 1.5, "h1_gap": (1e-4, 5e-5, 2e-4), "max_h1_gap": 3e-4,
+             "h1_increasing": rate(h1_inc, 20), "loss_below": rate(below, 20), "final_loss": (0.013, 0.012, 0.014),
+             "pop_final_loss": 0.0135}
     events = {"T_offdiag_decreasing": T_off, "T_attention": 680.0, "max_abs_h2_phase1": 0.11,
               "h1_increasing": True, "loss_decreasing": True}
-    rate = {"final_loss": 1e-5, "final_eta_t": 5e5, "lr": 128.0, "loglog_slope_last_decade": slope,
-            "margin_gain_per_doubling": 0.35}
-    return close, {"population": events, "sgd": events}, rate
+    rate_ = {"final_loss": 1e-5, "final_eta_t": 5e5, "lr": 128.0, "loglog_slope_last_decade": slope,
+             "margin_gain_per_doubling": 0.35}
+    return seeds, {"population": events, "sgd": events}, rate_
 
 
-@pytest.mark.parametrize("late,T_off,slope,expected", [
-    (0.01, 0.0, -1.0, ["holds up to sampling noise", "holds", "bounded holds", "holds"]),
-    (0.2, 300.0, -0.5, ["fails", "holds", "two phases seen", "fails"]),
+@pytest.mark.parametrize("late,T_off,slope,h1_inc,below,expected", [
+    (0.01, 0.0, -1.0, 20, 20, ["holds up to sampling noise", "holds", "bounded holds", "holds"]),
+    (0.2, 300.0, -0.5, 20, 20, ["fails", "holds", "two phases seen", "fails"]),
+    (0.04, 0.0, -1.0, 20, 9, ["holds on average", "holds for population GD; not on every SGD run", "bounded", "holds"]),
 ])
-def test_verdicts_follow_the_measurement(monkeypatch, late, T_off, slope, expected):
-    close, events, rate = _fake(late, T_off, slope)
-    monkeypatch.setattr(chapter, "sgd_vs_population", lambda quick=False: close)
+def test_verdicts_follow_the_measurement(monkeypatch, late, T_off, slope, h1_inc, below, expected):
+    seeds, events, rate_ = _fake(late, T_off, slope, h1_inc, below)
+    monkeypatch.setattr(chapter, "seed_summary", lambda data=None: seeds)
     monkeypatch.setattr(chapter, "phase_events", lambda quick=False: events)
-    monkeypatch.setattr(chapter, "rate_summary", lambda quick=False: rate)
+    monkeypatch.setattr(chapter, "rate_summary", lambda quick=False: rate_)
     rows = chapter.verdict_rows()
     assert all(set(r) == KEYS and r["chapter"] == "backward_training" for r in rows)
     assert [r["verdict"][: len(e)] for r, e in zip(rows, expected)] == expected
-    assert "one seed" in rows[0]["measurement"] and "one seed" in rows[0]["settings"]
+    assert "20 seeds" in rows[0]["measurement"] and "20 seeds" in rows[0]["settings"]
+    assert f"{below}/20 = " in rows[1]["measurement"]
+
+
+def test_seed_summary_on_a_small_recomputed_sweep(tmp_path):
+    from onelayer.trees.backward import seeds as sweep
+
+    sweep.main(["--out", str(tmp_path / "s.json"), "--quick", "--seeds", "3"])
+    data = sweep.load_stored(tmp_path / "s.json")
+    summary = chapter.seed_summary(data)
+    run = data["runs"]["one_hot"]
+    residual, loss = np.asarray(run["residual"]), np.asarray(run["loss"])
+    assert summary["runs"] == 3 and summary["steps"] == 100 < chapter.SETTINGS.late_from
+    assert summary["max_late_residual"] == pytest.approx(residual[-1].max())  # tol: the same numbers
+    assert summary["loss_below"].k == int((loss[-1] < chapter.SETTINGS.loss_threshold).sum())  # exact: a count
+    assert summary["h1_increasing"].k == int((np.diff(np.asarray(run["h1"]), axis=0) > 0).all(0).sum())  # exact: a count
 
 
 @pytest.mark.slow
 def test_chapter_verdicts_on_the_full_runs():
     verdicts = [r["verdict"] for r in chapter.verdict_rows()]
-    assert verdicts[0] == "holds up to sampling noise" and verdicts[1] == verdicts[3] == "holds"
+    assert verdicts[0] == "holds up to sampling noise" and verdicts[3] == "holds"
     assert verdicts[2].startswith("bounded holds")  # our reconstruction: h2 decreases from the first step

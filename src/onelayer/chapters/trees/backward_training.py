@@ -17,12 +17,14 @@ import numpy as np
 from ...plots import mark_steps, new_figure, plot_curves
 from ...registry import register
 from ...seeding import numpy_rng
+from ...rates import mean_interval, rate
 from ...trees.backward import dynamics, layout, model
+from ...trees.backward import seeds as seed_sweep
 from ...trees.shared import embeddings
 from ...validation import check_bool
 
 __all__ = ["Settings", "SETTINGS", "sgd_run", "population_run", "sgd_vs_population", "h_entries", "phase_run",
-           "phase_events", "phases", "rate_runs", "rate_summary", "loss_rate", "verdict_rows"]
+           "phase_events", "phases", "rate_runs", "rate_summary", "loss_rate", "seed_summary", "verdict_rows"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,10 @@ class Settings:
     late_from: int = 500  #: the SGD residual is reported from this step on
     phase_steps: int = 3000  #: population run of the phase figure
     rate_runs: tuple[tuple[float, int], ...] = ((1.0, 3000), (8.0, 3000), (128.0, 4000))
+    #: the SGD seeds of the stored sweep (:mod:`onelayer.trees.backward.seeds`, one-hot family): a run "reaches a
+    #: small loss" when its batch loss at the last step is below this (about 2% of the initial 0.95; population GD
+    #: is at 0.0135 at step 1,500) [guess]
+    loss_threshold: float = 0.02
 
 
 SETTINGS = Settings()
@@ -194,30 +200,64 @@ def loss_rate(quick: bool = False):
                  f"final_loss_lr{summary['lr']:g}": summary["final_loss"], "table": rows}
 
 
+def seed_summary(data: dict | None = None) -> dict:
+    """The SGD verdicts over the stored seeds (one-hot family of :func:`onelayer.trees.backward.seeds.load_stored`).
+
+    Per run: the largest residual of ``H`` from the symmetric span from ``late_from`` on, the largest relative gap of
+    ``h1`` from population GD, whether ``h1`` increases at every recorded step, and whether the batch loss at the last
+    step is below ``loss_threshold``. Returns the means with their intervals (``(mean, low, high)``), the largest
+    value over runs, and the counts as :class:`~onelayer.rates.Rate`.
+    """
+    s = SETTINGS
+    run = (seed_sweep.load_stored() if data is None else data)["runs"]["one_hot"]
+    steps = np.asarray(run["record_steps"])
+    residual, h1, loss = (np.asarray(run[k], dtype=float) for k in ("residual", "h1", "loss"))
+    pop = dynamics.population_gd(run["m"], run["S"], steps=run["steps"], lr=run["lr"], record_every=int(steps[1] - steps[0]))
+    late = residual[steps >= min(s.late_from, steps[-1])].max(0)  # a run shorter than late_from: its last record
+    gap = (np.abs(h1[1:] - pop["h1"][1:, None]) / pop["h1"][1:, None]).max(0)
+    n = residual.shape[1]
+    return {"runs": n, "steps": int(steps[-1]), "late_residual": mean_interval(late), "max_late_residual": float(late.max()),
+            "h1_gap": mean_interval(gap), "max_h1_gap": float(gap.max()),
+            "h1_increasing": rate(int((np.diff(h1, axis=0) > 0).all(0).sum()), n),
+            "loss_below": rate(int((loss[-1] < s.loss_threshold).sum()), n),
+            "final_loss": mean_interval(loss[-1]), "pop_final_loss": float(pop["loss"][-1])}
+
+
 def verdict_rows() -> list[dict]:
     """The chapter's verdicts: the symmetry reduction under SGD, the growing diagonal and vanishing loss, the sign-based
-    phases, and the late-time rate (population GD is exact; the SGD numbers rest on one seed)."""
+    phases, and the late-time rate (population GD is exact and deterministic; the SGD numbers are over the stored
+    seeds of :func:`seed_summary`)."""
     from ...formatting import number_text
 
     s = SETTINGS
-    close, found, rate = sgd_vs_population(), phase_events(), rate_summary()
-    pop, sgd = found["population"], found["sgd"]
+    found, rate_, seeds = phase_events(), rate_summary(), seed_summary()
+    pop, n = found["population"], seeds["runs"]
+    interval = seed_sweep.mean_text
+
     base = {"source": "[review]", "reading": "R-B layout, one-hot embeddings, mean loss with 1/2 (ours)",
             "chapter": "backward_training"}
-    sgd_setting = f"S = {s.S}, m = {s.m}, SGD at lr {s.lr:g}, batch {s.batch_size}, {s.steps} steps, one seed"
+    seeds_setting = (f"S = {s.S}, m = {s.m}, SGD at lr {s.lr:g}, batch {s.batch_size}, {seeds['steps']} steps, "
+                     f"{n} seeds (batched, stored sweep trees-backward-seeds)")
     pop_setting = f"S = {s.S}, m = {s.m}, population GD at lr {s.lr:g}, {s.phase_steps} steps"
     return [
         {**base, "claim": "from B = 0, H = A^T B A stays in the span of I and 11^T - I (the relabelling symmetry)",
-         "source": "[ours]", "settings": sgd_setting,
-         "measurement": f"one seed: relative residual of H at most {number_text(close['max_late_residual'])} from step "
-                        f"{s.late_from} on; h1 within {number_text(close['max_relative_h1_gap'])} (relative) of population GD",
-         "verdict": "holds up to sampling noise" if close["max_late_residual"] < 0.05 else "fails"},
+         "source": "[ours]", "settings": seeds_setting,
+         "measurement": f"{n} seeds: largest relative residual of H from step {s.late_from} on, mean "
+                        f"{interval(seeds['late_residual'])}, at most {number_text(seeds['max_late_residual'])}; h1 within "
+                        f"{interval(seeds['h1_gap'])} (mean relative gap) of population GD",
+         "verdict": "holds up to sampling noise" if seeds["max_late_residual"] < 0.05 else
+                    ("holds on average" if seeds["late_residual"][2] < 0.05 else "fails")},
         {**base, "claim": "Theorem 3: the diagonal of H increases at every step and the training loss tends to zero",
-         "settings": f"{pop_setting}; {sgd_setting}",
-         "measurement": f"h1 increasing at every recorded step: population {pop['h1_increasing']}, SGD (one seed) "
-                        f"{sgd['h1_increasing']}; population loss decreasing at every step: {pop['loss_decreasing']}, "
-                        f"{number_text(rate['final_loss'])} at eta t = {number_text(rate['final_eta_t'])} (lr {rate['lr']:g})",
-         "verdict": "holds" if pop["h1_increasing"] and sgd["h1_increasing"] and pop["loss_decreasing"] else "fails"},
+         "settings": f"{pop_setting}; {seeds_setting}",
+         "measurement": f"population: h1 increasing at every recorded step {pop['h1_increasing']}, loss decreasing at every "
+                        f"step {pop['loss_decreasing']}, {number_text(rate_['final_loss'])} at eta t = "
+                        f"{number_text(rate_['final_eta_t'])} (lr {rate_['lr']:g}); SGD, h1 increasing at every recorded "
+                        f"step: {seeds['h1_increasing'].text()}; batch loss below {s.loss_threshold:g} at step "
+                        f"{seeds['steps']}: {seeds['loss_below'].text()}",
+         "verdict": ("holds" if pop["h1_increasing"] and pop["loss_decreasing"] and seeds["h1_increasing"].low >= 0.8
+                     and seeds["loss_below"].low >= 0.8 else
+                     "holds for population GD; not on every SGD run" if pop["h1_increasing"] and pop["loss_decreasing"]
+                     else "fails")},
         {**base, "claim": "Theorem 3 (proof outline): phase I, the off-diagonal of H bounded; then phase II, strictly decreasing",
          "settings": pop_setting,
          "measurement": f"h2 decreasing from step {number_text(pop['T_offdiag_decreasing'])} on; |h2| at most "
@@ -225,8 +265,9 @@ def verdict_rows() -> list[dict]:
          "verdict": ("bounded holds, but the two sign-based phases are not distinguished: h2 decreases from the first step"
                      if pop["T_offdiag_decreasing"] == 0 else "two phases seen")},
         {**base, "claim": "after the transition the loss decays like 1/t (log-log slope -1, margin gain (1/2) log 2 per doubling)",
-         "source": "[ours]", "settings": f"S = {s.S}, m = {s.m}, population GD at lr {rate['lr']:g}, against eta t",
-         "measurement": f"log-log slope {number_text(rate['loglog_slope_last_decade'])} over the last decade; margin gain "
-                        f"{number_text(rate['margin_gain_per_doubling'])} per doubling",
-         "verdict": "holds" if abs(rate["loglog_slope_last_decade"] + 1.0) < 0.05 else "fails"},
+         "source": "[ours]", "settings": f"S = {s.S}, m = {s.m}, population GD at lr {rate_['lr']:g}, against eta t "
+                                             "(the deterministic population recursion: no seed enters)",
+         "measurement": f"log-log slope {number_text(rate_['loglog_slope_last_decade'])} over the last decade; margin gain "
+                        f"{number_text(rate_['margin_gain_per_doubling'])} per doubling",
+         "verdict": "holds" if abs(rate_["loglog_slope_last_decade"] + 1.0) < 0.05 else "fails"},
     ]
