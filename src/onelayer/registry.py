@@ -160,7 +160,7 @@ def chapter_modules() -> list[str]:
 
 
 def discover() -> list[str]:
-    """Import every chapter module (:func:`chapter_modules`) and return their names.
+    """Import every chapter module (:func:`onelayer.registry.chapter_modules`) and return their names.
 
     A chapter module that fails to import raises, so a broken figure module is never silently ignored.
     """
