@@ -176,8 +176,9 @@ bench: $(STAMP)
 	$(PY) -m onelayer bench
 	echo "bench: $$(( $$(date +%s) - start )) s"
 
-# The heavy sweeps whose results the chapters load (onelayer.sweeps; each writes its file in the data directory, book/ by default) (about 15 + 75 + 6 + 17 + 60 + 6 min on one core; not run in CI:
-# tests/test_walks_random_init.py, tests/test_trees_forward_limits.py, tests/test_walks_scaling.py and
+# The heavy sweeps whose results the chapters load (onelayer.sweeps; each writes its file in the data directory, book/ by default) (about 15 + 75 + 6 + 6 + 17 + 60 + 6 min on one core; not run in CI:
+# tests/test_walks_random_init.py, tests/test_trees_forward_limits.py, tests/test_walks_scaling.py,
+# tests/test_walks_seed_rates.py and
 # tests/test_trees_scaling.py recompute
 # small cases against them).
 sweeps: $(STAMP)
@@ -186,6 +187,7 @@ sweeps: $(STAMP)
 	$(PY) -m onelayer sweep trees-forward-limits
 	$(PY) -m onelayer sweep trees-forward-limits --part sweep --only two_head:5 --budget 8000
 	$(PY) -m onelayer sweep walks-scaling
+	$(PY) -m onelayer sweep walks-seed-rates
 	$(PY) -m onelayer sweep trees-scaling
 	$(PY) -m onelayer sweep trees-forward-seeds --jobs 2
 	$(PY) -m onelayer sweep trees-forward-layouts

@@ -44,3 +44,16 @@ def test_edge_validation():
         edge.edge_table((0.9,), Ks=(2,))
     with pytest.raises(ValueError, match="rows"):
         edge.edge_summary([])
+
+
+def test_edge_rates_count_parent_and_other_lags():
+    nan = float("nan")
+    rows = [{"K": 6, "p": 0.99, "T0": 3.0, "top_lag": 1}] * 7 + [{"K": 6, "p": 0.99, "T0": nan, "top_lag": 2}] * 2 \
+        + [{"K": 6, "p": 0.99, "T0": nan, "top_lag": 1}] + [{"K": 6, "p": 0.9, "T0": 3.0, "top_lag": 1}] * 5
+    low, high = edge.edge_rates(rows)
+    assert (low["p"], low["runs"], low["optimal_parent_rate"].k, low["other_lag_rate"].k) == (0.9, 5, 5, 0)
+    assert (high["runs"], high["optimal_parent_rate"].k, high["other_lag_rate"].k) == (10, 7, 2)
+    assert high["other_lags"] == [2] and high["optimal_parent"].startswith("7/10 = 0.70 [")
+    assert high["other_lag_rate"].high < 0.6 and low["optimal_parent_rate"].low > 0.5
+    with pytest.raises(ValueError, match="rows"):
+        edge.edge_rates([])

@@ -85,3 +85,22 @@ def test_maximal_offsets_list_every_tie_and_column_max_offsets_is_the_smallest()
     assert first_steps.maximal_offsets(shifted) == [5] and first_steps.column_max_offsets(shifted)[0] == 5
     with pytest.raises(ValueError, match="column"):
         first_steps.maximal_offsets(V, 6)
+
+
+def test_first_steps_samples_members_equal_separate_runs():
+    small = dict(N=25, M=100, n_train=200, n_test=200)
+    rows = first_steps.first_steps_samples(0.7, seeds=[0, 5], **small)
+    for r in rows:
+        table = first_steps.first_steps_table(0.7, seed=r["seed"], **small)
+        data = walk_data(6, 0.7, 25, 200, seed=r["seed"])
+        freq = np.bincount(data.labels.numpy(), minlength=6)
+        assert r["top_labels"] == np.flatnonzero(freq == freq.max()).tolist()  # exact: integer counts
+        for t, row in enumerate(table, start=1):
+            assert r[f"top_label_columns_{t}"] == row["top_label_columns"]
+            assert r[f"plus_one_columns_{t}"] == sum(o == 1 for o in row["V_column_max_offsets"])
+            assert r[f"conditional_accuracy_{t}"] == pytest.approx(row["conditional_accuracy"], abs=1e-12)  # tol: sums
+            assert r[f"optimal_{t}"] == (abs(row["conditional_accuracy"] - 0.7) < 1e-9)
+    with pytest.raises(ValueError, match="seeds"):
+        first_steps.first_steps_samples(0.7, seeds=[])
+    with pytest.raises(ValueError, match="p"):
+        first_steps.first_steps_samples(1.0)

@@ -71,3 +71,44 @@ def test_figure45_figure_draws_one_line_per_precision():
     assert len(fig.axes[0].lines) == 2 and len(fig.axes[1].lines) == 2
     with pytest.raises(ValueError, match="rows"):
         sensitivity.figure45_figure([])
+
+
+SMALL = dict(K=6, N=25, M=100, n_train=100, n_test=100, steps=15)
+
+
+@pytest.mark.parametrize("positions", ["sin", "exact"])
+def test_figure45_seeds_members_equal_separate_rows(positions):
+    rows = sensitivity.figure45_seeds(4.0, positions=positions, seeds=[0, 3], **SMALL)
+    gram = sensitivity.READINGS[positions]
+    for r in rows:
+        one = sensitivity.figure45_row(4.0, positions=positions, relative_gram_error=gram, seed=r["seed"], **SMALL)
+        for key in ("fig4_reproduced", "fig5_reproduced", "both"):
+            assert r[key] == one[key]
+        for key in ("fig4_parent", "fig5_max_spread", "fig5_max_accuracy"):
+            assert r[key] == pytest.approx(one[key], abs=1e-9)  # tol: batched vs separate products with P
+        for key in ("fig4_T0", "fig5_escape_step"):
+            assert (math.isnan(r[key]) and math.isnan(one[key])) or r[key] == one[key]  # exact: step counts
+        assert r["relative_gram_error"] == gram and r["positions"] == positions
+
+
+def test_figure45_rates_count_the_reproduced_samples():
+    rows = [{"positions": "sin", "norm": 40.0, "norm2": 40.0, "fig4_reproduced": i < 3, "fig5_reproduced": True,
+             "both": i < 3} for i in range(10)]
+    rows += [{"positions": "exact", "norm": 40.0, "norm2": 40.0, "fig4_reproduced": False, "fig5_reproduced": True,
+              "both": False}] * 4
+    sin, exact = sensitivity.figure45_rates(rows)
+    assert (sin["positions"], sin["samples"], sin["fig4_rate"].k, sin["fig5_rate"].k, sin["both_rate"].k) == ("sin", 10, 3, 10, 3)
+    assert sin["fig4"].startswith("3/10 = 0.30 [") and exact["fig4_rate"].k == 0 and exact["fig5"].startswith("4/4")
+    with pytest.raises(ValueError, match="rows"):
+        sensitivity.figure45_rates([])
+
+
+def test_figure45_seeds_validation():
+    with pytest.raises(ValueError, match="positions"):
+        sensitivity.figure45_seeds(40.0, positions="cos")
+    with pytest.raises(ValueError, match="seeds"):
+        sensitivity.figure45_seeds(40.0, seeds=[-1])
+    with pytest.raises(ValueError, match="steps"):
+        sensitivity.figure45_seeds(40.0, steps=0)
+    with pytest.raises(ValueError, match="norm"):
+        sensitivity.figure45_seeds("M/3")

@@ -42,11 +42,12 @@ import numpy as np
 import torch
 
 from ..validation import check_float, check_int, check_probability
-from . import prediction, ring
+from . import batched, prediction, ring
 from .data import TokenData, walk_data, walk_population
 from .model import WalkTransformer
 
-__all__ = ["first_step_from_counts", "column_max_offsets", "maximal_offsets", "circulant_deviation", "first_steps_table"]
+__all__ = ["first_step_from_counts", "column_max_offsets", "maximal_offsets", "circulant_deviation", "first_steps_table",
+           "first_steps_samples"]
 
 
 def _by_offset(V) -> torch.Tensor:
@@ -173,4 +174,45 @@ def first_steps_table(p: float = 0.5, *, K: int = 6, N: int = 97, M: int = 1000,
             "predicts_top_label": float((pred.numpy() == top_label).mean()),
             "predicts_V_column": float((pred.numpy() == V[:, last].argmax(axis=0)).mean()),
         })
+    return rows
+
+
+def first_steps_samples(p: float = 0.7, *, seeds=tuple(range(100)), K: int = 6, N: int = 97, M: int = 1000,
+                        n_train: int = 1000, n_test: int = 1000, steps: int = 3, lr: float = 1.0) -> list[dict]:
+    """Steps ``1..steps`` of GD from zero on many training samples (one row per data seed), trained together.
+
+    Member ``b`` is :func:`first_steps_table` with ``seed=seeds[b]`` (training walks ``seed``, test walks
+    ``seed + 1000``), run by :func:`onelayer.walks.batched.train_sweep`.
+
+    Returns
+    -------
+    list of dict
+        ``seed``, ``top_labels`` (the most frequent training labels; several when tied),
+        ``label_freq_spread``, and per step ``t``: ``top_label_columns_t`` (columns of ``V^(t)`` whose maximum is a
+        most frequent training label, as in :func:`first_steps_table`), ``plus_one_columns_t`` (columns whose
+        maximum, :func:`column_max_offsets`, is at offset ``+1``), ``conditional_accuracy_t`` (test mean of
+        ``Pi[s_{N-1}, y_hat]``) and ``optimal_t`` (every test prediction Bayes-optimal).
+    """
+    p = check_probability("p", p, open_low=True, open_high=True)
+    steps = check_int("steps", steps, low=1)
+    seeds = [check_int(f"seeds[{i}]", v, low=0) for i, v in enumerate(batched.member_values("seeds", seeds))]
+    model = WalkTransformer(K=K, N=N, M=M)
+    train = batched.walk_sweep_data(K, N, n_train, ps=p, seeds=seeds)
+    test = batched.walk_sweep_data(K, N, n_test, ps=p, seeds=[s + 1000 for s in seeds])
+    rec = batched.attention_records(model, test, ps=p)
+    hist = batched.train_sweep(model, train, steps=steps, lr=lr, record={"cond": rec["conditional_accuracy"]},
+                               snapshot_at=tuple(range(1, steps + 1)))
+    cond = np.asarray(hist["cond"])  # (T, B): steps 0..steps
+    rows = []
+    for b, seed in enumerate(seeds):
+        freq = np.bincount(train.labels[b].numpy(), weights=train.weights[b].numpy(), minlength=K)
+        top = np.flatnonzero(np.isclose(freq, freq.max(), rtol=0, atol=1e-12)).tolist()
+        row = {"seed": seed, "top_labels": top, "label_freq_spread": float(freq.max() - freq.min())}
+        for t in range(1, steps + 1):
+            V = hist.snapshots[t]["V"][b].numpy()
+            row[f"top_label_columns_{t}"] = int(sum(int(np.argmax(V[:, s])) in top for s in range(K)))
+            row[f"plus_one_columns_{t}"] = int(sum(o == 1 for o in column_max_offsets(V)))
+            row[f"conditional_accuracy_{t}"] = float(cond[t, b])
+            row[f"optimal_{t}"] = bool(abs(cond[t, b] - ring.bayes_accuracy(p)) < 1e-9)
+        rows.append(row)
     return rows

@@ -13,6 +13,9 @@ norms, precisions and symmetry breakers:
   so its size *relative to* ``||p_i||^2`` is fixed; that is how round-off scales).
 * :func:`figure45_row` / :func:`figure45_table`: the two figures' criteria for each
   setting; :func:`figure45_figure`: the table as a plot.
+* :func:`figure45_seeds`: the same criteria over many training samples (data seeds) at one
+  setting, trained together with :func:`onelayer.walks.batched.train_sweep`;
+  :func:`figure45_rates`: the share of samples that reproduce each figure, with its interval.
 
 Criteria (our operational reading of the figures)
     Figure 4 is reproduced when, at step ``steps`` (50), every test prediction
@@ -30,21 +33,28 @@ import math
 import numpy as np
 import torch
 
+from ..rates import rate
 from ..seeding import DTYPES
 from ..validation import check_choice, check_float, check_int
+from . import batched, ring
 from . import positions as positions_mod
 from .data import walk_data
 from .model import WalkTransformer
 from .theorem41 import GRAM_ERROR
 
-__all__ = ["scaled_model", "figure45_row", "figure45_table", "figure45_figure", "DEFAULT_NORMS",
-           "RELATIVE_GRAM_ERROR"]
+__all__ = ["scaled_model", "figure45_row", "figure45_table", "figure45_figure", "figure45_seeds", "figure45_rates",
+           "DEFAULT_NORMS", "RELATIVE_GRAM_ERROR", "READINGS"]
 
 #: The seeded Gram error of :mod:`onelayer.walks.theorem41` relative to ``||p_i||^2 = M/2`` at ``M = 1000``.
 RELATIVE_GRAM_ERROR = GRAM_ERROR / 500.0
 
 #: Default squared norms, as multiples of ``M``: ``1/M`` (unit norm), ``1/8, 1/4, 1/2`` (ours), ``1, 2``.
 DEFAULT_NORMS = ("1", "M/8", "M/4", "M/2", "M", "2M")
+
+
+#: The two positional readings of the seed sweep: sinusoidal positions with the chapters' seeded relative Gram error
+#: (standing in for round-off), and exactly orthogonal positions without one.
+READINGS = {"sin": RELATIVE_GRAM_ERROR, "exact": 0.0}
 
 
 def _norm_value(norm, M: int) -> float:
@@ -175,6 +185,10 @@ def figure45_table(norms=DEFAULT_NORMS, *, dtypes=("float64", "float32"),
     symmetric state is left within 50 steps above that; at ``M/2 = 500`` by step 10, by step 6 in
     float32): both only near ``||p_i||^2 = 40``. With exactly orthogonal positions and no Gram
     error, Figure 5 holds at every norm in both precisions and both figures hold from ``M/16`` up.
+    That is one training sample: over 40 samples (:func:`figure45_seeds`, the stored sweep
+    :mod:`onelayer.walks.seed_rates`) Figure 4 at ``||p_i||^2 = 40`` holds in 7 of 40, and with sinusoidal positions
+    both figures together in at most 6 of 40 at any norm tried; with exactly orthogonal positions Figure 5 holds in
+    every sample and both together in most samples from ``M/8`` up.
     """
     norms, dtypes, errors = list(norms), list(dtypes), list(relative_gram_errors)
     kinds = [positions] if isinstance(positions, str) else list(positions)
@@ -206,3 +220,105 @@ def figure45_figure(rows: list[dict]):
     for ax in axes:
         ax.legend()
     return fig
+
+
+def _spread_record(model, data, chunk: int = 4):
+    """``params -> (B,)``: the largest real-token logit spread over each member's walks ``data``."""
+    slices = [slice(lo, min(lo + chunk, data.B)) for lo in range(0, data.B, chunk)]
+
+    def record(prm):
+        out = []
+        for s in slices:
+            z = model.forward_tokens({k: v[s] for k, v in prm.items()}, data.tokens[s])["z"][:, :, :-1]
+            out.append((z.max(dim=2).values - z.min(dim=2).values).max(dim=1).values)
+        return torch.cat(out)
+
+    return record
+
+
+def figure45_seeds(norm="M/2", *, positions: str = "sin", seeds=tuple(range(20)), relative_gram_error=None,
+                   steps: int = 50, K: int = 6, N: int = 97, M: int = 1000, n_train: int = 1000, n_test: int = 1000,
+                   lr: float = 1.0, gram_seed: int = 0) -> list[dict]:
+    """:func:`figure45_row`'s criteria for many training samples at one setting (float64), one row per seed.
+
+    Parameters
+    ----------
+    norm:
+        ``||p_i||^2`` (a positive number or a name such as ``"M/2"``, see :func:`scaled_model`).
+    positions:
+        ``"sin"`` or ``"exact"``.
+    seeds:
+        Data seeds (at least one): training walks ``seed``, test walks ``seed + 1000``, for both figures,
+        exactly as :func:`figure45_row` with ``seed=seed``.
+    relative_gram_error:
+        Seeded Gram error relative to ``||p_i||^2``; ``None``: the reading's default (:data:`READINGS`:
+        :data:`RELATIVE_GRAM_ERROR` for ``"sin"``, 0 for ``"exact"``). The Gram error's own seed ``gram_seed`` is
+        the same for every member (only the training sample varies).
+    steps, K, N, M, n_train, n_test, lr:
+        As in :func:`figure45_row` (the paper's setting, 50 steps).
+
+    Returns
+    -------
+    list of dict
+        ``norm``, ``norm2``, ``positions``, ``relative_gram_error``, ``seed``, ``fig4_T0``, ``fig4_parent``,
+        ``fig4_reproduced``, ``fig5_escape_step``, ``fig5_max_spread``, ``fig5_max_accuracy``, ``fig5_reproduced``,
+        ``both`` (as in :func:`figure45_row`; member ``b`` equals ``figure45_row(..., seed=seeds[b])`` up to
+        round-off).
+
+    Runtime: about 0.5 s per seed at the default size (both figures, 50 steps each).
+    """
+    check_choice("positions", positions, tuple(READINGS))
+    seeds = [check_int(f"seeds[{i}]", v, low=0) for i, v in enumerate(batched.member_values("seeds", seeds))]
+    steps = check_int("steps", steps, low=1)
+    lr = check_float("lr", lr, low=0.0, low_open=True)
+    n_train = check_int("n_train", n_train, low=1)
+    n_test = check_int("n_test", n_test, low=1)
+    gram = READINGS[positions] if relative_gram_error is None else relative_gram_error
+    model = scaled_model(K, N, M, norm=norm, positions=positions, relative_gram_error=gram, gram_seed=gram_seed)
+    test_seeds = [s + 1000 for s in seeds]
+    # Figure 4: p = 1/2
+    train = batched.walk_sweep_data(K, N, n_train, ps=0.5, seeds=seeds)
+    test = batched.walk_sweep_data(K, N, n_test, ps=0.5, seeds=test_seeds)
+    rec = batched.attention_records(model, test, ps=0.5)
+    hist = batched.train_sweep(model, train, steps=steps, lr=lr, record={"cond": rec["conditional_accuracy"]})
+    cond = np.asarray(hist["cond"])  # (T, B)
+    parent = rec["parent_attention"](hist.params).numpy()
+    # Figure 5: p = 1
+    train = batched.walk_sweep_data(K, N, n_train, ps=1.0, seeds=seeds)
+    test = batched.walk_sweep_data(K, N, n_test, ps=1.0, seeds=test_seeds)
+    rec5 = batched.attention_records(model, test)
+    hist5 = batched.train_sweep(model, train, steps=steps, lr=lr,
+                                record={"spread": _spread_record(model, train), "acc": rec5["accuracy"]})
+    spread, acc = np.asarray(hist5["spread"], dtype=float), np.asarray(hist5["acc"], dtype=float)
+    rows = []
+    for b, seed in enumerate(seeds):
+        optimal = np.abs(cond[:, b] - ring.bayes_accuracy(0.5)) < 1e-6
+        bad = np.flatnonzero(~optimal)
+        T0 = float("nan") if not optimal[-1] else float(hist.steps[0 if bad.size == 0 else bad[-1] + 1])
+        esc = np.flatnonzero(spread[:, b] > 1.0)
+        row = {"norm": norm, "norm2": float(model.query_norm2), "positions": positions,
+               "relative_gram_error": float(gram), "seed": seed, "fig4_T0": T0, "fig4_parent": float(parent[b]),
+               "fig4_reproduced": bool(optimal[-1] and parent[b] >= 0.99),
+               "fig5_escape_step": float(hist5.steps[esc[0]]) if esc.size else float("nan"),
+               "fig5_max_spread": float(spread[:, b].max()), "fig5_max_accuracy": float(acc[:, b].max())}
+        row["fig5_reproduced"] = bool(row["fig5_max_spread"] < 0.1 and row["fig5_max_accuracy"] < 1.0 / K + 0.05)
+        row["both"] = row["fig4_reproduced"] and row["fig5_reproduced"]
+        rows.append(row)
+    return rows
+
+
+def figure45_rates(rows: list[dict]) -> list[dict]:
+    """Rows of :func:`figure45_seeds` grouped by ``(positions, norm2)``: ``samples`` and, for ``fig4``, ``fig5``
+    and ``both``, the :class:`~onelayer.rates.Rate` of samples that reproduce it (``fig4_rate``, ...) with its
+    text (``fig4``, ...)."""
+    if not rows:
+        raise ValueError("rows must not be empty")
+    out = []
+    for key in sorted({(r["positions"], r["norm2"]) for r in rows}, key=lambda k: (k[0] != "sin", k[1])):
+        sub = [r for r in rows if (r["positions"], r["norm2"]) == key]
+        row = {"positions": key[0], "norm": sub[0]["norm"], "norm2": key[1], "samples": len(sub)}
+        for name in ("fig4", "fig5", "both"):
+            r = rate(sum(bool(x[name if name == "both" else f"{name}_reproduced"]) for x in sub), len(sub))
+            row[f"{name}_rate"], row[name] = r, r.text(2)
+        out.append(row)
+    return out

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from onelayer.chapters.walks import theorem31 as chapter
-from onelayer.walks import experiment, first_steps, ring, theory
+from onelayer.walks import edge, experiment, first_steps, ring, theory
 
 KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "chapter"}
 
@@ -100,8 +100,14 @@ def test_verdicts_follow_from_their_measurements(monkeypatch):
     assert verdicts["Theorem 3.1 item 3"]["verdict"].startswith("false for p != 1/2")
     assert verdicts["Lemma C.7"]["verdict"].startswith("the remainder grows")
     edge = next(r for r in rows if r["claim"].startswith("Theorem 3.1 needs N"))
-    assert edge["measurement"].startswith("24/25 runs") and edge["verdict"].startswith("holds in almost every run")
-    assert "one seed" in c1["measurement"]
+    assert edge["measurement"].startswith("p=0.9: optimal on the parent 38/40 = 0.95 [0.83, 0.99]")
+    assert edge["verdict"].startswith("holds in most runs only for p in {0.9, 0.95, 0.97}; at p in {0.99, 0.999}")
+    small = next(r for r in rows if r["claim"] == "Theorem 3.1 needs K > 4")
+    assert small["verdict"].startswith("K=4 locks onto another lag about as often as K=6")
+    assert "one seed" in c1["measurement"] and "all 6 columns at the most frequent label in 194/400" in c1["measurement"]
+    assert "all 6 at the most frequent label in about half of samples" in c1["verdict"]
+    c5 = verdicts["Lemma C.5 and item 1"]
+    assert "optimal at step 3 in 393/400" in c5["measurement"] and "from step 3 in most samples" in c5["verdict"]
     # a population V(1) that is not circulant would make the first verdict fail
     bad = [dict(r, V1_circulant=False) for r in chapter.lemma_c1_rows()]
     monkeypatch.setattr(chapter, "lemma_c1_rows", lambda: bad)
@@ -113,3 +119,54 @@ def test_bayes_accuracy_of_the_fig4_experiment():
     assert exp.bayes_accuracy == ring.bayes_accuracy(0.5) == 0.5  # exact: max(p, 1 - p) of 0.5
     assert exp.model.config.N == chapter.SETTINGS.fig4_N and exp is chapter.fig4_experiment()
     assert experiment.OPTIMAL_TOL < 1e-6
+
+
+def _edge_rows(K, p, good, other, n=40):
+    """Edge runs: ``good`` optimal on the parent, ``other`` on lag 2, the rest on the parent but not optimal."""
+    nan = float("nan")
+    return ([{"K": K, "p": p, "T0": 3.0, "top_lag": 1}] * good + [{"K": K, "p": p, "T0": nan, "top_lag": 2}] * other
+            + [{"K": K, "p": p, "T0": nan, "top_lag": 1}] * (n - good - other))
+
+
+def test_share_words_follow_the_interval():
+    from onelayer.rates import rate
+    assert [chapter._share(rate(k, 40)) for k in (40, 0, 38, 5, 20)] == ["all", "no", "most", "a minority of",
+                                                                          "about half of"]
+
+
+def test_edge_verdict_follows_the_intervals():
+    every = edge.edge_rates(_edge_rows(6, 0.9, 40, 0) + _edge_rows(6, 0.99, 40, 0))
+    assert chapter.edge_verdict(every)["verdict"] == "holds in every run"
+    most = edge.edge_rates(_edge_rows(6, 0.9, 38, 2) + _edge_rows(6, 0.99, 36, 4))
+    assert chapter.edge_verdict(most)["verdict"].startswith("holds in most runs at every p")
+    split = edge.edge_rates(_edge_rows(6, 0.9, 38, 2) + _edge_rows(6, 0.99, 21, 19))
+    v = chapter.edge_verdict(split)
+    assert v["verdict"].startswith("holds in most runs only for p in {0.9}; at p in {0.99}") and "0.47" in v["verdict"]
+    assert "p=0.99: optimal on the parent 21/40 = 0.53 [0.37, 0.67], other lag 19/40" in v["measurement"]
+    with pytest.raises(ValueError, match="rates"):
+        chapter.edge_verdict([])
+
+
+def test_small_ring_verdict_compares_k4_with_k6(monkeypatch):
+    def verdict(k4_other, k6_other, k3_good=200):
+        rows = _edge_rows(3, 0.9, k3_good, 0, 200) + _edge_rows(4, 0.9, 200 - k4_other, k4_other, 200) \
+            + _edge_rows(6, 0.9, 200 - k6_other, k6_other, 200)
+        monkeypatch.setattr(chapter, "seed_sweep", lambda: {"edge": rows, "meta": {"settings": {"edge_seeds": 40}}})
+        return chapter.small_ring_verdict()["verdict"]
+    assert verdict(48, 43).startswith("K=4 locks onto another lag about as often as K=6")
+    assert verdict(80, 20).startswith("K=4 locks onto another lag more often than K=6")
+    assert verdict(0, 20).startswith("K=4 is learned on the parent in every run")
+    assert verdict(48, 43, 200).endswith("K=3 is learned on the parent in all runs")
+
+
+def test_first_step_rates_count_the_stored_samples():
+    fr = chapter.first_step_rates()
+    rows = chapter.seed_sweep()["first_steps"]
+    assert fr["samples"] == len(rows) >= 100 and sum(fr["histogram_1"]) == len(rows)
+    assert fr["all_top_1"].k == fr["histogram_1"][6] == sum(r["top_label_columns_1"] == 6 for r in rows)
+    assert fr["mean_top_1"][1] < fr["mean_top_1"][0] < fr["mean_top_1"][2]
+    assert fr["all_top_1"].contains(0.5) and fr["all_plus_one_1"].k == 0  # about half; never all at +1
+    _, numbers = chapter.seed_rate_tables(quick=True)
+    assert numbers["first_steps"]["all_top_1"] == fr["all_top_1"].text(3) and len(numbers["table"]) == 15
+    with pytest.raises(ValueError, match="rows"):
+        chapter.first_step_rates([])

@@ -67,12 +67,43 @@ def test_escape_quick_larger_errors_escape_sooner():
 def test_verdicts_follow_from_their_measurements(monkeypatch):
     rows = chapter.verdict_rows()
     assert all(set(r) == KEYS and r["chapter"] == "theorem41" for r in rows)
-    sym, fig45 = rows
+    sym, sin, exact = rows
     assert "spread < 1e-12" in sym["measurement"] and sym["verdict"] == "holds exactly"
-    assert "Fig. 5 leaves the symmetric state at step 10" in fig45["measurement"]
-    assert fig45["verdict"].startswith("not with our default M/2") and "one seed" in fig45["measurement"]
-    assert "2*10^-12" in fig45["settings"]
+    assert sin["verdict"].startswith("fails: at every norm tried") and "2*10^-12" in sin["reading"]
+    assert "|p|^2=40: Fig. 4 7/40 = 0.17 [0.09, 0.32]" in sin["measurement"]
+    assert exact["verdict"].startswith("depends on the norm: both in most samples only at |p|^2 in {M/8 = 125, M/2 = 500}")
+    assert "Figure 5 holds at every norm" in exact["verdict"] and "40 training samples" in exact["settings"]
     # a run that left the symmetric state (accuracy above 1/K) must turn the first verdict
     broken = [dict(r, max_accuracy=1.0) for r in chapter.symmetry_rows()]
     monkeypatch.setattr(chapter, "symmetry_rows", lambda quick=False: broken)
     assert chapter.verdict_rows()[0]["verdict"] == "fails"
+
+
+def _rates(reading, counts, n=40):
+    """Rate rows of one reading from ``{norm: (fig4, fig5, both)}`` counts out of ``n``."""
+    rows = [{"positions": reading, "norm": norm, "norm2": float(i), "fig4_reproduced": i4 > j, "fig5_reproduced": i5 > j,
+             "both": ib > j} for i, (norm, (i4, i5, ib)) in enumerate(counts.items()) for j in range(n)]
+    return chapter.figure45_rate_rows(rows)
+
+
+def test_figure45_verdict_follows_the_intervals():
+    holds = chapter.figure45_verdict("exact", _rates("exact", {40.0: (38, 40, 38), "M/2": (40, 40, 40)}))
+    assert holds["verdict"] == "holds at every norm tried"
+    some = chapter.figure45_verdict("exact", _rates("exact", {40.0: (7, 40, 7), "M/2": (40, 40, 40)}))
+    assert some["verdict"].startswith("depends on the norm: both in most samples only at |p|^2 in {M/2 = 500}")
+    fails = chapter.figure45_verdict("sin", _rates("sin", {40.0: (7, 37, 6), "M/2": (40, 0, 0)}))
+    assert fails["verdict"] == "fails: at every norm tried most samples miss one figure (best |p|^2 = 40: both in 6/40 = 0.15 [0.07, 0.29])"
+    # 20/40 has an interval around 1/2: neither "most" nor "a minority"
+    assert chapter.figure45_verdict("sin", _rates("sin", {40.0: (20, 40, 20)}))["verdict"].startswith("undecided")
+    with pytest.raises(ValueError, match="reading"):
+        chapter.figure45_verdict("cos", _rates("sin", {40.0: (1, 1, 1)}))
+
+
+def test_figure45_rates_table_reads_the_stored_sweep():
+    _, numbers = chapter.figure45_rates(quick=True)
+    table = {(r["positions"], r["norm"]): r for r in numbers["table"]}
+    assert numbers["source"] == "walks/data/seed_rates.json" and len(table) == 10
+    assert table[("sin", "40.0")]["both"].startswith("6/40") and table[("exact", "M/2")]["both"].startswith("40/40")
+    rows = chapter.seed_sweep()["figure45"]
+    sub = [r for r in rows if r["positions"] == "sin" and r["norm"] == 40.0]
+    assert table[("sin", "40.0")]["fig4"].startswith(f"{sum(r['fig4_reproduced'] for r in sub)}/{len(sub)} ")

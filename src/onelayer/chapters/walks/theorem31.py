@@ -3,8 +3,9 @@
 The proof's steps at the paper's size: the first GD step against Lemma C.1 (on the exact population and on the
 paper's 1000 sampled walks), the second step's selection of the parent (Lemma C.5) and its log-odds against ``N``,
 the paper's Figures 4 and 8, the steps to Bayes-optimal predictions, the direction of ``V`` (``Pi^T`` or its
-entrywise square root), and the edge of the theorem (``p`` near 1, ``K <= 4``). Every figure and table of the
-chapter is a registered function here; the runs several cells share are cached.
+entrywise square root), and the edge of the theorem (``p`` near 1, ``K <= 4``). Claims about one training sample are
+measured as rates over many samples, from the stored sweep :mod:`onelayer.walks.seed_rates`. Every figure and table
+of the chapter is a registered function here; the runs several cells share are cached.
 """
 
 from __future__ import annotations
@@ -15,15 +16,16 @@ from functools import lru_cache
 import numpy as np
 
 from ...formatting import near_zero_text, number_text
+from ...rates import mean_interval, rate
 from ...registry import register
 from ...scrubber import frame_numbers, scrub
-from ...walks import direction, edge, experiment, figures, first_steps, theory
+from ...walks import direction, edge, experiment, figures, first_steps, seed_rates, theory
 from ...walks.data import walk_population
 
 __all__ = ["Settings", "SETTINGS", "sample_experiment", "lemma_c1_rows", "lemma_c1", "first_step_by_counting",
            "lemma_c5_rows", "first_steps_rows", "parent_log_odds", "fig4_experiment", "fig4_run", "fig4", "steps_player", "steps_frames",
            "steps_to_optimal", "fig8", "direction_runs", "value_direction", "DIRECTION_HEADERS", "loss_direction_rows", "lemma_c7",
-           "edge_rows", "verdict_rows"]
+           "seed_sweep", "first_step_rates", "edge_rate_rows", "seed_rate_tables", "edge_verdict", "pooled_edge_rates", "small_ring_verdict", "verdict_rows"]
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,8 @@ class Settings:
     edge_ps: tuple[float, ...] = edge.EDGE_PS
     edge_K: int = 6
     small_Ks: tuple[int, ...] = (3, 4)
+    #: the rates over training samples come from the stored sweep walks-seed-rates (onelayer.walks.seed_rates.FULL:
+    #: 400 samples at p = 0.7 for the first steps, 40 seeds per (K, p) for the edge) [ours]
 
 
 SETTINGS = Settings()
@@ -293,17 +297,139 @@ def lemma_c7() -> dict:
 
 # -- the edge of the theorem ---------------------------------------------------------------------------------------------
 
+# -- rates over training samples (the stored sweep) ------------------------------------------------------------------------
+
 @lru_cache(maxsize=None)
-def edge_rows(Ks: tuple[int, ...] = (6,), ps: tuple[float, ...] = SETTINGS.edge_ps) -> tuple[dict, ...]:
-    """:func:`onelayer.walks.edge.edge_table` (5 seeds per ``p``) for ring sizes ``Ks`` and walk parameters ``ps``;
-    cached (pass tuples)."""
-    return tuple(edge.edge_table(ps, Ks=Ks))
+def seed_sweep() -> dict:
+    """The stored sweep :mod:`onelayer.walks.seed_rates` (``python -m onelayer sweep walks-seed-rates``); cached."""
+    return seed_rates.load()
+
+
+def first_step_rates(rows: list[dict] | None = None) -> dict:
+    """Over the stored training samples (``p = 0.7``, the paper's size): ``samples``; the
+    :class:`~onelayer.rates.Rate` of samples in which all 6 columns of ``V(1)`` peak at the most frequent training
+    label (``all_top_1``), the same for ``V(2)`` (``all_top_2``), in which every column of ``V(1)`` peaks at offset
+    +1 (``all_plus_one_1``), and in which every test prediction is Bayes-optimal at step 3 (``optimal_3``) and at
+    step 2 (``optimal_2``); ``mean_top_1`` (mean, low, high) of the number of such columns of ``V(1)``; and
+    ``histogram_1`` (samples with 0..6 such columns)."""
+    rows = seed_sweep()["first_steps"] if rows is None else rows
+    if not rows:
+        raise ValueError("rows must not be empty")
+    n, K = len(rows), 6
+    count = lambda f: rate(sum(bool(f(r)) for r in rows), n)  # noqa: E731
+    return {"samples": n,
+            "all_top_1": count(lambda r: r["top_label_columns_1"] == K),
+            "all_top_2": count(lambda r: r["top_label_columns_2"] == K),
+            "all_plus_one_1": count(lambda r: r["plus_one_columns_1"] == K),
+            "optimal_2": count(lambda r: r["optimal_2"]), "optimal_3": count(lambda r: r["optimal_3"]),
+            "mean_top_1": mean_interval([r["top_label_columns_1"] for r in rows]),
+            "histogram_1": [sum(r["top_label_columns_1"] == c for r in rows) for c in range(K + 1)]}
+
+
+def edge_rate_rows(Ks: tuple[int, ...] = (6,)) -> list[dict]:
+    """:func:`onelayer.walks.edge.edge_rates` of the stored edge runs (40 seeds per ``(K, p)``) for ring sizes ``Ks``."""
+    return edge.edge_rates([r for r in seed_sweep()["edge"] if r["K"] in Ks])
+
+
+_RATE_COLUMNS = ("K", "p", "runs", "optimal_parent", "other_lag", "other_lags")
+
+
+@register("walks-t31-seed-rates", "Theorem 3.1 (table): over many training samples, the columns of V(1) at the most "
+                                  "frequent label (p=0.7) and the edge runs (K=3, 4, 6, p near 1) with 95% intervals")
+def seed_rate_tables(quick: bool = False):
+    """The rates of :func:`first_step_rates` and :func:`edge_rate_rows` (all stored ring sizes), from the stored
+    sweep (quick mode reads the same file)."""
+    fs = first_step_rates()
+    first = {k: (v.text(3) if hasattr(v, "text") else v) for k, v in fs.items()}
+    table = [{k: r[k] for k in _RATE_COLUMNS} for r in edge_rate_rows(tuple(sorted({r["K"] for r in seed_sweep()["edge"]})))]
+    return None, {"source": seed_rates.STORED, "first_steps": first, "table": table}
 
 
 # -- verdicts -----------------------------------------------------------------------------------------------------------
 
 def _f(x: float, digits: int = 3) -> str:
     return number_text(x, digits)
+
+
+def _share(r) -> str:
+    """A rate in words that its interval supports, to be followed by "samples" or "runs": "all"/"no" (k = n or 0),
+    "most" (interval above 1/2), "a minority of" (below 1/2), else "about half of" (the interval contains 1/2)."""
+    if r.k == r.n:
+        return "all"
+    if r.k == 0:
+        return "no"
+    return "most" if r.low > 0.5 else "a minority of" if r.high < 0.5 else "about half of"
+
+
+def edge_verdict(rates: list[dict] | None = None) -> dict:
+    """The verdict row on the edge of Theorem 3.1 (``K = 6``, ``p`` near 1) from the stored rates (40 seeds per
+    ``p``): per ``p`` the share of runs Bayes-optimal on the parent and the share locked onto another lag."""
+    s = SETTINGS
+    rates = edge_rate_rows((s.edge_K,)) if rates is None else rates
+    if not rates:
+        raise ValueError("rates must not be empty")
+    seeds = {r["runs"] for r in rates}
+    most = [r["p"] for r in rates if r["optimal_parent_rate"].low > 0.5]
+    not_most = [r["p"] for r in rates if r["optimal_parent_rate"].low <= 0.5]
+    lags = sorted({lag for r in rates for lag in r["other_lags"]})
+    if all(r["optimal_parent_rate"].k == r["runs"] for r in rates):
+        verdict = "holds in every run"
+    elif not not_most:
+        verdict = "holds in most runs at every p; some runs lock onto another lag and stay below Bayes"
+    else:
+        verdict = (f"holds in most runs only for p in {{{', '.join(f'{p:g}' for p in most)}}}; at p in "
+                   f"{{{', '.join(f'{p:g}' for p in not_most)}}} a large share of runs (up to "
+                   f"{max(r['other_lag_rate'].value for r in rates if r['p'] in not_most):.2f}) locks onto another "
+                   f"lag and stays below Bayes")
+    return {
+        "claim": "Theorem 3.1 needs N >= C_p poly(K): at the paper's size, Bayes accuracy on the parent for p near 1",
+        "source": "[paper]", "reading": "the paper's model (zero init, log-loss, sinusoidal positions with |p_i|^2 = M/2 [guess])",
+        "settings": (f"K={s.edge_K}, N=97, M=1000, 1000 training and 1000 test walks, 50 steps, p in "
+                     f"{{{', '.join(f'{p:g}' for p in (r['p'] for r in rates))}}}, {'/'.join(map(str, sorted(seeds)))} training "
+                     f"samples (data seeds) each"),
+        "measurement": ("; ".join(f"p={r['p']:g}: optimal on the parent {r['optimal_parent']}, other lag "
+                                  f"{r['other_lag']}" for r in rates)
+                        + f" (other lags seen: {', '.join(map(str, lags)) if lags else 'none'}; lag 2 is x_(N-2))"),
+        "verdict": verdict,
+        "chapter": "theorem31",
+    }
+
+
+def pooled_edge_rates(rows: list[dict] | None = None) -> dict:
+    """``{K: (optimal on the parent, other lag)}``: the two :class:`~onelayer.rates.Rate` of the stored edge runs of
+    each ring size, pooled over ``p``."""
+    rows = seed_sweep()["edge"] if rows is None else rows
+    out = {}
+    for K in sorted({r["K"] for r in rows}):
+        sub = [r for r in rows if r["K"] == K]
+        out[K] = (rate(sum(r["top_lag"] == 1 and not np.isnan(r["T0"]) for r in sub), len(sub)),
+                  rate(sum(r["top_lag"] != 1 for r in sub), len(sub)))
+    return out
+
+
+def small_ring_verdict() -> dict:
+    """The verdict row on the condition ``K > 4``: the stored runs for ``K = 3, 4`` against ``K = 6`` (40 seeds at
+    each of the five ``p``), pooled over ``p``."""
+    s = SETTINGS
+    pooled = pooled_edge_rates()
+    k3, k4, k6 = pooled[3], pooled[4], pooled[s.edge_K]
+    if k4[1].excludes(k6[1]) and k4[1].value > k6[1].value:
+        four = "K=4 locks onto another lag more often than K=6"
+    elif k4[1].k == 0:
+        four = "K=4 is learned on the parent in every run"
+    else:
+        four = "K=4 locks onto another lag about as often as K=6 (the intervals overlap): no sign that K=4 is special"
+    three = f"K=3 is learned on the parent in {_share(k3[0])} runs"
+    return {
+        "claim": "Theorem 3.1 needs K > 4", "source": "[paper]",
+        "reading": "the paper's model (zero init, log-loss, sinusoidal positions with |p_i|^2 = M/2 [guess])",
+        "settings": (f"K in {{3, 4, 6}}, N=97, M=1000, 50 steps, p in {{{', '.join(f'{p:g}' for p in s.edge_ps)}}}, "
+                     f"{seed_sweep()['meta']['settings']['edge_seeds']} training samples per (K, p), pooled over p"),
+        "measurement": "; ".join(f"K={K}: optimal on the parent {good.text()}, other lag {other.text()}"
+                                 for K, (good, other) in pooled.items()),
+        "verdict": f"{four}; {three}",
+        "chapter": "theorem31",
+    }
 
 def verdict_rows() -> list[dict]:
     """The chapter's verdicts (Lemmas C.1-C.3, C.5, C.7, items 1 and 3, the conditions on ``N`` and ``K``), each
@@ -312,6 +438,7 @@ def verdict_rows() -> list[dict]:
     model = "the paper's model (zero init, log-loss, sinusoidal positions with |p_i|^2 = M/2 [guess])"
     pop = next(r for r in lemma_c1_rows() if r["p"] == s.p and r["data"] == "population")
     fs = first_steps_rows(s.p)
+    fr = first_step_rates()
     rows.append({
         "claim": "Lemmas C.1-C.3: V(1) has the closed form, is circulant and peaks at offset +1", "source": "[paper]",
         "reading": model,
@@ -319,10 +446,14 @@ def verdict_rows() -> list[dict]:
         "measurement": (f"population: max error to the closed form {near_zero_text(pop['max_error'])}, circulant "
                         f"{pop['V1_circulant']}; sample (one seed): circulant deviation {_f(fs[0]['V_circulant_deviation'])}, "
                         f"column max offsets {fs[0]['V_column_max_offsets']}, {fs[0]['top_label_columns']}/6 columns "
-                        f"peak at the most frequent training label"),
+                        f"peak at the most frequent training label; over {fr['samples']} training samples: every "
+                        f"column at offset +1 in {fr['all_plus_one_1'].text()}, all 6 columns at the most frequent "
+                        f"label in {fr['all_top_1'].text()}"),
         "verdict": ("fails on the population" if not (pop["V1_circulant"] and pop["max_error"] < 1e-12) else
                     "holds on the population and on the sample" if fs[0]["V_circulant_deviation"] < 1e-12 else
-                    "holds on the population only; on the sample the rows of V(1) follow the training label frequencies"),
+                    f"holds on the population only; on a sample the rows of V(1) follow the training label "
+                    f"frequencies (every column at +1 in {_share(fr['all_plus_one_1'])} samples, all 6 at the most "
+                    f"frequent label in {_share(fr['all_top_1'])} samples)"),
         "chapter": "theorem31",
     })
     pop_steps = first_steps_rows(s.p, "population")
@@ -335,11 +466,12 @@ def verdict_rows() -> list[dict]:
                         f"share predicting the most frequent label {_f(fs[0]['predicts_top_label'])} at step 1, "
                         f"{_f(fs[1]['predicts_top_label'])} at step 2; conditional accuracy "
                         f"{_f(fs[1]['conditional_accuracy'])} at step 2, {_f(fs[2]['conditional_accuracy'])} at step 3; "
-                        f"population: {_f(pop_steps[1]['conditional_accuracy'])} at step 2"),
-        "verdict": ("holds: the parent is selected at step 2 on the sample too; steps 1-2 predict the most frequent "
-                    "label, optimal from step 3 (from step 2 on the population)"
-                    if fs[1]["parent_attention"] > 0.99 and abs(fs[2]["conditional_accuracy"] - s.p) < experiment.OPTIMAL_TOL
-                    else "fails at the paper's size"),
+                        f"population: {_f(pop_steps[1]['conditional_accuracy'])} at step 2; over {fr['samples']} "
+                        f"training samples: optimal at step 3 in {fr['optimal_3'].text()}, at step 2 in "
+                        f"{fr['optimal_2'].text()}"),
+        "verdict": (f"holds: the parent is selected at step 2 on the sample too; steps 1-2 predict the most frequent "
+                    f"label, optimal from step 3 in {_share(fr['optimal_3'])} samples (from step 2 on the population)"
+                    if fs[1]["parent_attention"] > 0.99 and fr["optimal_3"].low > 0.5 else "fails at the paper's size"),
         "chapter": "theorem31",
     })
     d = {r["loss"]: r for r in loss_direction_rows()}
@@ -366,33 +498,6 @@ def verdict_rows() -> list[dict]:
                     else "the remainder stays bounded"),
         "chapter": "theorem31",
     })
-    e6 = edge_rows((s.edge_K,))
-    s6 = edge.edge_summary(e6)
-    runs, opt = sum(r["runs"] for r in s6), sum(r["optimal_runs"] for r in s6)
-    off = [f"p={r['p']:g} seed {r['seed']} on lag {r['top_lag']}, conditional accuracy "
-           f"{_f(r['conditional_accuracy'])} < {_f(max(r['p'], 1 - r['p']))}" for r in e6 if r["top_lag"] != 1]
-    rows.append({
-        "claim": "Theorem 3.1 needs N >= C_p poly(K): at the paper's size, Bayes accuracy on the parent for p near 1",
-        "source": "[paper]", "reading": model,
-        "settings": f"K=6, N=97, M=1000, 50 steps, p in {{{', '.join(f'{p:g}' for p in s.edge_ps)}}}, 5 seeds each",
-        "measurement": (f"{opt}/{runs} runs Bayes-optimal with the attention on the parent; settled elsewhere: "
-                        f"{'; '.join(off) if off else 'none'} (lag 2 is x_(N-2))"),
-        "verdict": ("holds in every run" if opt == runs else
-                    "holds in almost every run; near p = 1 a run can settle on the grandparent and stay below Bayes"),
-        "chapter": "theorem31",
-    })
-    by_k = {r["K"]: r for r in edge.edge_summary(edge_rows(s.small_Ks, (0.9,)))}
-    rows.append({
-        "claim": "Theorem 3.1 needs K > 4", "source": "[paper]", "reading": model,
-        "settings": "K in {3, 4}, N=97, M=1000, p=0.9, 50 steps, 5 seeds (the chapter: 5 values of p)",
-        "measurement": (f"K=3: {by_k[3]['optimal_runs']}/{by_k[3]['runs']} optimal on the parent; K=4: "
-                        f"{by_k[4]['runs'] - by_k[4]['parent_runs']}/{by_k[4]['runs']} settle on another ancestor "
-                        f"(lags {by_k[4]['top_lags']})"),
-        "verdict": ("the condition matters for K=4 (some seeds lock onto x_(N-2)); K=3 is learned anyway"
-                    if by_k[4]["parent_runs"] < by_k[4]["runs"] and by_k[3]["optimal_runs"] == by_k[3]["runs"]
-                    else "K=3 and K=4 behave like K > 4 in these runs"
-                    if by_k[4]["parent_runs"] == by_k[4]["runs"] and by_k[3]["optimal_runs"] == by_k[3]["runs"]
-                    else "K <= 4 fails in some runs"),
-        "chapter": "theorem31",
-    })
+    rows.append(edge_verdict())
+    rows.append(small_ring_verdict())
     return rows

@@ -1,0 +1,76 @@
+"""The stored seed sweep of the Theorem 3.1 and 4.1 chapters (onelayer.walks.seed_rates) against recomputed cases."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from onelayer import sweeps
+from onelayer.walks import edge, first_steps, seed_rates, sensitivity
+
+
+@pytest.fixture(autouse=True)
+def _float64():
+    torch.set_default_dtype(torch.float64)
+
+
+@pytest.fixture(scope="module")
+def stored():
+    return seed_rates.load()
+
+
+def _same(a, b, keys, tol):
+    for key in keys:
+        x, y = a[key], b[key]
+        if isinstance(x, float) and math.isnan(x):
+            assert math.isnan(y), key
+        elif isinstance(x, float):
+            assert x == pytest.approx(y, abs=tol), key
+        else:
+            assert x == y, key  # exact: booleans, counts, lags and labels
+
+
+def test_stored_sweep_has_the_full_settings(stored):
+    c = seed_rates.FULL
+    meta = stored["meta"]
+    assert meta["quick"] is False and meta["settings"]["edge_seeds"] == c["edge_seeds"] >= 20
+    assert len(stored["first_steps"]) == c["first_seeds"] >= 100
+    assert len(stored["edge"]) == len(c["edge_Ks"]) * len(c["edge_ps"]) * c["edge_seeds"]
+    assert len(stored["figure45"]) == len(c["readings"]) * len(c["norms"]) * c["figure45_seeds"]
+    assert c["figure45_seeds"] >= 20 and "M/2" in c["norms"] and 40.0 in c["norms"]
+    assert sweeps.get("walks-seed-rates").stored == seed_rates.STORED
+
+
+def test_stored_first_steps_recompute(stored):
+    again = first_steps.first_steps_samples(stored["meta"]["settings"]["first_p"], seeds=[0, 7, 399])
+    rows = {r["seed"]: r for r in stored["first_steps"]}
+    for r in again:
+        _same(r, rows[r["seed"]], list(r), 1e-12)  # tol: the same batched sums in other member batches
+
+
+def test_stored_edge_recompute(stored):
+    again = edge.edge_table((0.99,), seeds=[0, 6, 39])
+    rows = {(r["K"], r["p"], r["seed"]): r for r in stored["edge"]}
+    for r in again:
+        _same(r, rows[(6, 0.99, r["seed"])], list(r), 1e-9)  # tol: member batches of another size
+
+
+def test_stored_figure45_recompute(stored):
+    for reading in ("sin", "exact"):
+        again = sensitivity.figure45_seeds(40.0, positions=reading, seeds=[1, 2])
+        rows = {(r["positions"], r["norm"], r["seed"]): r for r in stored["figure45"]}
+        for r in again:
+            _same(r, rows[(reading, 40.0, r["seed"])], [k for k in r if k != "norm"], 1e-9)  # tol: as above
+
+
+def test_quick_sweep_writes_a_file_that_loads(tmp_path):
+    out = tmp_path / "rates.json"
+    assert seed_rates.main(["--out", str(out), "--quick"]) == 0
+    data = seed_rates.load(out)
+    assert data["meta"]["quick"] is True and len(data["first_steps"]) == seed_rates.QUICK["first_seeds"]
+    assert any(isinstance(r["T0"], float) for r in data["edge"])
+    assert all(isinstance(r["fig5_escape_step"], float) for r in data["figure45"])  # "nan" strings read back
+    with pytest.raises(FileNotFoundError, match="walks-seed-rates"):
+        seed_rates.load(tmp_path / "missing.json")
