@@ -224,28 +224,66 @@ def test_trees_directions_never_import_each_other(side, other):
 
 #: Most onelayer modules a chapter may import from (issue 12: chapter, plots, its part's package, one more).
 MAX_CHAPTER_MODULES = 4
+#: Chapters that import more modules than that since the counter counts modules rather than import lines (issue 21),
+#: with their count: a ratchet. The test fails when one of them imports more, or fewer (then lower or drop its entry).
+OVER_THE_LIMIT = {
+    "walks/ring.ipynb": 5,
+    "walks/theorem41.ipynb": 5,
+    "trees/backward_data.ipynb": 6,
+    "trees/backward_training.ipynb": 5,
+    "trees/backward_generalization.ipynb": 5,
+    "trees/forward_construction.ipynb": 7,
+    "trees/forward_limits.ipynb": 9,
+    "trees/lab.ipynb": 5,
+}
 
 
 def chapter_onelayer_modules(path: Path) -> set[str]:
-    """The distinct ``onelayer...`` modules a notebook's code cells import from."""
+    """The distinct ``onelayer...`` modules a notebook's code cells import: ``from onelayer.walks import a, b`` counts
+    ``onelayer.walks.a`` and ``onelayer.walks.b`` where those are modules (else ``onelayer.walks`` once), so one
+    line that imports ten modules counts ten."""
+    import importlib.util
+
     found = set()
     for cell in json.loads(path.read_text())["cells"]:
         if cell["cell_type"] != "code":
             continue
         src = "".join(cell["source"])
-        found.update(re.findall(r"^\s*from\s+(onelayer[\w.]*)\s+import", src, re.M))
+        for package, names in re.findall(r"^\s*from\s+(onelayer[\w.]*)\s+import\s+\(?([^)\n]*)", src, re.M):
+            for name in (n.split(" as ")[0].strip() for n in names.split(",")):
+                if name and importlib.util.find_spec(package) is not None and _is_module(f"{package}.{name}"):
+                    found.add(f"{package}.{name}")
+                else:
+                    found.add(package)
         found.update(re.findall(r"^\s*import\s+(onelayer[\w.]*)", src, re.M))
     return found
 
 
-def test_chapter_import_counter():
+def _is_module(name: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+def test_chapter_import_counter(tmp_path):
     assert chapter_onelayer_modules(BOOK / "walks" / "ring.ipynb")  # the counter sees something
+    nb = {"cells": [{"cell_type": "code", "source": ["from onelayer.walks import data, model, ring\n",
+                                                     "from onelayer.chapter import start, show_table\n"]}]}
+    (tmp_path / "x.ipynb").write_text(json.dumps(nb))
+    assert chapter_onelayer_modules(tmp_path / "x.ipynb") == {"onelayer.walks.data", "onelayer.walks.model",
+                                                              "onelayer.walks.ring", "onelayer.chapter"}
 
 
 @pytest.mark.parametrize("path", notebooks(), ids=lambda p: str(p.relative_to(BOOK)))
 def test_chapter_imports_from_few_modules(path: Path):
     mods = chapter_onelayer_modules(path)
-    assert len(mods) <= MAX_CHAPTER_MODULES, f"{path.name} imports from {len(mods)} onelayer modules: {sorted(mods)}"
+    allowed = OVER_THE_LIMIT.get(str(path.relative_to(BOOK)), MAX_CHAPTER_MODULES)
+    assert len(mods) <= allowed, f"{path.name} imports from {len(mods)} onelayer modules: {sorted(mods)}"
+    if allowed > MAX_CHAPTER_MODULES:
+        assert len(mods) == allowed, f"{path.name} now imports {len(mods)} modules: lower its OVER_THE_LIMIT entry"
 
 
 def test_no_module_finds_its_files_through_dunder_file():
