@@ -1,11 +1,11 @@
-"""Batched walks sweep: :func:`onelayer.walks.batched.train_sweep` over 64 data seeds vs 64 separate runs.
+"""Batched walks sweep: :func:`onelayer.walks.batched.train_batched` over 64 data seeds vs 64 separate runs.
 
 Problem: the walks paper's Section 5.1 setting (``K=6, N=97, M=1000``, 1000
 sampled walks per seed, ``p=0.5``, zero initialisation, ``eta=1``, log-loss
 with ``epsilon=0.1``, float64). Each of the 64 members has its own training
 walks (data seed ``b``).
 
-* ``ours``: one :func:`~onelayer.walks.batched.train_sweep` call (closed-form
+* ``ours``: one :func:`~onelayer.walks.batched.train_batched` call (closed-form
   batched gradients through :func:`onelayer.batched.batched_gd`; members are
   processed in chunks of about ``2^18`` attention entries, two members at
   this size).
@@ -32,7 +32,7 @@ import torch
 from benchmarks.harness import make_row, peak_rss_mb, time_call
 from onelayer.walks.data import walk_data
 from onelayer.walks.model import WalkTransformer
-from onelayer.walks.batched import SweepData, train_sweep
+from onelayer.walks.batched import BatchedData, train_batched
 
 __all__ = ["run"]
 
@@ -45,13 +45,13 @@ def _row(cfg: dict, quick: bool, label: str) -> dict:
     B, steps = cfg["B"], cfg["steps"]
     model = WalkTransformer(K=cfg["K"], N=cfg["N"], M=cfg["M"])
     datas = [walk_data(cfg["K"], cfg["p"], cfg["N"], cfg["n"], seed=b) for b in range(B)]
-    batch = SweepData.stack(datas)
+    batch = BatchedData.stack(datas)
 
     def separate():
         return [model.train(model.init(), d, steps=steps) for d in datas]
 
     def batched():
-        return train_sweep(model, batch, steps=steps)
+        return train_batched(model, batch, steps=steps)
 
     ref = separate()
     ours = batched()

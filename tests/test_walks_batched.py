@@ -36,9 +36,9 @@ def _separate(model, ps, seeds, lrs, steps, init="zero", init_seeds=(0, 0, 0), s
 ])
 def test_sweep_reproduces_separate_runs(options, init, lrs):
     model = WalkTransformer(K=K, N=N, M=M, **options)
-    data = sw.walk_sweep_data(K, N, n, ps=PS, seeds=SEEDS)
+    data = sw.walk_batched_data(K, N, n, ps=PS, seeds=SEEDS)
     init_seeds = (3, 4, 5)
-    hist = sw.train_sweep(model, data, steps=15, lr=torch.tensor(lrs), init=init, init_seeds=init_seeds)
+    hist = sw.train_batched(model, data, steps=15, lr=torch.tensor(lrs), init=init, init_seeds=init_seeds)
     runs = _separate(model, PS, SEEDS, lrs, 15, init=init, init_seeds=init_seeds)
     moved = 0.0
     for b, run in enumerate(runs):
@@ -52,9 +52,9 @@ def test_sweep_reproduces_separate_runs(options, init, lrs):
 
 def test_records_match_the_single_model():
     model = WalkTransformer(K=K, N=N, M=M)
-    train = sw.walk_sweep_data(K, N, n, ps=PS, seeds=SEEDS)
-    test = sw.walk_sweep_data(K, N, 150, ps=PS, seeds=[s + 1000 for s in SEEDS])
-    hist = sw.train_sweep(model, train, steps=4, record=sw.attention_records(model, test, PS), snapshot_at=(2,))
+    train = sw.walk_batched_data(K, N, n, ps=PS, seeds=SEEDS)
+    test = sw.walk_batched_data(K, N, 150, ps=PS, seeds=[s + 1000 for s in SEEDS])
+    hist = sw.train_batched(model, train, steps=4, record=sw.attention_records(model, test, PS), snapshot_at=(2,))
     for b, p in enumerate(PS):
         data, test_b = train.member(b), test.member(b)
         single = model.train(model.init(), data, steps=4, record={
@@ -70,16 +70,16 @@ def test_records_match_the_single_model():
 
 def test_chunking_does_not_change_the_result():
     model = WalkTransformer(K=K, N=N, M=M)
-    data = sw.walk_sweep_data(K, N, n, ps=PS, seeds=SEEDS)
-    one = sw.train_sweep(model, data, steps=6, chunk=1)
-    all_ = sw.train_sweep(model, data, steps=6, chunk=3)
+    data = sw.walk_batched_data(K, N, n, ps=PS, seeds=SEEDS)
+    one = sw.train_batched(model, data, steps=6, chunk=1)
+    all_ = sw.train_batched(model, data, steps=6, chunk=3)
     for name in one.params:
         assert float((one.params[name] - all_.params[name]).abs().max()) < 1e-12
 
 
 def test_closed_form_gradients_match_autograd():
     model = WalkTransformer(K=K, N=N, M=M, hidden=5)
-    data = sw.walk_sweep_data(K, N, 50, ps=(0.6, 0.8), seeds=(2, 3))
+    data = sw.walk_batched_data(K, N, 50, ps=(0.6, 0.8), seeds=(2, 3))
     params = sw.init_params(model, 2, "gaussian", sigma=0.1, seeds=(0, 1))
     loss, grads = sw.loss_and_grads(model, params, data)
     live = {k: v.clone().requires_grad_(True) for k, v in params.items()}
@@ -103,13 +103,13 @@ def test_init_params_match_the_single_model():
 
 def test_sweep_data_stack_and_member_round_trip():
     datas = [walk_data(K, 0.7, N, 30, seed=s) for s in (0, 1)]
-    stacked = sw.SweepData.stack(datas)
+    stacked = sw.BatchedData.stack(datas)
     assert (stacked.B, stacked.n, stacked.N) == (2, 30, N)
     assert torch.equal(stacked.last, stacked.tokens[:, :, -1])  # exact: integer tokens
     for b in range(2):
         m = stacked.member(b)
         assert torch.equal(m.tokens, datas[b].tokens) and torch.equal(m.labels, datas[b].labels)  # exact: integer tokens and labels
-    assert torch.equal(sw.walk_sweep_data(K, N, 30, ps=0.7, seeds=(0, 1)).tokens, stacked.tokens)  # exact: integer tokens, same seeds
+    assert torch.equal(sw.walk_batched_data(K, N, 30, ps=0.7, seeds=(0, 1)).tokens, stacked.tokens)  # exact: integer tokens, same seeds
 
 
 # -- validation ----------------------------------------------------------------------------------------------
@@ -117,61 +117,61 @@ def test_sweep_data_validation():
     good = walk_data(K, 0.5, N, 10, seed=0)
     t, y, w = good.tokens[None], good.labels[None], good.weights[None]
     with pytest.raises(TypeError, match="tokens"):
-        sw.SweepData(t[0], y, w, K)
+        sw.BatchedData(t[0], y, w, K)
     with pytest.raises(TypeError, match="labels"):
-        sw.SweepData(t, y[0], w, K)
+        sw.BatchedData(t, y[0], w, K)
     with pytest.raises(TypeError, match="weights"):
-        sw.SweepData(t, y, w.float(), K)
+        sw.BatchedData(t, y, w.float(), K)
     with pytest.raises(ValueError, match="lie in"):
-        sw.SweepData(t, y, w, 3)
+        sw.BatchedData(t, y, w, 3)
     with pytest.raises(ValueError, match="sum to 1"):
-        sw.SweepData(t, y, 2 * w, K)
+        sw.BatchedData(t, y, 2 * w, K)
     with pytest.raises(ValueError, match="at least one"):
-        sw.SweepData.stack([])
+        sw.BatchedData.stack([])
     with pytest.raises(ValueError, match="datas\\[1\\]"):
-        sw.SweepData.stack([good, walk_data(K, 0.5, N, 11, seed=0)])
+        sw.BatchedData.stack([good, walk_data(K, 0.5, N, 11, seed=0)])
     with pytest.raises(TypeError, match="datas\\[0\\]"):
-        sw.SweepData.stack([t])
+        sw.BatchedData.stack([t])
     with pytest.raises(ValueError, match="b must be"):
-        sw.SweepData.stack([good]).member(1)
+        sw.BatchedData.stack([good]).member(1)
 
 
 def test_walk_sweep_data_validation():
     with pytest.raises(ValueError, match="same number of members"):
-        sw.walk_sweep_data(K, N, 10, ps=(0.5, 0.6), seeds=(0, 1, 2))
+        sw.walk_batched_data(K, N, 10, ps=(0.5, 0.6), seeds=(0, 1, 2))
     with pytest.raises(ValueError, match="ps\\[1\\]"):
-        sw.walk_sweep_data(K, N, 10, ps=(0.5, 1.5))
+        sw.walk_batched_data(K, N, 10, ps=(0.5, 1.5))
     with pytest.raises(ValueError, match="seeds\\[0\\]"):
-        sw.walk_sweep_data(K, N, 10, seeds=(-1,))
+        sw.walk_batched_data(K, N, 10, seeds=(-1,))
     with pytest.raises(TypeError, match="ps"):
-        sw.walk_sweep_data(K, N, 10, ps="0.5")
+        sw.walk_batched_data(K, N, 10, ps="0.5")
     with pytest.raises(ValueError, match="K must be"):
-        sw.walk_sweep_data(2, N, 10)
+        sw.walk_batched_data(2, N, 10)
 
 
 def test_trainer_validation():
     model = WalkTransformer(K=K, N=N, M=M)
-    data = sw.walk_sweep_data(K, N, 10, ps=(0.5, 0.7), seeds=(0, 1))
+    data = sw.walk_batched_data(K, N, 10, ps=(0.5, 0.7), seeds=(0, 1))
     with pytest.raises(TypeError, match="model"):
-        sw.train_sweep("model", data, steps=1)
+        sw.train_batched("model", data, steps=1)
     with pytest.raises(TypeError, match="data"):
-        sw.train_sweep(model, data.member(0), steps=1)
+        sw.train_batched(model, data.member(0), steps=1)
     with pytest.raises(ValueError, match="the model expects"):
-        sw.train_sweep(WalkTransformer(K=K, N=N + 1, M=M), data, steps=1)
+        sw.train_batched(WalkTransformer(K=K, N=N + 1, M=M), data, steps=1)
     with pytest.raises(ValueError, match="steps"):
-        sw.train_sweep(model, data, steps=-1)
+        sw.train_batched(model, data, steps=-1)
     with pytest.raises(ValueError, match="chunk"):
-        sw.train_sweep(model, data, steps=1, chunk=0)
+        sw.train_batched(model, data, steps=1, chunk=0)
     with pytest.raises(ValueError, match="init must be"):
-        sw.train_sweep(model, data, steps=1, init="ones")
+        sw.train_batched(model, data, steps=1, init="ones")
     with pytest.raises(ValueError, match="seeds"):
-        sw.train_sweep(model, data, steps=1, init="gaussian", init_seeds=(0, 1, 2))
+        sw.train_batched(model, data, steps=1, init="gaussian", init_seeds=(0, 1, 2))
     with pytest.raises(ValueError, match="params\\['q'\\]"):
-        sw.train_sweep(model, data, steps=1, params={"V": torch.zeros(2, K, K), "q": torch.zeros(3, K + M)})
+        sw.train_batched(model, data, steps=1, params={"V": torch.zeros(2, K, K), "q": torch.zeros(3, K + M)})
     with pytest.raises(ValueError, match="exactly"):
-        sw.train_sweep(model, data, steps=1, params={"V": torch.zeros(2, K, K)})
+        sw.train_batched(model, data, steps=1, params={"V": torch.zeros(2, K, K)})
     with pytest.raises(ValueError, match="shape \\(B,\\)"):
-        sw.train_sweep(model, data, steps=1, lr=torch.ones(3))
+        sw.train_batched(model, data, steps=1, lr=torch.ones(3))
     with pytest.raises(ValueError, match="ps must be a number or have one value per member"):
         sw.attention_records(model, data, ps=(0.5, 0.6, 0.7))
     with pytest.raises(ValueError, match="members"):

@@ -75,9 +75,9 @@ def test_step2_logits_are_quadratic_in_M():
     N, seeds = 25, (0, 1)
     A, B = sc.step2_logit_parts(N, seeds=seeds, n_train=300, n_test=100)
     model = WalkTransformer(K=6, N=N, M=300)
-    train = sw.walk_sweep_data(6, N, 300, ps=0.7, seeds=seeds)
-    test = sw.walk_sweep_data(6, N, 100, ps=0.7, seeds=[s + 1000 for s in seeds])
-    z = sw.forward_pass(model, sw.train_sweep(model, train, steps=2).params, test)["z"]
+    train = sw.walk_batched_data(6, N, 300, ps=0.7, seeds=seeds)
+    test = sw.walk_batched_data(6, N, 100, ps=0.7, seeds=[s + 1000 for s in seeds])
+    z = sw.forward_pass(model, sw.train_batched(model, train, steps=2).params, test)["z"]
     a = 150.0
     assert float((a * A + a * a * B - z).abs().max()) < 1e-8 * float(z.abs().max())
 
@@ -89,11 +89,11 @@ def test_critical_M_is_the_step2_threshold():
     # at N = 25, one seed: just above M_crit the parent is selected at step 2, just below it is not
     N, Mc = 25, M[1]
     model_args = dict(K=6, N=N)
-    train = sw.walk_sweep_data(6, N, 400, ps=0.7, seeds=(0,))
-    test = sw.walk_sweep_data(6, N, 200, ps=0.7, seeds=(1000,))
+    train = sw.walk_batched_data(6, N, 400, ps=0.7, seeds=(0,))
+    test = sw.walk_batched_data(6, N, 200, ps=0.7, seeds=(1000,))
     for factor, selected in ((1.02, True), (0.98, False)):
         model = WalkTransformer(M=int(round(factor * Mc)), **model_args)
-        params = sw.train_sweep(model, train, steps=2).params
+        params = sw.train_batched(model, train, steps=2).params
         parent = float(sw.forward_pass(model, params, test)["S"][0, :, -2].mean())
         assert (parent >= 0.99) is selected, (factor, parent)
     leak = sc.critical_M((13, 25, 49), seeds=(0,), n_train=400, n_test=200, criterion="log_odds", c=0.25)

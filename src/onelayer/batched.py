@@ -214,7 +214,7 @@ def batched_gd(
     member_data: tuple[torch.Tensor, ...] = (),
     device: str = "cpu",
     progress: bool = False,
-    desc: str = "sweep",
+    desc: str = "members",
 ) -> BatchedHistory:
     """Plain gradient descent on ``B`` independent members at once.
 

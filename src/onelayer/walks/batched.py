@@ -8,9 +8,9 @@ that share the model (``K``, ``N``, ``M`` and every option of
 ``n`` are trained together by :func:`onelayer.batched.batched_gd` with a
 leading member axis ``B``:
 
-* :class:`SweepData`: the training walks of every member, int64 tokens
+* :class:`BatchedData`: the training walks of every member, int64 tokens
   ``(B, n, N - 1)``, labels ``(B, n)`` and weights ``(B, n)``
-  (:func:`walk_sweep_data` samples them, :meth:`SweepData.stack` stacks
+  (:func:`walk_batched_data` samples them, :meth:`BatchedData.stack` stacks
   :class:`~onelayer.walks.data.TokenData` objects);
 * :func:`init_params`: ``{"V": (B, K, K), "q": (B, K + M)}`` (zero, or Gaussian
   per initialisation seed, exactly as :meth:`~onelayer.walks.model.WalkTransformer.init`);
@@ -18,7 +18,7 @@ leading member axis ``B``:
   :meth:`~onelayer.walks.model.WalkTransformer.loss_and_grads` with a member axis (in chunks of members). As there, the
   entry ``"q"`` is ``||x~_N||^2 dL/dq``, so that ``q -= eta * grads["q"]`` is
   the GD step on the merged matrix ``W``;
-* :func:`train_sweep`: the sweep itself, returning a
+* :func:`train_batched`: the batched training itself, returning a
   :class:`~onelayer.batched.BatchedHistory`;
 * :func:`attention_records`: per-member record functions (attention on the
   parent, accuracy, conditional accuracy) on any batched walks.
@@ -29,7 +29,7 @@ There is one forward pass: :func:`forward_pass` and :func:`loss_and_grads` call
 shared model with the member axis as a leading axis, so member ``b`` goes
 through the same floating-point operations as a separate run except the two
 products with the positional matrix ``P`` (one matrix product for all members
-instead of one matrix-vector product each). In float64 a sweep reproduces
+instead of one matrix-vector product each). In float64 a batched run reproduces
 separate runs to about ``1e-13`` (``tests/test_walks_batched.py`` asks for ``1e-10``).
 
 Defaults are the paper's Section 5.1 setting (those of :class:`ModelConfig` and
@@ -55,21 +55,21 @@ from .data import TokenData, walk_data
 from .model import INITS, WalkTransformer
 
 __all__ = [
-    "SweepData",
-    "walk_sweep_data",
+    "BatchedData",
+    "walk_batched_data",
     "member_values",
     "init_params",
     "forward_pass",
     "losses_per_member",
     "loss_and_grads",
     "CHUNK_ENTRIES",
-    "train_sweep",
+    "train_batched",
     "attention_records",
 ]
 
 
 @dataclass(frozen=True)
-class SweepData:
+class BatchedData:
     """The training (or test) walks of ``B`` members, each with ``n`` sequences of length ``N``.
 
     Attributes
@@ -120,7 +120,7 @@ class SweepData:
         return self.tokens[:, :, -1]
 
     @classmethod
-    def stack(cls, datas: Sequence[TokenData]) -> SweepData:
+    def stack(cls, datas: Sequence[TokenData]) -> BatchedData:
         """Stack ``B >= 1`` :class:`~onelayer.walks.data.TokenData` with equal ``K``, ``N`` and ``B`` (= ``n``)."""
         datas = check_instances("datas", datas, TokenData, "one per member")
         for i, d in enumerate(datas):
@@ -157,7 +157,7 @@ def member_values(name: str, values, size: int | None = None) -> list:
     return out
 
 
-def walk_sweep_data(K: int, N: int, n: int, *, ps=0.5, seeds=0) -> SweepData:
+def walk_batched_data(K: int, N: int, n: int, *, ps=0.5, seeds=0) -> BatchedData:
     """``n`` sampled ring walks per member: member ``b`` is ``walk_data(K, ps[b], N, n, seed=seeds[b])``.
 
     ``ps`` and ``seeds`` are each a scalar (shared) or a sequence with one
@@ -173,7 +173,7 @@ def walk_sweep_data(K: int, N: int, n: int, *, ps=0.5, seeds=0) -> SweepData:
     size = lengths.pop() if lengths else 1
     ps = [check_probability(f"ps[{i}]", v) for i, v in enumerate(member_values("ps", ps, size))]
     seeds = [check_int(f"seeds[{i}]", v, low=0) for i, v in enumerate(member_values("seeds", seeds, size))]
-    return SweepData.stack([walk_data(K, p, N, n, seed=s) for p, s in zip(ps, seeds)])
+    return BatchedData.stack([walk_data(K, p, N, n, seed=s) for p, s in zip(ps, seeds)])
 
 
 def _check_model(model) -> WalkTransformer:
@@ -182,9 +182,9 @@ def _check_model(model) -> WalkTransformer:
     return model
 
 
-def _check_data(model: WalkTransformer, data) -> SweepData:
-    if not isinstance(data, SweepData):
-        raise TypeError(f"data must be a onelayer.walks.batched.SweepData, got {type(data).__name__}")
+def _check_data(model: WalkTransformer, data) -> BatchedData:
+    if not isinstance(data, BatchedData):
+        raise TypeError(f"data must be a onelayer.walks.batched.BatchedData, got {type(data).__name__}")
     if data.K != model.config.K or data.N != model.config.N:
         raise ValueError(f"data has K={data.K}, N={data.N}; the model expects K={model.config.K}, N={model.config.N}")
     return data
@@ -230,7 +230,7 @@ def init_params(model: WalkTransformer, members: int, init: str = "zero", *, sig
 CHUNK_ENTRIES = 2**18
 
 
-def _chunks(model: WalkTransformer, data: SweepData, chunk: int | None) -> list[slice]:
+def _chunks(model: WalkTransformer, data: BatchedData, chunk: int | None) -> list[slice]:
     """Slices of the member axis; each chunk is computed separately (results do not depend on it)."""
     if chunk is None:
         chunk = max(1, CHUNK_ENTRIES // (data.n * data.N))
@@ -240,7 +240,7 @@ def _chunks(model: WalkTransformer, data: SweepData, chunk: int | None) -> list[
 
 
 def forward_pass(model: WalkTransformer, params: Mapping[str, torch.Tensor],
-                 data: SweepData) -> dict[str, torch.Tensor]:
+                 data: BatchedData) -> dict[str, torch.Tensor]:
     """Logits ``z`` and attention ``S`` (``(B, n, N)``), weighted token ``u`` and output ``f`` (``(B, n, K)``).
 
     With a hidden ReLU layer also the pre-activation ``h``. Member ``b`` sees
@@ -260,14 +260,14 @@ def _loss_values(model: WalkTransformer, f: torch.Tensor, labels: torch.Tensor) 
     return losses.loss_values(f.reshape(-1, c.K), labels.reshape(-1), c.loss, c.epsilon).reshape(labels.shape)
 
 
-def losses_per_member(model: WalkTransformer, params: Mapping[str, torch.Tensor], data: SweepData) -> torch.Tensor:
+def losses_per_member(model: WalkTransformer, params: Mapping[str, torch.Tensor], data: BatchedData) -> torch.Tensor:
     """Training loss of every member, ``(B,)`` (differentiable if the parameters require grad)."""
     f = forward_pass(model, params, data)["f"]
     values = _loss_values(model, f, data.labels)
     return _loss_factor(model, data.n) * (data.weights.to(model.dtype) * values).sum(dim=1)
 
 
-def loss_and_grads(model: WalkTransformer, params: Mapping[str, torch.Tensor], data: SweepData, *,
+def loss_and_grads(model: WalkTransformer, params: Mapping[str, torch.Tensor], data: BatchedData, *,
                    chunk: int | None = None) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """Per-member losses ``(B,)`` and closed-form gradients ``name -> (B, ...)``.
 
@@ -294,7 +294,7 @@ def loss_and_grads(model: WalkTransformer, params: Mapping[str, torch.Tensor], d
 
 
 # -- records and training ------------------------------------------------------------------------
-def attention_records(model: WalkTransformer, data: SweepData, ps=None, *,
+def attention_records(model: WalkTransformer, data: BatchedData, ps=None, *,
                       chunk: int | None = None) -> dict[str, Callable]:
     """Record functions ``params -> (B,)`` on the walks ``data`` (e.g. held-out test walks of every member).
 
@@ -337,11 +337,11 @@ def attention_records(model: WalkTransformer, data: SweepData, ps=None, *,
     return records
 
 
-def train_sweep(model: WalkTransformer, data: SweepData, *, steps: int, lr=1.0, init: str = "zero",
+def train_batched(model: WalkTransformer, data: BatchedData, *, steps: int, lr=1.0, init: str = "zero",
                 sigma: float = 0.01, init_seeds=0, params: Mapping[str, torch.Tensor] | None = None,
                 record: Mapping[str, Callable] | None = None, record_every: int = 1, record_at=None,
                 snapshot_at=(), chunk: int | None = None, progress: bool = False,
-                desc: str = "walks sweep") -> BatchedHistory:
+                desc: str = "walks members") -> BatchedHistory:
     """Full-batch GD of every member at once (:func:`onelayer.batched.batched_gd` with :func:`loss_and_grads`).
 
     Parameters
@@ -349,7 +349,7 @@ def train_sweep(model: WalkTransformer, data: SweepData, *, steps: int, lr=1.0, 
     model:
         The shared :class:`~onelayer.walks.model.WalkTransformer` (sizes and options).
     data:
-        The members' training walks (:func:`walk_sweep_data`).
+        The members' training walks (:func:`walk_batched_data`).
     steps:
         Number of GD steps (``>= 0``).
     lr:

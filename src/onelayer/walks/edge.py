@@ -8,7 +8,7 @@ whether and when the Bayes accuracy is reached and *which* position the
 attention settles on: the parent (lag 1) or another ancestor.
 
 * :func:`edge_table`: one row per run (many runs trained together with
-  :func:`onelayer.walks.batched.train_sweep`).
+  :func:`onelayer.walks.batched.train_batched`).
 * :func:`edge_summary`: the rows grouped by ``(K, p)``.
 * :func:`edge_rates`: per ``(K, p)`` the share of runs that are Bayes-optimal on the parent and the share that lock
   onto another lag, each a :class:`~onelayer.rates.Rate` with its 95% interval.
@@ -74,10 +74,10 @@ def edge_table(ps=EDGE_PS, *, seeds=(0, 1, 2, 3, 4), Ks=(6,), N: int = 97, M: in
         model = WalkTransformer(K=K, N=N, M=M)
         mp = [p for p in ps for _ in seeds]
         ms = [s for _ in ps for s in seeds]
-        train = batched.walk_sweep_data(K, N, n_train, ps=mp, seeds=ms)
-        test = batched.walk_sweep_data(K, N, n_test, ps=mp, seeds=[s + 1000 for s in ms])
+        train = batched.walk_batched_data(K, N, n_train, ps=mp, seeds=ms)
+        test = batched.walk_batched_data(K, N, n_test, ps=mp, seeds=[s + 1000 for s in ms])
         rec = batched.attention_records(model, test, ps=mp)
-        hist = batched.train_sweep(model, train, steps=steps, lr=lr,
+        hist = batched.train_batched(model, train, steps=steps, lr=lr,
                                    record={"conditional_accuracy": rec["conditional_accuracy"]})
         cond = np.asarray(hist["conditional_accuracy"])  # (T, B)
         out = batched.forward_pass(model, hist.params, test)

@@ -182,7 +182,7 @@ def first_steps_samples(p: float = 0.7, *, seeds=tuple(range(100)), K: int = 6, 
     """Steps ``1..steps`` of GD from zero on many training samples (one row per data seed), trained together.
 
     Member ``b`` is :func:`first_steps_table` with ``seed=seeds[b]`` (training walks ``seed``, test walks
-    ``seed + 1000``), run by :func:`onelayer.walks.batched.train_sweep`.
+    ``seed + 1000``), run by :func:`onelayer.walks.batched.train_batched`.
 
     Returns
     -------
@@ -197,10 +197,10 @@ def first_steps_samples(p: float = 0.7, *, seeds=tuple(range(100)), K: int = 6, 
     steps = check_int("steps", steps, low=1)
     seeds = [check_int(f"seeds[{i}]", v, low=0) for i, v in enumerate(batched.member_values("seeds", seeds))]
     model = WalkTransformer(K=K, N=N, M=M)
-    train = batched.walk_sweep_data(K, N, n_train, ps=p, seeds=seeds)
-    test = batched.walk_sweep_data(K, N, n_test, ps=p, seeds=[s + 1000 for s in seeds])
+    train = batched.walk_batched_data(K, N, n_train, ps=p, seeds=seeds)
+    test = batched.walk_batched_data(K, N, n_test, ps=p, seeds=[s + 1000 for s in seeds])
     rec = batched.attention_records(model, test, ps=p)
-    hist = batched.train_sweep(model, train, steps=steps, lr=lr, record={"cond": rec["conditional_accuracy"]},
+    hist = batched.train_batched(model, train, steps=steps, lr=lr, record={"cond": rec["conditional_accuracy"]},
                                snapshot_at=tuple(range(1, steps + 1)))
     cond = np.asarray(hist["cond"])  # (T, B): steps 0..steps
     rows = []

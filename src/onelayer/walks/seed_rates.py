@@ -1,7 +1,7 @@
 """The stored seed sweep of the Theorem 3.1 and 4.1 chapters: claims about one training sample, measured as rates.
 
 Three experiments, each over many training samples (data seeds), each trained with
-:func:`onelayer.walks.batched.train_sweep`:
+:func:`onelayer.walks.batched.train_batched`:
 
 * ``"first_steps"``: :func:`onelayer.walks.first_steps.first_steps_samples` at ``p = 0.7`` (how many columns of
   ``V^(1)`` peak at the most frequent training label; whether step 3 is Bayes-optimal);

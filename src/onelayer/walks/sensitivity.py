@@ -14,7 +14,7 @@ norms, precisions and symmetry breakers:
 * :func:`figure45_row` / :func:`figure45_table`: the two figures' criteria for each
   setting; :func:`figure45_figure`: the table as a plot.
 * :func:`figure45_seeds`: the same criteria over many training samples (data seeds) at one
-  setting, trained together with :func:`onelayer.walks.batched.train_sweep`;
+  setting, trained together with :func:`onelayer.walks.batched.train_batched`;
   :func:`figure45_rates`: the share of samples that reproduce each figure, with its interval.
 
 Criteria (our operational reading of the figures)
@@ -277,17 +277,17 @@ def figure45_seeds(norm="M/2", *, positions: str = "sin", seeds=tuple(range(20))
     model = scaled_model(K, N, M, norm=norm, positions=positions, relative_gram_error=gram, gram_seed=gram_seed)
     test_seeds = [s + 1000 for s in seeds]
     # Figure 4: p = 1/2
-    train = batched.walk_sweep_data(K, N, n_train, ps=0.5, seeds=seeds)
-    test = batched.walk_sweep_data(K, N, n_test, ps=0.5, seeds=test_seeds)
+    train = batched.walk_batched_data(K, N, n_train, ps=0.5, seeds=seeds)
+    test = batched.walk_batched_data(K, N, n_test, ps=0.5, seeds=test_seeds)
     rec = batched.attention_records(model, test, ps=0.5)
-    hist = batched.train_sweep(model, train, steps=steps, lr=lr, record={"cond": rec["conditional_accuracy"]})
+    hist = batched.train_batched(model, train, steps=steps, lr=lr, record={"cond": rec["conditional_accuracy"]})
     cond = np.asarray(hist["cond"])  # (T, B)
     parent = rec["parent_attention"](hist.params).numpy()
     # Figure 5: p = 1
-    train = batched.walk_sweep_data(K, N, n_train, ps=1.0, seeds=seeds)
-    test = batched.walk_sweep_data(K, N, n_test, ps=1.0, seeds=test_seeds)
+    train = batched.walk_batched_data(K, N, n_train, ps=1.0, seeds=seeds)
+    test = batched.walk_batched_data(K, N, n_test, ps=1.0, seeds=test_seeds)
     rec5 = batched.attention_records(model, test)
-    hist5 = batched.train_sweep(model, train, steps=steps, lr=lr,
+    hist5 = batched.train_batched(model, train, steps=steps, lr=lr,
                                 record={"spread": _spread_record(model, train), "acc": rec5["accuracy"]})
     spread, acc = np.asarray(hist5["spread"], dtype=float), np.asarray(hist5["acc"], dtype=float)
     rows = []

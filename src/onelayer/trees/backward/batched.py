@@ -244,7 +244,7 @@ def train_backward_members(
     root_token: bool = True,
     eos: bool = False,
     progress: bool = False,
-    **sweep_kwargs,
+    **batched_kwargs,
 ) -> BatchedHistory:
     """Train ``M = len(seeds)`` backward models at once (module docstring: which single run each member equals).
 
@@ -277,7 +277,7 @@ def train_backward_members(
         Layout options of :func:`~onelayer.trees.backward.layout.perfect_tree_batch`.
     progress:
         Show a progress bar.
-    **sweep_kwargs:
+    **batched_kwargs:
         Passed on to :func:`onelayer.batched.batched_gd` (``record_every``, ``record_at``, ``snapshot_at``).
 
     Returns
@@ -328,4 +328,4 @@ def train_backward_members(
             raise ValueError(f"eval_batch must be a BackwardBatch with S={S}")
         rec = {**member_records(A, eval_batch, M), **rec}
     return batched_gd({"B": B0}, loss_fn, steps=steps, lr=lr, record=rec, progress=progress,
-                      desc="backward members", **sweep_kwargs)
+                      desc="backward members", **batched_kwargs)

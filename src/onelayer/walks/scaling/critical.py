@@ -9,7 +9,7 @@ import torch
 
 from ...validation import check_choice, check_float, check_int, check_int_sequence
 from .. import theory
-from ..batched import forward_pass, train_sweep, walk_sweep_data
+from ..batched import forward_pass, train_batched, walk_batched_data
 from ..positions import M_for
 from ..model import WalkTransformer
 from ..experiment import OPTIMAL_TOL
@@ -27,12 +27,12 @@ def step2_logit_parts(N: int, *, K: int = 6, p: float = 0.7, seeds=DEFAULTS["see
     N = check_int("N", N, low=3, high=100_000)
     o = _check_options(K, p, seeds, n_train, n_test, 2, lr, 0.5, OPTIMAL_TOL)
     seeds = list(o["seeds"])
-    train = walk_sweep_data(o["K"], N, o["n_train"], ps=o["p"], seeds=seeds)
-    test = walk_sweep_data(o["K"], N, o["n_test"], ps=o["p"], seeds=[s + 1000 for s in seeds])
+    train = walk_batched_data(o["K"], N, o["n_train"], ps=o["p"], seeds=seeds)
+    test = walk_batched_data(o["K"], N, o["n_test"], ps=o["p"], seeds=[s + 1000 for s in seeds])
     logits = {}
     for M in (2 * N, 4 * N):
         model = WalkTransformer(K=o["K"], N=N, M=M)
-        hist = train_sweep(model, train, steps=2, lr=o["lr"])
+        hist = train_batched(model, train, steps=2, lr=o["lr"])
         logits[M / 2.0] = forward_pass(model, hist.params, test)["z"]
     (a1, z1), (a2, z2) = logits.items()
     B = (z1 * a2 - z2 * a1) / (a1 * a2 * (a1 - a2))

@@ -11,7 +11,7 @@ import torch
 from ...power_laws import crossing_steps
 from ...validation import check_choice, check_float, check_int, check_int_sequence, check_probability
 from .. import ring, theory
-from ..batched import SweepData, attention_records, forward_pass, train_sweep, walk_sweep_data
+from ..batched import BatchedData, attention_records, forward_pass, train_batched, walk_batched_data
 from ..positions import M_for
 from ..model import WalkTransformer
 from ..experiment import OPTIMAL_TOL
@@ -101,14 +101,14 @@ def _summary(name: str, T: np.ndarray) -> dict:
     }
 
 
-def _step2_log_odds(model: WalkTransformer, params: dict, data: SweepData) -> np.ndarray:
+def _step2_log_odds(model: WalkTransformer, params: dict, data: BatchedData) -> np.ndarray:
     """Per member: median over walks of ``min_j log(S_parent / S_j)`` (see :func:`theory.parent_log_odds`)."""
     z = forward_pass(model, params, data)["z"]
     lo = theory.parent_log_odds(z.reshape(-1, model.config.N)).min(axis=1).reshape(data.B, data.n)
     return np.median(lo, axis=1)
 
 
-def _time_steps(model: WalkTransformer, data: SweepData, steps: int, lr: float) -> float:
+def _time_steps(model: WalkTransformer, data: BatchedData, steps: int, lr: float) -> float:
     """Seconds of one GD step of all members: the shortest of ``steps`` consecutive steps.
 
     A record reads the clock at every step (between a step's gradient and its
@@ -118,7 +118,7 @@ def _time_steps(model: WalkTransformer, data: SweepData, steps: int, lr: float) 
     def clock(prm):
         return torch.full((data.B,), time.perf_counter(), dtype=torch.float64)
 
-    hist = train_sweep(model, data, steps=steps, lr=lr, record={"clock": clock})
+    hist = train_batched(model, data, steps=steps, lr=lr, record={"clock": clock})
     return float(np.diff(hist["clock"][:, 0]).min())
 
 
@@ -173,11 +173,11 @@ def measure(sizes, *, K: int = 6, p: float = 0.7, seeds=DEFAULTS["seeds"], n_tra
     rows = []
     for N, M in sizes:
         model = WalkTransformer(K=K, N=N, M=M)
-        train = walk_sweep_data(K, N, o["n_train"], ps=p, seeds=seeds)
-        test = walk_sweep_data(K, N, o["n_test"], ps=p, seeds=[s + 1000 for s in seeds])
+        train = walk_batched_data(K, N, o["n_train"], ps=p, seeds=seeds)
+        test = walk_batched_data(K, N, o["n_test"], ps=p, seeds=[s + 1000 for s in seeds])
         records = attention_records(model, test, p)
         del records["accuracy"]
-        hist = train_sweep(model, train, steps=o["steps"], lr=o["lr"], record=records, snapshot_at=(2,))
+        hist = train_batched(model, train, steps=o["steps"], lr=o["lr"], record=records, snapshot_at=(2,))
         T_parent = crossing_steps(hist.steps, hist["parent_attention"], o["parent_threshold"])
         T_optimal = crossing_steps(hist.steps, hist["conditional_accuracy"], bayes - o["optimal_tol"])
         seconds = _time_steps(model, train, timing_steps, o["lr"]) if timing_steps else float("nan")
