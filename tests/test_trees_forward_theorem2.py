@@ -101,7 +101,7 @@ def test_one_stage_entry_gives_a_construction_without_the_turning_token():
     changed = with_stage_entry(A, "two heads", "V1", "f", "b", -2 * mu, lam=lam, mu=mu, kappa=kappa)
     built = constructed_params(A, lam, mu, kappa)
     assert float(changed["V1"][1, 0]) == -2 * mu  # exact: the value written
-    assert all(torch.equal(changed[k], built[k]) for k in ("U1", "U2", "V2"))
+    assert all(torch.equal(changed[k], built[k]) for k in ("U1", "U2", "V2"))  # exact: untouched copies
     full = with_stage_entry(A, "one full head", "WKQ1", "f", "b", -2 * mu, lam=lam, mu=mu, kappa=kappa)
     assert float(full["WKQ1"][2 * 15 + 1, 2 * 15]) == -2 * mu  # exact: the value written
     for turning, expected in ((False, 1.0), (True, 0.0)):
