@@ -89,3 +89,31 @@ def test_validation():
     batch = perfect_forward_batch(1, 5, 2, np.random.default_rng(0))
     with pytest.raises(ValueError, match="two-head"):
         margin_table({"WKQ1": torch.zeros(12, 12), "WV1": torch.zeros(12, 12)}, A, batch, full_heads(1))
+
+
+def test_one_stage_entry_gives_a_construction_without_the_turning_token():
+    """V1[f,b] = -2 mu (0 in the construction) makes head 1 swap the last backward token itself at the turn: every
+    chain of the layout without a turning token right, none of R-F; the entry is set where with_stage_entry says."""
+    from onelayer.trees.forward.construction import stage_entry_search, with_stage_entry
+
+    A = one_hot_embeddings(15)
+    lam, mu, kappa = 20.0, 10.0, 10.0
+    changed = with_stage_entry(A, "two heads", "V1", "f", "b", -2 * mu, lam=lam, mu=mu, kappa=kappa)
+    built = constructed_params(A, lam, mu, kappa)
+    assert float(changed["V1"][1, 0]) == -2 * mu  # exact: the value written
+    assert all(torch.equal(changed[k], built[k]) for k in ("U1", "U2", "V2"))  # exact: untouched copies
+    full = with_stage_entry(A, "one full head", "WKQ1", "f", "b", -2 * mu, lam=lam, mu=mu, kappa=kappa)
+    assert float(full["WKQ1"][2 * 15 + 1, 2 * 15]) == -2 * mu  # exact: the value written
+    for turning, expected in ((False, 1.0), (True, 0.0)):
+        batch, _ = random_forward_batch(15, 64, np.random.default_rng(3), max_depth=4, turning=turning)
+        assert greedy_decode(changed, two_head(), A, batch).chain_accuracy == expected  # exact: a share of all chains
+        assert greedy_decode(full, full_heads(1), A, batch).chain_accuracy == expected  # exact: a share of all chains
+    batch, _ = random_forward_batch(15, 64, np.random.default_rng(3), max_depth=4, turning=False)
+    rows = stage_entry_search(A, batch, lam=lam, mu=mu, kappa=kappa, multiples=(-2.0, 0.0))
+    assert len(rows) == 24 and sum(r["original"] for r in rows) == 3  # the constructed zeros V1[f,b], V2[b,f], WKQ1[f,b]
+    right = {(r["matrix"], r["key"], r["query"], r["multiple"]) for r in rows if r["chains_right"] == r["chains"]}
+    assert right == {("V1", "f", "b", -2.0), ("WKQ1", "f", "b", -2.0)}
+    with pytest.raises(ValueError, match="matrix"):
+        with_stage_entry(A, "two heads", "WKQ1", "f", "b", 0.0, lam=lam, mu=mu, kappa=kappa)
+    with pytest.raises(TypeError, match="batch"):
+        stage_entry_search(A, "trees", lam=lam, mu=mu, kappa=kappa)

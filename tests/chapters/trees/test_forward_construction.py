@@ -58,8 +58,20 @@ def test_player_and_frames_show_the_same_scales():
 
 def test_verdict_rows_hold():
     rows = chapter.verdict_rows()
-    assert len(rows) == 3
+    assert len(rows) == 4
     for row in rows:
         assert set(row) == KEYS and row["chapter"] == "forward_construction"
         assert row["source"] in {"[paper]", "[ours]"}
-        assert row["verdict"] == "holds", row
+    assert [r["verdict"] for r in rows[:3]] == ["holds"] * 3
+    assert rows[3]["verdict"].startswith("fails") and "1024/1024" in rows[3]["measurement"]
+
+
+def test_no_turning_search_finds_the_one_entry_and_only_it():
+    """Quick search: only V1[f,b] of the two heads (and the same entry of the full head) below -mu writes every chain
+    without the turning token; the constructed values are flagged in the table."""
+    _, numbers = chapter.no_turning_search(quick=True)
+    table = numbers["table"]
+    assert len(table) == 12 and all(r["trees"] == chapter.SETTINGS.test_quick_trees for r in table)
+    working = {r["entry"]: r["multiples with every chain right"] for r in table if r["multiples with every chain right"]}
+    assert working == {"V1[f,b]": [-3.0, -2.0, -1.5], "WKQ1[f,b]": [-3.0, -2.0, -1.5]}
+    assert next(r for r in table if r["entry"] == "V1[f,b]")["constructed (x scale)"] == 0.0  # exact: the constructed zero

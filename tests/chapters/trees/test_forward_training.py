@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 
 from onelayer.chapters.trees import forward_training as chapter
+from onelayer.rates import rate
 from onelayer.trees.forward.dynamics import SCALAR_NAMES
 
 KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "chapter"}
-CACHED = (chapter.training_run, chapter.paper_lr_runs, chapter.learned_values_runs)
+CACHED = (chapter.training_run, chapter.paper_lr_runs)
 
 
 def test_quick_run_records_every_interval_and_keeps_the_player_snapshots():
@@ -59,22 +60,53 @@ def test_sign_table_has_one_row_per_scalar_and_frees_the_construction_zeros():
 
 
 def test_verdicts_follow_from_their_measurements(monkeypatch):
-    """On a short version of every run (the full ones take a minute): the keys, and each verdict as the measurement
-    says (a Theorem 5 row that "holds" needs every step type at accuracy 1)."""
-    small = replace(chapter.SETTINGS, steps=200, paper_lr_steps=200, lv_steps=40, lv_seeds=(0,), lv_record_every=20,
-                    scrub_steps=(0, 100, 200))
+    """On a short version of the live runs and the stored sweep: the keys, the rate rows' verdicts as their counts
+    say, the symmetry row, one split row per stored initialisation scale."""
+    small = replace(chapter.SETTINGS, steps=200, paper_lr_steps=200, scrub_steps=(0, 100, 200))
     monkeypatch.setattr(chapter, "SETTINGS", small)
     for f in CACHED:
         f.cache_clear()
     try:
         rows = chapter.verdict_rows()
-        _, hist = chapter.training_run()
     finally:
         for f in CACHED:
             f.cache_clear()
-    assert len(rows) == 4
+    stored = chapter.seeded_runs()
+    assert len(rows) == 4 + len(stored["learned_values"])
     for row in rows:
         assert set(row) == KEYS and row["chapter"] == "forward_training"
         assert row["source"] in {"[paper]", "[ours]"}
-    assert rows[0]["verdict"] == ("holds in this run" if hist["accuracy"][-1].min() == 1.0 else "fails in this run")  # exact: a share of right steps
-    assert "one seed" in rows[0]["measurement"] and "one seed" in rows[1]["measurement"]
+    runs = stored["two_head"]["runs"]
+    k = sum(min(r["final_accuracy"]) == 1.0 and r["signs_agree"] == r["signs_fixed"] for r in runs)  # exact: shares
+    assert f"{k}/{len(runs)} = " in rows[0]["measurement"]
+    assert rows[0]["verdict"] == ("fails in every run" if k == 0 else f"holds {chapter._rate_words(rate(k, len(runs)))}")
+    assert rows[2]["verdict"] == "by symmetry" and rows[2]["source"] == "[ours]"
+    for row, block in zip(rows[3:-1], stored["learned_values"]):
+        assert f"sd {block['init_scale']:g}" in row["reading"]
+        assert row["verdict"].startswith(("partly", "not seen")) and "stage block" in row["verdict"]
+
+
+def test_rate_words_follow_the_interval():
+    assert chapter._rate_words(rate(20, 20)) == "in every run"
+    assert chapter._rate_words(rate(0, 20)) == "in no run"
+    assert chapter._rate_words(rate(3, 20)) == "in a minority of runs"
+    assert chapter._rate_words(rate(17, 20)) == "in most runs"
+    assert chapter._rate_words(rate(10, 20)) == "in about half the runs"
+
+
+def test_split_curves_recount_the_stored_shares():
+    """The rates of the table are the stored node shares counted again against each threshold."""
+    stored = chapter.seeded_runs()
+    rows = chapter.split_curves()
+    for block in stored["learned_values"]:
+        for threshold in chapter.SETTINGS.lv_thresholds:
+            for i, t in enumerate(block["steps"]):
+                if t == 0:
+                    continue
+                row = next(r for r in rows if r["init"] == block["init_scale"] and r["threshold"] == threshold
+                           and r["step"] == t)
+                top = np.max(block["node_share"][i], axis=1)
+                assert row["node split"].k == int((top >= threshold).sum()) and row["node split"].n == len(top)
+    fig, numbers = chapter.lv_split()
+    plt.close(fig)
+    assert len(numbers["table"]) == len(rows)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...formatting import number_text
+from ...rates import rate
 from ...registry import register
 from ...scrubber import frame_numbers, scrub
 from ...seeding import generator, numpy_rng
@@ -25,7 +26,8 @@ from ...trees.forward.layout import perfect_forward_batch, random_forward_batch
 from ...trees.shared import embeddings
 
 __all__ = ["Settings", "SETTINGS", "test_set", "margins", "attention", "scale_sweep", "one_head_and_two",
-           "attention_default", "explorer", "scale_player", "scale_frames", "verdict_rows"]
+           "attention_default", "explorer", "scale_player", "scale_frames", "no_turning_search", "no_turning_check",
+           "verdict_rows"]
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,13 @@ class Settings:
     #: frames of the scale player (the explorer's figure on a coarse grid, tree seed 0, depth 3)
     scrub_scales: tuple[float, ...] = (0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 8.0, 12.0)
     scrub_dpi: int = 50
+    #: the search for a construction without the turning token: every stage-block entry set to each multiple of its
+    #: scale, on the layout without a turning token (search trees; quick mode: quick trees), at ``large_at``
+    no_turning_multiples: tuple[float, ...] = (-3.0, -2.0, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0, 3.0)
+    no_turning_search_trees: int = 256
+    #: the changed entry that the check decodes on all ``test_trees`` in both layouts, as a multiple of mu
+    no_turning_entry: tuple[str, str, str] = ("V1", "f", "b")
+    no_turning_multiple: float = -2.0
 
 
 SETTINGS = Settings()
@@ -173,6 +182,58 @@ def scale_frames(quick: bool = False):
     return None, frame_numbers(_scale_draw, scales[::4] if quick else scales, labels="scale c", fmt="{:g}")
 
 
+def _no_turning_trees(count: int, turning: bool):
+    s = SETTINGS
+    batch, _ = random_forward_batch(s.S, count, numpy_rng(s.test_seed), max_depth=s.test_max_depth, turning=turning)
+    return batch
+
+
+@register("trees-forward-no-turning-search", "Trees II, Theorem 2 (table): one stage-block entry of each construction changed, on the layout without a turning token")
+def no_turning_search(quick: bool = False):
+    """Every stage-block entry of both constructions set to each multiple of ``no_turning_multiples``
+    (:func:`onelayer.trees.forward.construction.stage_entry_search`) on ``no_turning_search_trees`` random trees in
+    the layout without a turning token (Gaussian embeddings, ``large_at``): one row per entry with the multiples
+    that get every chain right."""
+    s = SETTINGS
+    A, _, _ = test_set()
+    batch = _no_turning_trees(s.test_quick_trees if quick else s.no_turning_search_trees, False)
+    lam, mu, kappa = s.large_at
+    rows = construction.stage_entry_search(A, batch, lam=lam, mu=mu, kappa=kappa, multiples=s.no_turning_multiples)
+    table = []
+    for entry in construction.STAGE_ENTRIES:
+        mine = [r for r in rows if (r["construction"], r["matrix"], r["key"], r["query"]) == entry]
+        table.append({"construction": entry[0], "entry": f"{entry[1]}[{entry[2]},{entry[3]}]",
+                      "constructed (x scale)": next((r["multiple"] for r in mine if r["original"]), None),
+                      "multiples with every chain right": [r["multiple"] for r in mine if r["chains_right"] == r["chains"]],
+                      "best chains right": max(r["chains_right"] for r in mine), "trees": batch.size})
+    return None, {"lambda_mu_kappa": list(s.large_at), "multiples": list(s.no_turning_multiples), "table": table}
+
+
+def no_turning_check() -> list[dict]:
+    """Greedy decoding of all ``test_trees`` in both layouts by the two constructions as built and with the entry
+    ``no_turning_entry`` set to ``no_turning_multiple`` times its scale (the same entry of the full head's key-query
+    block): one row per (construction, entry value, layout) with the count of right chains."""
+    s = SETTINGS
+    A, _, _ = test_set()
+    lam, mu, kappa = s.large_at
+    matrix, key, query = s.no_turning_entry
+    scale = kappa if matrix == "V2" else mu
+    rows = []
+    for turning in (True, False):
+        batch = _no_turning_trees(s.test_trees, turning)
+        for name, arch, mat in (("two heads", two_head(), matrix), ("one full head", full_heads(1), "WKQ1")):
+            built = (construction.constructed_params(A, lam, mu, kappa) if name == "two heads"
+                     else construction.full_single_head_construction(A, lam, mu))
+            changed = construction.with_stage_entry(A, name, mat, key, query, s.no_turning_multiple * scale,
+                                                    lam=lam, mu=mu, kappa=kappa)
+            for label, params in (("as built", built), (f"{mat}[{key},{query}] = {s.no_turning_multiple:g} x scale", changed)):
+                res = greedy_decode(params, arch, A, batch)
+                rows.append({"construction": name, "entry": label, "layout": "R-F" if turning else "no turning token",
+                             "chains_right": int(round(res.chain_accuracy * batch.size)), "trees": batch.size,
+                             "path_accuracy": res.path_accuracy})
+    return rows
+
+
 def verdict_rows() -> list[dict]:
     """The chapter's verdicts: the construction's margins are the predicted ones at every step (deterministic given
     the drawn trees), the scaled construction decodes every random test tree, and one full head represents the chain
@@ -188,6 +249,18 @@ def verdict_rows() -> list[dict]:
     decoded_on = all(r["path_accuracy"] == 1.0 for r in sweep["table"] if first_full is not None and r["scale"] >= first_full)  # exact: counts
     slope = sweep["log_loss_slope_scale_ge_5"]
     one, two = one_head_and_two()
+    check = no_turning_check()
+    _, search = no_turning_search()
+    working = [r for r in search["table"] if r["multiples with every chain right"]]
+    matrix, key, query = s.no_turning_entry
+    entry = f"{matrix}[{key},{query}]"
+
+    def chains(name, changed, turning):
+        r = next(r for r in check if r["construction"] == name and (r["entry"] != "as built") == changed
+                 and (r["layout"] == "R-F") == turning)
+        return rate(r["chains_right"], r["trees"])
+
+    new = {n: chains(n, True, False) for n in ("two heads", "one full head")}
     trees = f"{s.test_trees} random test trees (0-3 children, depth caps up to {s.test_max_depth}, S = {s.S})"
     reading = "R-F layout (ours: the tokens and the constructed entries are reconstructed)"
     return [
@@ -213,5 +286,21 @@ def verdict_rows() -> list[dict]:
          "measurement": f"whole-path accuracy {number_text(one['path_accuracy'])} (two heads: "
                         f"{number_text(two['path_accuracy'])})",
          "verdict": "holds" if one["path_accuracy"] == 1.0 else "fails",  # exact: a count of right trees over all
+         "chapter": "forward_construction"},
+        {"claim": "our constructions need the turning token: without it they get the first forward step wrong on every tree",
+         "source": "[ours]", "reading": "alternative layout without a turning token (the prompt keeps its root token)",
+         "settings": (f"{trees}, Gaussian embeddings d = {s.d}, (lambda, mu, kappa) = {s.large_at}; search: each of the "
+                      f"{len(search['table'])} stage-block entries set to {list(s.no_turning_multiples)} x its scale on "
+                      f"{search['table'][0]['trees']} trees"),
+         "measurement": (f"as built, chains right without the turning token: two heads "
+                         f"{chains('two heads', False, False).text()}, one full head {chains('one full head', False, False).text()}; "
+                         f"with {entry} (0 in the construction) set to {number_text(s.no_turning_multiple)} mu (the full "
+                         f"head: the same entry of its key-query block): two heads {new['two heads'].text()}, one full head "
+                         f"{new['one full head'].text()}; the changed constructions in the R-F layout: two heads "
+                         f"{chains('two heads', True, True).text()}; entries whose change works on the search grid: "
+                         + ", ".join(f"{r['construction']} {r['entry']} at {r['multiples with every chain right']} x scale"
+                                     for r in working)),
+         "verdict": ("fails: one changed entry gives a construction without the turning token"
+                     if all(v.low > 0.99 for v in new.values()) else "holds on the search grid"),
          "chapter": "forward_construction"},
     ]

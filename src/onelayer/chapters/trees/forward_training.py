@@ -1,9 +1,11 @@
 """Chapter "Theorem 5: the heads specialize" (``book/trees/forward_training.ipynb``).
 
 One tracked training run of the structured two-head model from zero (:func:`training_run`, cached: the three
-figures over training, the sign table, the role events and the attention player all read it), two short runs at
-the summaries' learning rate for the rescaling check (:func:`paper_lr_runs`), and the variant with learned value
-maps (:func:`learned_values_runs`).
+figures over training, the sign table, the role events and the attention player all read it; one seed, an
+illustration), two short runs at the summaries' learning rate for the rescaling check (:func:`paper_lr_runs`), and
+the stored seed sweep (:func:`seeded_runs`, ``python -m onelayer sweep trees-forward-training-seeds``): the two-head
+run over 20 data seeds (:func:`seed_rates`) and the variant with learned value maps over 20 random starts per
+initialisation scale (:func:`split_curves`).
 """
 
 from __future__ import annotations
@@ -14,10 +16,12 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ...formatting import number_text
+from ...plots import new_figure
+from ...rates import mean_interval, rate
 from ...registry import register
 from ...scrubber import frame_numbers, scrub
 from ...seeding import numpy_rng
-from ...trees.forward import dynamics, learned_values
+from ...trees.forward import dynamics, seeded_training
 from ...trees.forward.architecture import two_head
 from ...trees.forward.figures import (accuracy_by_type_figure, attention_by_step_figure, rescaling_figure, roles_figure,
                                       scalars_figure)
@@ -27,8 +31,8 @@ from ...trees.shared import embeddings
 from ...trees.shared.losses import LossOptions
 
 __all__ = ["Settings", "SETTINGS", "training_run", "phase_marks", "scalars", "accuracy_by_type", "roles",
-           "paper_lr_runs", "rescaling", "attention_steps_player", "attention_steps_frames", "learned_values_runs",
-           "learned_values_table", "verdict_rows"]
+           "paper_lr_runs", "rescaling", "attention_steps_player", "attention_steps_frames", "seeded_runs", "lv_split",
+           "seed_rates", "split_curves", "verdict_rows"]
 
 
 @dataclass(frozen=True)
@@ -53,14 +57,9 @@ class Settings:
     paper_lr_quick_steps: int = 20
     #: the two comparisons at equal eta_eff * t: (step of the lr 0.2 run, step of the main run)
     rescaling_pairs: tuple[tuple[int, int], ...] = ((200, 20), (200, 140))
-    #: learned value maps (issue 14): m = 2, S = 17, the module's defaults except fewer steps [guess]
-    lv_m: int = 2
-    lv_S: int = 17
-    lv_steps: int = 1200
-    lv_seeds: tuple[int, ...] = (0, 1, 2)
-    lv_init_scales: tuple[float, ...] = (0.0, 0.01, 0.1)
-    lv_record_every: int = 50
-    lv_split_share: float = 0.94  #: a run "splits" the node blocks when one head writes at least this share
+    #: learned value maps (issue 14, stored sweep): a run "splits" a block when one head writes at least this share
+    #: of it; the verdict reads the first threshold, the figure shows both [guess]
+    lv_thresholds: tuple[float, ...] = (0.94, 0.8)
     #: frames of the attention player (recorded steps of the main run), its training tree and resolution
     scrub_steps: tuple[int, ...] = (0, 20, 40, 60, 100, 140, 200, 300, 400, 500, 600, 800, 1000)
     scrub_seed: int = 4
@@ -196,83 +195,204 @@ def attention_steps_frames(quick: bool = False):
 
 
 @functools.lru_cache(maxsize=1)
-def learned_values_runs() -> list[dict]:
-    """The runs with learned value maps (:func:`onelayer.trees.forward.learned_values.learned_values_runs`): from zero
-    once, and from each Gaussian scale of ``lv_init_scales`` with each seed of ``lv_seeds``."""
-    s = SETTINGS
-    return learned_values.learned_values_runs(m=s.lv_m, S=s.lv_S, steps=s.lv_steps, seeds=s.lv_seeds,
-                                              init_scales=s.lv_init_scales, record_every=s.lv_record_every)
+def seeded_runs() -> dict:
+    """The stored seed sweep (:func:`onelayer.trees.forward.seeded_training.load_stored`)."""
+    return seeded_training.load_stored()
 
 
-def learned_values_table() -> list[dict]:
-    """One row per learned-value-map run, at its last recorded step: loss, share of right chains, each head's share of
-    the node blocks and of the stage block, the division index, the largest overlap of either head's attention with
-    the construction's stage head, and the difference between the heads."""
-    return [{"init": r["init_scale"], "seed": r["seed"], "loss": r["loss"][-1], "chains right": r["chain"][-1],
-             "node share h1": r["node_share"][-1][0], "node share h2": r["node_share"][-1][1],
-             "stage share h1": r["stage_share"][-1][0], "stage share h2": r["stage_share"][-1][1],
-             "index": r["index"][-1], "stage-head overlap": max(a[1] for a in r["attention_match"]),
-             "head difference": r["asymmetry"][-1]} for r in learned_values_runs()]
+def _finite(values) -> list[float]:
+    return [float(v) for v in values if v is not None and np.isfinite(v)]
+
+
+def _interval_text(values) -> str:
+    vals = _finite(values)
+    if len(vals) < 2:
+        return f"{len(vals)} runs"
+    mean, low, high = mean_interval(vals)
+    return f"mean {number_text(mean)} [{number_text(low)}, {number_text(high)}] over {len(vals)} runs"
+
+
+def _step_text(t) -> str:
+    return "never" if t is None else number_text(t)
+
+
+def _theorem5_holds(run: dict) -> bool:
+    return min(run["final_accuracy"]) == 1.0 and run["signs_agree"] == run["signs_fixed"]  # exact: shares of right steps
+
+
+def _specialized(run: dict) -> bool:
+    e = run["events"]
+    return e["head1 traversal"] is not None and e["head2 stage"] is not None and e["head1 stage"] is None \
+        and e["head2 traversal"] is None
+
+
+@register("trees-forward-seed-rates", "Trees II, Theorem 5 (table): the two-head run over 20 data seeds: how often each claim holds, and when the heads specialize")
+def seed_rates(quick: bool = False):
+    """Per stored two-head run (one per data seed): final accuracies, sign agreement, phase order and role events;
+    and the rates over runs with Wilson intervals, the mean specialisation steps with t intervals. ``quick`` reads the
+    same stored file."""
+    two = seeded_runs()["two_head"]
+    runs = two["runs"]
+    n = len(runs)
+    order = "forward < backward < turning"
+    rates = {"theorem 5 (all step types right, all construction signs)": rate(sum(map(_theorem5_holds, runs)), n),
+             "phase order " + order: rate(sum(r["phases"]["order"] == order for r in runs), n),
+             "heads specialize (each takes its own role only)": rate(sum(map(_specialized, runs)), n)}
+    steps = {"head 1 traversal": [r["events"]["head1 traversal"] for r in runs],
+             "head 2 stage": [r["events"]["head2 stage"] for r in runs],
+             **{f"{k} accuracy 1/2": [r["phases"][k] for r in runs] for k in ("forward", "backward", "turning")}}
+    table = [{"seed": r["seed"], "final accuracy (b, t, f)": [round(v, 4) for v in r["final_accuracy"]],
+              "signs": f"{r['signs_agree']} of {r['signs_fixed']}", "order": r["phases"]["order"],
+              "head 1 traversal": r["events"]["head1 traversal"], "head 2 stage": r["events"]["head2 stage"]}
+             for r in runs]
+    summary = [{"claim": k, "rate": v.text()} for k, v in rates.items()] + \
+              [{"claim": f"step of {k}", "rate": _interval_text(v)} for k, v in steps.items()]
+    return None, {"settings": {k: two[k] for k in ("m", "S", "steps", "lr", "batch_size", "record_every")},
+                  "summary": summary, "table": table, "rates": {k: v.text() for k, v in rates.items()}}
+
+
+def split_curves() -> list[dict]:
+    """The learned-value-map split over steps: for each stored initialisation scale and each threshold of
+    ``lv_thresholds``, the rate of runs in which one head writes at least that share of the node blocks (and of the
+    stage block) at each recorded step, and the share of runs with every chain right."""
+    out = []
+    for block in seeded_runs()["learned_values"]:
+        steps = block["steps"]
+        for threshold in SETTINGS.lv_thresholds:
+            node = seeded_training.split_curve(block["node_share"], threshold=threshold)
+            stage = seeded_training.split_curve(block["stage_share"], threshold=threshold)
+            chain = np.asarray(block["chain"])
+            for i, t in enumerate(steps):
+                if t == 0:
+                    continue
+                out.append({"init": block["init_scale"], "threshold": threshold, "step": int(t),
+                            "node split": node[i], "stage split": stage[i],
+                            "all chains right": rate(int((chain[i] == 1.0).sum()), chain.shape[1])})  # exact: a share of 128 chains
+    return out
+
+
+@register("trees-forward-lv-split", "Trees II, Theorem 5: learned value maps: share of runs (20 random starts) in which one head writes most of the node blocks, against training steps")
+def lv_split(quick: bool = False):
+    """The node-block split rate against training steps (Wilson 95% intervals), one line per (initialisation scale,
+    threshold). ``quick`` reads the same stored file."""
+    rows = split_curves()
+    fig, ax = new_figure(width=6.4, height=3.4)
+    for scale in sorted({r["init"] for r in rows}):
+        for threshold, style in zip(SETTINGS.lv_thresholds, ("-", "--")):
+            sel = [r for r in rows if r["init"] == scale and r["threshold"] == threshold]
+            t = np.array([r["step"] for r in sel], dtype=float)
+            v = np.array([r["node split"].value for r in sel])
+            lo = v - np.array([r["node split"].low for r in sel])
+            hi = np.array([r["node split"].high for r in sel]) - v
+            ax.errorbar(t * (1.0 + 0.02 * (scale > 0.05)), v, yerr=[lo, hi], linestyle=style, marker="o", capsize=3,
+                        label=f"init sd {scale:g}, one head >= {threshold:g}")
+    ax.set_xlabel("training step")
+    ax.set_ylabel("share of runs with a node split")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_title(f"learned value maps: {rows[0]['node split'].n} random starts per scale (95% Wilson intervals)")
+    ax.legend(fontsize=8)
+    table = [{"init": r["init"], "threshold": r["threshold"], "step": r["step"], "node split": r["node split"].text(),
+              "stage split": r["stage split"].text(), "all chains right": r["all chains right"].text()} for r in rows]
+    return fig, {"table": table}
+
+
+def _rate_words(r) -> str:
+    """Short words for a rate, read off its Wilson interval."""
+    if r.k == 0:
+        return "in no run"
+    if r.k == r.n and r.low > 0.8:
+        return "in every run"
+    if r.low > 0.5:
+        return "in most runs"
+    if r.high < 0.5:
+        return "in a minority of runs"
+    return "in about half the runs"
 
 
 def verdict_rows() -> list[dict]:
-    """The chapter's verdicts: training from zero reaches every step type with the construction's signs (one run,
-    one seed), the heads' attention specializes in our fixed-value-map model (one seed), the division of labour with
-    learned value maps (seven runs: zero and three seeds at each of two scales), and the learning rate only rescales
-    time (one seed per run)."""
+    """The chapter's verdicts: training from zero reaches every step type with the construction's signs and the
+    heads' attention specializes in our fixed-value-map model (rates over 20 data seeds, stored), the division of
+    labour with learned value maps (rates over 20 random starts per initialisation scale at several step counts,
+    stored), the identical heads from zero (a symmetry fact), and the learning rate only rescales time (one seed per
+    run)."""
     s = SETTINGS
-    A, hist = training_run()
-    found, _ = phase_marks()
-    final = hist["accuracy"][-1]
-    table = dynamics.sign_table(hist.params, A)
-    fixed = [r for r in table if r["agree"] != "free"]
-    agree = sum(r["agree"] == "yes" for r in fixed)
-    events = dynamics.role_events(hist.steps, hist["roles"])
+    stored = seeded_runs()
+    two = stored["two_head"]
+    runs = two["runs"]
+    n = len(runs)
+    holds = rate(sum(map(_theorem5_holds, runs)), n)
+    order = "forward < backward < turning"
+    ordered = rate(sum(r["phases"]["order"] == order for r in runs), n)
+    special = rate(sum(map(_specialized, runs)), n)
+    seed0 = next(r for r in runs if r["seed"] == 0)
     _, resc = rescaling()
     gaps = [abs(p["loss_a"] - p["loss_b"]) / p["loss_b"] for p in resc["pairs"]]
-    lv = learned_values_table()
-    zero, rand = lv[0], lv[1:]
-    split = [r for r in rand if max(r["node share h1"], r["node share h2"]) >= s.lv_split_share]
-    stage = [v for r in rand for v in (r["stage share h1"], r["stage share h2"])]
-    stage_split = sum(max(r["stage share h1"], r["stage share h2"]) >= s.lv_split_share for r in rand)
-    overlap = max(r["stage-head overlap"] for r in lv)
-    run = (f"one run, one seed: m = {s.m}, S = {s.S}, one-hot, lr {s.lr:g} (mean loss), batch {s.batch_size}, "
-           f"{s.steps} steps from zero")
+    over = (f"{n} training runs, one per data seed {min(r['seed'] for r in runs)}..{max(r['seed'] for r in runs)}: "
+            f"m = {two['m']}, S = {two['S']}, one-hot, lr {two['lr']:g} (mean loss), batch {two['batch_size']}, "
+            f"{two['steps']} steps from zero (stored sweep)")
     fixed_maps = "R-F layout (ours), structured heads with fixed value maps (head 1 swaps, head 2 copies the stage)"
-    traversal, stage_role = events["head1 traversal"], events["head2 stage"]
-    return [
+    rows = [
         {"claim": "Theorem 5: from zero, gradient descent trains the two-head model through phases in which the step "
                   "types become right one after another, to the construction's sign pattern",
-         "source": "[paper]", "reading": fixed_maps, "settings": run,
-         "measurement": (f"final teacher-forced accuracy (backward, turning, forward) "
-                         f"{', '.join(number_text(v) for v in final)}; accuracy 1/2 reached in the order {found['order']} "
-                         f"(steps {', '.join(number_text(found[k]) for k in ('forward', 'backward', 'turning'))}); "
-                         f"{agree} of {len(fixed)} non-zero construction entries with the same sign (one seed)"),
-         "verdict": "holds in this run" if min(final) == 1.0 and agree == len(fixed) else "fails in this run",  # exact: shares of right steps
+         "source": "[paper]", "reading": fixed_maps, "settings": over,
+         "measurement": (f"every step type at teacher-forced accuracy 1 and every non-zero construction entry with the "
+                         f"same sign: {holds.text()}; phases in the order {order}: {ordered.text()}; the chapter's "
+                         f"illustrated run (seed 0): order {seed0['phases']['order']}, signs {seed0['signs_agree']} of "
+                         f"{seed0['signs_fixed']}"),
+         "verdict": "fails in every run" if holds.k == 0 else f"holds {_rate_words(holds)}",
          "chapter": "forward_training"},
         {"claim": "the two heads specialize without being told to: one walks the path, the other controls the stage",
          "source": "[paper]", "reading": fixed_maps + ": which head writes what is imposed, only the attention is learned",
-         "settings": run,
-         "measurement": (f"head 1 passes the traversal threshold (1/2) from step {number_text(traversal)}, head 2 the "
-                         f"stage threshold from step {number_text(stage_role)}; head 1 never takes the stage role, "
-                         f"head 2 never the traversal role: "
-                         f"{bool(np.isnan(events['head1 stage']) and np.isnan(events['head2 traversal']))} (one seed)"),
-         "verdict": ("holds for the attention in this run" if np.isfinite(traversal) and np.isfinite(stage_role)
-                     and np.isnan(events["head1 stage"]) and np.isnan(events["head2 traversal"]) else "fails in this run"),
+         "settings": over,
+         "measurement": (f"head 1 takes the traversal role and head 2 the stage role, neither the other's: "
+                         f"{special.text()}; step at which head 1 passes the traversal threshold (1/2): "
+                         f"{_interval_text(r['events']['head1 traversal'] for r in runs)}; head 2 the stage threshold: "
+                         f"{_interval_text(r['events']['head2 stage'] for r in runs)} (seed 0: "
+                         f"{_step_text(seed0['events']['head1 traversal'])} and {_step_text(seed0['events']['head2 stage'])})"),
+         "verdict": "fails in every run" if special.k == 0 else f"holds for the attention {_rate_words(special)}",
          "chapter": "forward_training"},
-        {"claim": "with learned value maps the heads still divide the work (node blocks to one head, the stage to the other)",
-         "source": "[paper]", "reading": "R-F layout (ours), structured logits and a trainable dense value map per head",
-         "settings": (f"m = {s.lv_m}, S = {s.lv_S}, {s.lv_steps} steps: from zero once, from N(0, sigma^2) with sigma "
-                      f"in {list(s.lv_init_scales[1:])} x seeds {list(s.lv_seeds)}"),
-         "measurement": (f"from zero the heads stay identical (difference {number_text(zero['head difference'])}); node "
-                         f"blocks split (one head >= {s.lv_split_share:g}) in {len(split)} of {len(rand)} random starts; "
-                         f"stage shares {number_text(min(stage), 2)} to {number_text(max(stage), 2)}; stage-head attention "
-                         f"overlap at most {number_text(overlap, 2)}; right chains at least "
-                         f"{number_text(min(r['chains right'] for r in lv), 3)}"),
-         "verdict": ("holds" if len(split) == len(rand) and stage_split == len(rand) else
-                     "only partly: the node blocks split in some random starts, the stage block in none" if split and not stage_split
-                     else "partly" if split or stage_split else "not seen: the heads share every block"),
+        {"claim": "from zero, the two heads with learned value maps stay identical",
+         "source": "[ours]", "reading": "R-F layout (ours), structured logits and a trainable dense value map per head",
+         "settings": "zero initialisation of every matrix",
+         "measurement": ("not a measurement: heads with equal parameters receive equal gradients, so they stay equal at "
+                         "every step whatever the data (two identical heads are one head with twice the value map)"),
+         "verdict": "by symmetry",
          "chapter": "forward_training"},
+    ]
+    threshold, other = s.lv_thresholds[0], s.lv_thresholds[1]
+    curves = split_curves()
+    for block in stored["learned_values"]:
+        scale = block["init_scale"]
+        mine = [r for r in curves if r["init"] == scale]
+        main = [r for r in mine if r["threshold"] == threshold]
+        low = [r for r in mine if r["threshold"] == other]
+        first, last = main[0], main[-1]
+        node_low = low[-1]["node split"]
+        rising = any(c[-1]["node split"].low > c[0]["node split"].high for c in (main, low))
+        if node_low.k == 0 and last["node split"].k == 0:
+            verdict = f"not seen: no run splits the node blocks by step {last['step']}"
+        else:
+            verdict = (f"partly: the node blocks split in {_rate_words(node_low)[3:]} (>= {other:g}) and "
+                       f"{_rate_words(last['node split'])[3:]} (>= {threshold:g}) by step {last['step']}"
+                       + (f", up from step {first['step']}" if rising else ""))
+        verdict += f"; the stage block {'in no run' if last['stage split'].k == 0 else _rate_words(last['stage split'])}"
+        rows.append({
+            "claim": "with learned value maps the heads still divide the work (node blocks to one head, the stage to the other)",
+            "source": "[paper]",
+            "reading": (f"R-F layout (ours), structured logits and a trainable dense value map per head, Gaussian "
+                        f"initialisation sd {scale:g}"),
+            "settings": (f"m = {block['m']}, S = {block['S']}, lr {block['lr']:g}, batch {block['batch_size']}, "
+                         f"{last['node split'].n} random starts (seeds), recorded at steps {[r['step'] for r in main]} "
+                         f"(stored sweep)"),
+            "measurement": ("one head writes >= " + f"{threshold:g} of the node blocks: "
+                            + "; ".join(f"step {r['step']} {r['node split'].text()}" for r in main)
+                            + f"; >= {other:g}: " + "; ".join(f"step {r['step']} {r['node split'].text()}" for r in low)
+                            + f"; of the stage block (>= {threshold:g}) at step {last['step']}: "
+                            f"{last['stage split'].text()}; every chain right at step {last['step']}: "
+                            f"{last['all chains right'].text()}"),
+            "verdict": verdict,
+            "chapter": "forward_training"})
+    rows.append(
         {"claim": "the learning rate and the loss normalisation only rescale time (eta_eff t)",
          "source": "[ours]", "reading": "R-F layout (ours), the two normalisations of LossOptions",
          "settings": (f"lr {s.paper_lr:g} for {s.paper_lr_steps} steps (mean; sum over positions) against the main run "
@@ -280,5 +400,5 @@ def verdict_rows() -> list[dict]:
          "measurement": "; ".join(f"{p['a']}: {number_text(p['loss_a'])} vs {p['b']}: {number_text(p['loss_b'])}"
                                   for p in resc["pairs"]) + " (one seed)",
          "verdict": "holds" if max(gaps) < 0.01 else "fails",  # tol: mini-batch noise between runs of different lengths
-         "chapter": "forward_training"},
-    ]
+         "chapter": "forward_training"})
+    return rows

@@ -26,11 +26,11 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ...validation import check_float
+from ...validation import check_choice, check_float
 from ..shared.embeddings import check_embeddings, lemma1_matrix
 from .layout import STEP_TYPES, ForwardBatch
-from .architecture import ForwardArchitecture, two_head
-from .decoding import greedy_decode
+from .architecture import ForwardArchitecture, full_heads, two_head
+from .decoding import greedy_decode, teacher_forced_correct
 from .model import head_logits, loss
 
 __all__ = [
@@ -39,6 +39,9 @@ __all__ = [
     "predicted_margins",
     "margin_table",
     "scale_sweep",
+    "STAGE_ENTRIES",
+    "with_stage_entry",
+    "stage_entry_search",
 ]
 
 #: Query situations of the margin table.
@@ -201,3 +204,68 @@ def scale_sweep(
         )
     return rows
 
+
+
+#: The stage-block entries of the two constructions, ``(construction, matrix, key stage, query stage)``: the four
+#: entries of ``V_1`` and of ``V_2`` (two heads) and the four of the key-query stage block of the full head
+#: (:func:`full_single_head_construction`, the same ``V_1``).
+STAGE_ENTRIES = tuple(
+    [("two heads", m, k, q) for m in ("V1", "V2") for k in "bf" for q in "bf"]
+    + [("one full head", "WKQ1", k, q) for k in "bf" for q in "bf"]
+)
+
+
+def with_stage_entry(A: torch.Tensor, construction: str, matrix: str, key: str, query: str, value: float, *,
+                     lam: float, mu: float, kappa: float) -> dict[str, torch.Tensor]:
+    """The construction ``construction`` (``"two heads"`` or ``"one full head"``) at ``(lam, mu, kappa)`` with one
+    stage-block entry, ``matrix[key, query]`` (stages ``"b"``/``"f"``, key row, query column), set to ``value``."""
+    A = check_embeddings(A)
+    check_choice("construction", construction, ("two heads", "one full head"))
+    check_choice("matrix", matrix, ("V1", "V2") if construction == "two heads" else ("WKQ1",))
+    check_choice("key", key, ("b", "f"))
+    check_choice("query", query, ("b", "f"))
+    value = check_float("value", value)
+    if construction == "two heads":
+        params = {k: v.clone() for k, v in constructed_params(A, lam, mu, kappa).items()}
+        params[matrix][(key == "f") * 1, (query == "f") * 1] = value
+    else:
+        params = {k: v.clone() for k, v in full_single_head_construction(A, lam, mu).items()}
+        d = A.shape[0]
+        params[matrix][2 * d + (key == "f"), 2 * d + (query == "f")] = value
+    return params
+
+
+def stage_entry_search(A: torch.Tensor, batch: ForwardBatch, *, lam: float, mu: float, kappa: float,
+                       multiples=(-3.0, -2.0, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0, 3.0)) -> list[dict]:
+    """Change one stage-block entry of a construction and count the chains it gets right on ``batch``.
+
+    For every entry of :data:`STAGE_ENTRIES` and every ``c`` in ``multiples``, the entry is set to ``c`` times its
+    matrix's scale (``mu`` for ``V_1`` and the full head's key-query block, ``kappa`` for ``V_2``) and the
+    teacher-forced chains of ``batch`` are checked step by step: a chain right at every step is also what greedy
+    decoding writes. Returns one dict per (entry, multiple): ``construction, matrix, key, query, multiple, value,
+    original`` (whether this is the construction's own value), ``chains_right`` (count), ``chains``, ``steps_right``,
+    ``steps``.
+    """
+    A = check_embeddings(A)
+    if not isinstance(batch, ForwardBatch):
+        raise TypeError("batch must be a ForwardBatch")
+    lam, mu, kappa = _scales(lam, mu, kappa)
+    multiples = [check_float("multiples", c) for c in multiples]
+    if not multiples:
+        raise ValueError("multiples must not be empty")
+    archs = {"two heads": two_head(), "one full head": full_heads(1)}
+    base = {"two heads": constructed_params(A, lam, mu, kappa), "one full head": full_single_head_construction(A, lam, mu)}
+    d = A.shape[0]
+    rows = []
+    for name, matrix, key, query in STAGE_ENTRIES:
+        scale = kappa if matrix == "V2" else mu
+        i, j = (key == "f") * 1, (query == "f") * 1
+        original = float(base[name][matrix][i, j] if name == "two heads" else base[name][matrix][2 * d + i, 2 * d + j])
+        for c in multiples:
+            params = with_stage_entry(A, name, matrix, key, query, c * scale, lam=lam, mu=mu, kappa=kappa)
+            ok = teacher_forced_correct(params, archs[name], A, batch) | ~batch.target_mask
+            rows.append({"construction": name, "matrix": matrix, "key": key, "query": query, "multiple": c,
+                         "value": c * scale, "original": abs(c * scale - original) < 1e-12 * max(1.0, scale),  # tol: c * scale vs the constructed float
+                         "chains_right": int(ok.all(1).sum()), "chains": batch.size,
+                         "steps_right": int((ok & batch.target_mask).sum()), "steps": int(batch.target_mask.sum())})
+    return rows

@@ -1,0 +1,352 @@
+"""Training the forward structured models over many seeds at once: rates instead of one run (issue 22).
+
+Two experiments of the chapter "Theorem 5: the heads specialize" are claims about training runs, so they are
+measured over seeds with :func:`onelayer.batched.batched_gd` (every member keeps its own parameters and its own
+stream of training trees; a member reproduces the separate run of the same seed up to summation order):
+
+* :func:`two_head_seeds`: the two-head model with fixed value maps (head 1 swaps, head 2 copies the stage) from
+  zero, one member per *data* seed (zero initialisation leaves the data stream as the only source of chance), as
+  :func:`onelayer.trees.forward.dynamics.tracked_training` trains it. Every ``record_every`` steps each member's
+  teacher-forced accuracy by step type and its :func:`~onelayer.trees.forward.dynamics.role_metrics` are recorded on
+  the same fixed batch; :func:`two_head_summary` turns them into each run's phase times, role events, final accuracy
+  and sign agreement with the construction.
+* :func:`learned_values_seeds`: the structured logits with a trainable dense value map per head
+  (:mod:`onelayer.trees.forward.learned_values`), one member per initialisation seed (the seed also draws the
+  training trees, as :func:`~onelayer.trees.forward.learned_values.train_learned_values`), recorded at chosen steps:
+  each head's share of the node blocks and of the stage block, and the teacher-forced chain rate.
+  :func:`split_curve` turns them into the rate of runs whose split exceeds a threshold at each recorded step.
+
+:func:`main` (``python -m onelayer sweep trees-forward-training-seeds``) runs both and stores them; about five
+minutes of one core
+(about fifteen on a shared, loaded machine).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from ... import store
+from ...batched import BatchedHistory, batched_gd, stack_params
+from ...paths import data_path
+from ...rates import mean_interval, rate
+from ...validation import check_float, check_int, check_int_sequence
+from ..shared.embeddings import check_embeddings, one_hot_embeddings
+from ..shared.losses import LossOptions, normalised
+from .architecture import ForwardArchitecture, init_params, two_head
+from .decoding import accuracy_by_type, teacher_forced_correct
+from .dynamics import role_events, phase_times, role_metrics, sign_table
+from .layout import STEP_TYPES, forward_target_vectors, forward_token_vectors, perfect_forward_batch
+from .learned_values import division_of_labour, learned_value_params, lv_head_outputs, lv_teacher_forced_correct
+
+__all__ = ["stacked_data", "batched_structured_loss", "two_head_seeds", "two_head_summary", "learned_values_seeds",
+           "split_curve", "STORED", "STORED_KIND", "load_stored", "main"]
+
+#: Where :func:`main` writes by default, inside the data directory.
+STORED = "trees/data/forward_training_seeds.json"
+#: The ``kind`` of that file (:mod:`onelayer.store`).
+STORED_KIND = "trees-forward-training-seeds"
+
+
+def stacked_data(A: torch.Tensor, m: int, batch_size: int, rngs: Sequence[np.random.Generator]) -> dict:
+    """One fresh batch of ``batch_size`` perfect trees of depth ``m`` per member, drawn from that member's generator,
+    stacked along a leading member axis: tokens ``X (R, B, L, 2d+2)``, targets ``Y (R, B, K, 2d+2)``, ``query``,
+    ``keymask (R, B, K, L)`` and ``target_mask (R, B, K)``. Perfect trees of one depth share every length."""
+    A = check_embeddings(A)
+    m = check_int("m", m, low=1, high=8)
+    batch_size = check_int("batch_size", batch_size, low=1)
+    if not rngs or not all(isinstance(r, np.random.Generator) for r in rngs):
+        raise TypeError("rngs must be a non-empty sequence of numpy Generators")
+    S = A.shape[1]
+    onehot = A.shape[0] == S and bool(torch.equal(A, torch.eye(S, dtype=A.dtype)))  # exact: a 0/1 matrix
+    parts = {"X": [], "Y": [], "query": [], "keymask": [], "target_mask": []}
+    if onehot:
+        parts.update({"first": [], "second": [], "stage": []})
+    for rng in rngs:
+        b = perfect_forward_batch(m, S, batch_size, rng)
+        pos = torch.arange(b.length)
+        if onehot:  # the tokens as symbols: _head_outputs gathers and scatters instead of multiplying
+            for name in ("first", "second", "stage"):
+                parts[name].append(getattr(b, name))
+        else:
+            parts["X"].append(forward_token_vectors(b, A))
+        parts["Y"].append(forward_target_vectors(b, A))
+        parts["query"].append(b.query)
+        parts["keymask"].append((pos[None, None, :] <= b.query[:, :, None]) & b.valid[:, None, :])
+        parts["target_mask"].append(b.target_mask)
+    out = {k: torch.stack(v) for k, v in parts.items() if v}
+    if onehot:
+        out["S"] = S
+    return out
+
+
+def _onehot_context(w: torch.Tensor, data: dict) -> torch.Tensor:
+    """``w @ X`` for one-hot tokens given as symbols: ``(R, B, K, 2S+2)``, by scattering the weights into the
+    symbols' bins (the empty symbol ``S`` and the empty stage ``0`` fall into a dropped bin)."""
+    S = data["S"]
+    parts = []
+    for name, bins, keep in (("first", S + 1, slice(0, S)), ("second", S + 1, slice(0, S)), ("stage", 3, slice(1, 3))):
+        idx = data[name][:, :, None, :].expand_as(w)
+        parts.append(torch.zeros(w.shape[:-1] + (bins,), dtype=w.dtype).scatter_add(-1, idx, w)[..., keep])
+    return torch.cat(parts, dim=-1)
+
+
+def _onehot_logits(M: torch.Tensor, keys: torch.Tensor, queries: torch.Tensor, bins: int, offset: int) -> torch.Tensor:
+    """``x_i^T M x_q`` for one-hot blocks given as symbols: ``M[key, query]`` gathered, zero for an empty block.
+    ``keys (R, B, L)`` and ``queries (R, B, K)`` are symbols; ``offset`` maps a symbol to its row (``-1`` for the
+    stage codes 1, 2), ``bins`` the padded size."""
+    R = M.shape[0]
+    n = M.shape[1]
+    Mp = torch.cat([torch.cat([M, torch.zeros((R, n, bins - n), dtype=M.dtype)], -1),
+                    torch.zeros((R, bins - n, bins), dtype=M.dtype)], 1)
+    # rows/columns n..bins-1 are zero: an empty block contributes nothing
+    k = (keys + offset) % bins
+    q = (queries + offset) % bins
+    flat = (k[:, :, None, :] * bins + q[:, :, :, None]).reshape(R, -1)
+    return torch.gather(Mp.reshape(R, -1), 1, flat).reshape(q.shape + (k.shape[-1],))
+
+
+def _head_outputs(params: dict, data: dict, values) -> torch.Tensor:
+    """Per-head outputs ``(heads, R, B, K, D)`` of the structured logits with fixed roles (``values`` a tuple of
+    roles) or learned dense value maps (``values == "learned"``)."""
+    query = data["query"]
+    onehot = "S" in data
+    if onehot:
+        d = data["S"]
+        q_second = torch.gather(data["second"], 2, query)
+        q_stage = torch.gather(data["stage"], 2, query)
+    else:
+        X = data["X"]
+        D = X.shape[-1]
+        d = (D - 2) // 2
+        Xq = torch.gather(X, 2, query[..., None].expand(-1, -1, -1, D))
+        q2, qs, k2, ks = Xq[..., d:2 * d], Xq[..., 2 * d:], X[..., d:2 * d], X[..., 2 * d:]
+    tmask = data["target_mask"][..., None].to(data["Y"].dtype)
+    heads = len(values) if values != "learned" else sum(1 for n in params if n.startswith("WV"))
+    outs = []
+    for l in range(1, heads + 1):
+        U, V = params[f"U{l}"], params[f"V{l}"]
+        if onehot:
+            # empty node symbol d maps to the zero row d; stage codes 1, 2 map to rows 0, 1 and code 0 to the zero row 2
+            s = (_onehot_logits(U, data["second"], q_second, d + 1, 0)
+                 + _onehot_logits(V, data["stage"], q_stage, 3, -1))
+        else:
+            s = (torch.einsum("rbke,rfe->rbkf", q2, U) @ k2.transpose(-1, -2)
+                 + torch.einsum("rbke,rfe->rbkf", qs, V) @ ks.transpose(-1, -2))
+        w = torch.softmax(s.masked_fill(~data["keymask"], float("-inf")), dim=-1) * tmask
+        ctx = _onehot_context(w, data) if onehot else w @ X  # (R, B, K, D)
+        if values == "learned":
+            outs.append(torch.einsum("rbkd,red->rbke", ctx, params[f"WV{l}"]))
+            continue
+        role = values[l - 1]
+        zeros = torch.zeros_like(ctx[..., :d])
+        nodes = [ctx[..., d:2 * d], ctx[..., :d]] if "swap" in role else [zeros, zeros]
+        stage = ctx[..., 2 * d:] if "stage" in role else torch.zeros_like(ctx[..., 2 * d:])
+        outs.append(torch.cat(nodes + [stage], dim=-1))
+    return torch.stack(outs)
+
+
+def batched_structured_loss(params: dict, data: dict, *, values, options: LossOptions = LossOptions()) -> torch.Tensor:
+    """Each member's teacher-forced squared loss ``(R,)`` (normalisation from ``options``, as
+    :func:`onelayer.trees.forward.model.loss`) for structured logits with fixed ``values`` roles (a tuple such as
+    ``("swap", "stage")``) or ``values="learned"`` (dense value maps ``WV1, WV2, ...``)."""
+    if not isinstance(options, LossOptions):
+        raise TypeError("options must be a LossOptions")
+    if values != "learned" and not (isinstance(values, tuple) and values):
+        raise ValueError("values must be 'learned' or a non-empty tuple of head roles")
+    pred = _head_outputs(params, data, values).sum(0)
+    mask = data["target_mask"]
+    err = ((pred - data["Y"]) ** 2).sum(-1) * mask
+    return normalised(err.sum((1, 2)), positions=mask.sum((1, 2)), trees=mask.shape[1], options=options)
+
+
+def _member(params: dict, b: int) -> dict:
+    return {n: p[b] for n, p in params.items()}
+
+
+def two_head_seeds(A: torch.Tensor, *, m: int = 3, steps: int = 1000, lr: float = 2.0, batch_size: int = 256,
+                   seeds: Sequence[int] = tuple(range(20)), options: LossOptions = LossOptions(),
+                   record_every: int = 20, eval_size: int = 256, eval_seed: int = 123) -> BatchedHistory:
+    """The two-head model (fixed value maps) from zero, one member per data seed, trained together.
+
+    Member ``b`` draws its training trees from ``numpy.random.default_rng(seeds[b])``, as
+    :func:`~onelayer.trees.forward.dynamics.tracked_training` with ``seed=seeds[b]`` does. Records every
+    ``record_every`` steps, on the fixed batch of ``eval_size`` training trees (seed ``eval_seed``):
+    ``"accuracy"`` ``(T, R, 3)`` (backward, turning, forward) and ``"roles"`` ``(T, R, 12)``.
+    """
+    A = check_embeddings(A)
+    seeds = check_int_sequence("seeds", seeds, low=0)
+    m = check_int("m", m, low=1, high=8)
+    arch = two_head()
+    ev = perfect_forward_batch(m, A.shape[1], check_int("eval_size", eval_size, low=1),
+                               np.random.default_rng(check_int("eval_seed", eval_seed, low=0)))
+    rngs = [np.random.default_rng(s) for s in seeds]
+    init = stack_params([init_params(arch, A) for _ in seeds])
+
+    def loss_fn(p):
+        return batched_structured_loss(p, stacked_data(A, m, batch_size, rngs), values=arch.roles, options=options)
+
+    def accuracy(p):
+        out = []
+        for b in range(len(seeds)):
+            acc = accuracy_by_type(teacher_forced_correct(_member(p, b), arch, A, ev), ev)
+            out.append([acc[name] for name in STEP_TYPES[:3]])
+        return np.asarray(out)
+
+    def roles(p):
+        return np.stack([role_metrics(_member(p, b), arch, A, ev) for b in range(len(seeds))])
+
+    return batched_gd(init, loss_fn, steps=check_int("steps", steps, low=1), lr=lr,
+                      record={"accuracy": accuracy, "roles": roles}, record_every=record_every)
+
+
+def two_head_summary(hist: BatchedHistory, A: torch.Tensor, seeds: Sequence[int]) -> list[dict]:
+    """One dict per member of :func:`two_head_seeds`: its phase times (accuracy 1/2 per step type) and their
+    order, its role events (:func:`~onelayer.trees.forward.dynamics.role_events`), its final accuracies and the
+    count of non-zero construction entries whose learned sign agrees."""
+    seeds = check_int_sequence("seeds", seeds, low=0)
+    if hist.size != len(seeds):
+        raise ValueError(f"seeds must have one entry per member ({hist.size}), got {len(seeds)}")
+    rows = []
+    for b, seed in enumerate(seeds):
+        acc, roles = hist["accuracy"][:, b], hist["roles"][:, b]
+        table = sign_table(_member(hist.params, b), A)
+        fixed = [r for r in table if r["agree"] != "free"]
+        rows.append({"seed": int(seed), "phases": phase_times(hist.steps, acc),
+                     "events": role_events(hist.steps, roles),
+                     "final_accuracy": [float(v) for v in acc[-1]],
+                     "signs_agree": sum(r["agree"] == "yes" for r in fixed), "signs_fixed": len(fixed)})
+    return rows
+
+
+def learned_values_seeds(A: torch.Tensor, *, m: int = 2, steps: int = 1200, lr: float = 2.0, heads: int = 2,
+                         init_scale: float = 0.01, seeds: Sequence[int] = tuple(range(20)), batch_size: int = 128,
+                         record_at: Sequence[int] = (300, 600, 1200), options: LossOptions = LossOptions(),
+                         eval_size: int = 128, eval_seed: int = 50_000) -> BatchedHistory:
+    """The learned-value-map model, one member per seed, trained together.
+
+    Member ``b`` starts from :func:`~onelayer.trees.forward.learned_values.learned_value_params` with generator seed
+    ``10_000 + seeds[b]`` and draws its trees from ``numpy.random.default_rng(seeds[b])``, as
+    :func:`~onelayer.trees.forward.learned_values.train_learned_values` does. Records at ``record_at`` (and steps 0
+    and ``steps``), on the fixed batch of ``eval_size`` trees (seed ``eval_seed``): ``"node_share"`` and
+    ``"stage_share"`` ``(T, R, heads)`` (:func:`~onelayer.trees.forward.learned_values.division_of_labour`) and
+    ``"chain"`` ``(T, R)`` (share of teacher-forced chains right at every step).
+    """
+    A = check_embeddings(A)
+    seeds = check_int_sequence("seeds", seeds, low=0)
+    m = check_int("m", m, low=1, high=8)
+    init_scale = check_float("init_scale", init_scale, low=0.0)
+    steps = check_int("steps", steps, low=1)
+    record_at = check_int_sequence("record_at", record_at, low=0, high=steps)
+    ev = perfect_forward_batch(m, A.shape[1], check_int("eval_size", eval_size, low=1),
+                               np.random.default_rng(check_int("eval_seed", eval_seed, low=0)))
+    Y = forward_target_vectors(ev, A)
+    rngs = [np.random.default_rng(s) for s in seeds]
+    init = stack_params([learned_value_params(A, heads=heads, init_scale=init_scale,
+                                              gen=torch.Generator().manual_seed(10_000 + s)) for s in seeds])
+
+    def loss_fn(p):
+        return batched_structured_loss(p, stacked_data(A, m, batch_size, rngs), values="learned", options=options)
+
+    def shares(p):
+        out = []
+        for b in range(len(seeds)):
+            dol = division_of_labour(lv_head_outputs(_member(p, b), A, ev), Y, ev.target_mask)
+            out.append([dol["node_share"], dol["stage_share"]])
+        return np.asarray(out)  # (R, 2, heads)
+
+    def chain(p):
+        return np.asarray([float((lv_teacher_forced_correct(_member(p, b), A, ev) | ~ev.target_mask).all(1)
+                                 .double().mean()) for b in range(len(seeds))])
+
+    return batched_gd(init, loss_fn, steps=steps, lr=lr, record={"shares": shares, "chain": chain},
+                      record_every=steps, record_at=list(record_at))
+
+
+def split_curve(node_share, *, threshold: float) -> list:
+    """Rates over steps: ``node_share`` ``(T, R, heads)`` (one row per recorded step) -> one
+    :class:`~onelayer.rates.Rate` per step, the runs in which one head writes at least ``threshold`` of the node
+    blocks."""
+    threshold = check_float("threshold", threshold, low=0.0, high=1.0, low_open=True)
+    shares = np.asarray(node_share, dtype=np.float64)
+    if shares.ndim != 3 or shares.shape[1] < 1:
+        raise ValueError(f"node_share must have shape (steps, runs, heads), got {shares.shape}")
+    top = shares.max(-1)
+    return [rate(int((row >= threshold).sum()), row.size) for row in top]
+
+
+def _interval(values) -> dict:
+    vals = [float(v) for v in values if np.isfinite(v)]
+    if len(vals) < 2:
+        return {"n": len(vals), "mean": float(vals[0]) if vals else float("nan"), "low": float("nan"), "high": float("nan")}
+    mean, low, high = mean_interval(vals)
+    return {"n": len(vals), "mean": float(mean), "low": float(low), "high": float(high)}
+
+
+def _json_safe(x):
+    """``nan`` (a role or phase never reached) as ``None``, recursively."""
+    if isinstance(x, dict):
+        return {k: _json_safe(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_json_safe(v) for v in x]
+    if isinstance(x, float) and not np.isfinite(x):
+        return None
+    return x
+
+
+def load_stored(path=None) -> dict:
+    """The stored sweep (default :data:`STORED` in the data directory)."""
+    return store.read_json(data_path(STORED) if path is None else Path(path), kind=STORED_KIND)
+
+
+def run_all(*, seeds: int = 20, two_head_steps: int = 1000, lv_steps: int = 1800,
+            lv_record_at: Sequence[int] = (300, 600, 1200, 1800), lv_scales: Sequence[float] = (0.01, 0.1),
+            progress=None) -> dict:
+    """Both experiments with the chapter's settings (one-hot embeddings; ``m = 3, S = 25`` for the two-head
+    model, ``m = 2, S = 17`` for learned value maps); the stored payload of :func:`main`."""
+    seeds = check_int("seeds", seeds, low=1)
+    seed_list = list(range(seeds))
+    out = {"seeds": seed_list}
+    t0 = time.perf_counter()
+    A = one_hot_embeddings(25)
+    hist = two_head_seeds(A, m=3, steps=two_head_steps, seeds=seed_list)
+    if progress:
+        progress(f"two-head model: {len(seed_list)} seeds in {time.perf_counter() - t0:.0f} s")
+    out["two_head"] = {"m": 3, "S": 25, "steps": two_head_steps, "lr": 2.0, "batch_size": 256, "record_every": 20,
+                       "runs": _json_safe(two_head_summary(hist, A, seed_list)), "seconds": time.perf_counter() - t0}
+    A = one_hot_embeddings(17)
+    out["learned_values"] = []
+    for scale in lv_scales:
+        t0 = time.perf_counter()
+        h = learned_values_seeds(A, m=2, steps=lv_steps, init_scale=scale, seeds=seed_list, record_at=lv_record_at)
+        out["learned_values"].append({"init_scale": float(scale), "m": 2, "S": 17, "lr": 2.0, "batch_size": 128,
+                                      "steps": [int(t) for t in h.steps],
+                                      "node_share": h["shares"][:, :, 0].tolist(),
+                                      "stage_share": h["shares"][:, :, 1].tolist(),
+                                      "chain": h["chain"].tolist(), "loss": h["loss"].tolist(),
+                                      "seconds": time.perf_counter() - t0})
+        if progress:
+            progress(f"learned value maps, init scale {scale:g}: {len(seed_list)} seeds in {time.perf_counter() - t0:.0f} s")
+    return out
+
+
+def main(argv=None) -> int:
+    """``python -m onelayer sweep trees-forward-training-seeds [--seeds N] [--out PATH]``."""
+    parser = argparse.ArgumentParser(prog="onelayer sweep trees-forward-training-seeds", description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, default=data_path(STORED))
+    parser.add_argument("--seeds", type=int, default=20)
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    torch.set_default_dtype(torch.float64)
+    t0 = time.perf_counter()
+    payload = run_all(seeds=args.seeds, progress=lambda msg: print(msg, flush=True))
+    payload["seconds"] = time.perf_counter() - t0
+    payload["command"] = "python -m onelayer sweep trees-forward-training-seeds"
+    store.write_json(args.out, payload, kind=STORED_KIND)
+    print(f"wrote {args.out} in {payload['seconds']:.0f} s")
+    return 0
