@@ -49,6 +49,8 @@ SWEEPS: dict[str, Sweep] = {
               "Trees II: the heads x depth sweep for seeds 1 and 2, with each run's failure profile", 30),
         Sweep("trees-forward-layouts", "onelayer.trees.forward.alternative_layouts:main", "trees/data/forward_layouts.json",
               "Trees II: the forward models under two alternative layouts (child first; no turning token)", 6),
+        Sweep("trees-forward-edge-flag", "onelayer.trees.forward.edge_flag:main", "trees/data/forward_edge_flag.json",
+              "Trees II: one head against two, 20 seeds per cell, under both readings of the prompt edges' stage block", 12),
         Sweep("walks-scaling", "onelayer.walks.scaling.stored:main", "walks/data/scaling.json",
               "Walks: steps to converge and time per step against N and M", 6),
         Sweep("trees-scaling", "onelayer.trees.scaling.stored:main", "trees/data/scaling.json",
