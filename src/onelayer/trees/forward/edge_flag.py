@@ -17,7 +17,7 @@ copied token, and the flag rounds to a tie. With an empty edge stage block the e
 
 **The sweep** (:func:`edge_flag_runs`): each ``(layout, loss reduction, model)`` cell trains ``seeds`` members in
 one set of tensor operations (:func:`train_members`: every member its own initialisation and its own mini-batches,
-:func:`onelayer.batched.batched_gd` over :func:`torch.func.vmap` of the model's own :func:`~.model.predict`), then
+:func:`onelayer.batched.batched_gd` over :func:`torch.func.vmap` of the model's own :func:`~onelayer.trees.forward.model.predict`), then
 decodes ``test_trees`` random test trees per member greedily and counts the goals whose whole chain is right
 (every generated token, stage flags included) and whose path is right (:func:`~.decoding.goal_counts`). Reproduce::
 
