@@ -71,6 +71,7 @@ __all__ = [
     "UnknownFigureError",
     "CHAPTERS_PACKAGE",
     "register",
+    "chapter_modules",
     "discover",
     "available",
     "get",

@@ -61,6 +61,8 @@ SWEEPS: dict[str, Sweep] = {
         Sweep("trees-forward-training-seeds", "onelayer.trees.forward.seeded_training:main",
               "trees/data/forward_training_seeds.json",
               "Trees II, Theorem 5: the two-head run and the learned-value-map split over 20 seeds each", 12),
+        Sweep("trees-forward-edge-flag", "onelayer.trees.forward.edge_flag:main", "trees/data/forward_edge_flag.json",
+              "Trees II: one head against two, 20 seeds per cell, under both readings of the prompt edges' stage block", 12),
         Sweep("walks-scaling", "onelayer.walks.scaling.stored:main", "walks/data/scaling.json",
               "Walks: steps to converge and time per step against N and M", 6),
         Sweep("trees-scaling", "onelayer.trees.scaling.stored:main", "trees/data/scaling.json",

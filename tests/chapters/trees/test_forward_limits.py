@@ -63,10 +63,49 @@ def test_verdicts_follow_from_their_measurements(monkeypatch):
     finally:
         for f in CACHED:
             f.cache_clear()
-    assert len(rows) == 6
+    assert len(rows) == 10  # one-against-two: one row per (sweep part, edge stage, loss reduction)
     for row in rows:
         assert set(row) == KEYS and row["chapter"] == "forward_limits"
         assert row["source"] in {"[paper]", "[review]", "[ours]"}
     assert rows[0]["verdict"] == ("holds in this run" if path == 1.0 else "fails in this run")  # exact: a count over trees
     one_seed = [r for r in rows if "one seed" in r["measurement"]]
-    assert len(one_seed) == 5  # every row but the heads x depth sweep (three seeds) rests on one seed
+    assert len(one_seed) == 4  # every row but heads x depth (three seeds) and one against two (20 seeds) rests on one seed
+    edge = [r for r in rows if r["claim"].startswith("two heads are needed")]
+    assert len(edge) == 5 and all("converged" in r["measurement"] and "chain accuracy" in r["measurement"] for r in edge)
+
+
+def _runs(stage, arch, losses, chains, goals=100):
+    return [{"edge_stage": stage, "reduction": "sum, 1", "arch": arch, "label": arch, "seed": i, "loss": [10.0, x],
+             "goals": goals, "chain": c, "path": goals} for i, (x, c) in enumerate(zip(losses, chains))]
+
+
+def test_edge_flag_cells_count_rates_and_divergence():
+    runs = _runs("s_b", "full1", [4.0] * 19 + [0.1], [0] * 20) + _runs("s_b", "full2", [0.1] * 18 + ["nan", "nan"], [100] * 20)
+    cells = {c["arch"]: c for c in chapter.edge_flag_cells(runs, {"lr": 0.1, "steps": 10})}
+    full1, full2 = cells["full1"], cells["full2"]
+    assert (full1["converged"].k, full1["converged"].n, full1["diverged"]) == (1, 20, 0)
+    assert (full2["converged"].k, full2["diverged"], full2["chains solved"].k) == (18, 2, 20)
+    assert (full1["chain goals"].k, full1["chain goals"].n, full1["path goals"].k) == (0, 2000, 2000)
+    assert full1["loss ratio"][0] == pytest.approx((19 * 0.4 + 0.01) / 20)  # tol: float mean
+    assert full1["lr"] == 0.1  # exact: passed through
+
+
+def test_edge_flag_verdict_follows_the_intervals():
+    def verdict(full1, two):
+        runs = _runs("s_b", "full1", full1, [0] * len(full1)) + _runs("s_b", "full2", two, [0] * len(two))
+        return chapter.edge_flag_verdict(chapter.edge_flag_cells(runs), "s_b", "sum, 1")
+    assert verdict([5.0] * 20, [0.1] * 20).startswith("agrees")
+    assert verdict([0.1] * 20, [0.1] * 20).startswith("disagrees")
+    assert verdict([5.0] * 20, [5.0] * 20).startswith("undecided: one full head stalls")
+    assert verdict([5.0] * 2 + [0.1] * 2, [0.1] * 4) == "undecided"  # 2/4: the interval spans 1/2
+    with pytest.raises(ValueError, match="full1"):
+        chapter.edge_flag_verdict(chapter.edge_flag_cells(_runs("s_b", "full1", [1.0], [0])), "s_b", "sum, 1")
+
+
+def test_edge_flag_table_and_the_value_map_check():
+    _, numbers = chapter.edge_flag_table()
+    stored = chapter.edge_flag_stored()
+    assert len(numbers["table"]) == len({(r["edge_stage"], r["reduction"], r["arch"]) for r in stored["runs"]}) + len(
+        {(r["edge_stage"], r["reduction"], r["arch"]) for r in stored["extra"]["runs"]})
+    check = {r["edge_stage"]: r for r in chapter.value_map_check(S=8)}
+    assert check["empty"]["edge_residual"] < 1e-12 and check["s_b"]["edge_residual"] == pytest.approx(0.5)  # tol: lstsq

@@ -13,12 +13,14 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ...rates import rate
 from ..shared.embeddings import nearest, with_empty
 from .architecture import ForwardArchitecture, _check_all
 from .layout import STEP_TYPES, ForwardBatch, answer_from_chain, forward_token_vectors
 from .model import _keymask, _logits, _values, predict
 
-__all__ = ["round_tokens", "teacher_forced_correct", "block_correct", "accuracy_by_type", "ForwardDecodeResult", "greedy_decode"]
+__all__ = ["round_tokens", "teacher_forced_correct", "block_correct", "accuracy_by_type", "ForwardDecodeResult",
+           "greedy_decode", "chain_correct", "goal_counts", "goal_rates"]
 
 def round_tokens(y: torch.Tensor, A: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Round vectors to the nearest token, block by block: ``(first, second, stage)`` integer tensors.
@@ -177,8 +179,7 @@ def greedy_decode(
     out_f = out_f.masked_fill(~m, batch.S)
     out_s = out_s.masked_fill(~m, batch.S)
     out_st = out_st.masked_fill(~m, 0)
-    step_ok = (out_f == batch.target_first) & (out_s == batch.target_second) & (out_st == batch.target_stage) & m
-    chain_ok = (step_ok | ~m).all(1)
+    step_ok, chain_ok = chain_correct(out_f, out_s, out_st, batch)
     truth = batch.answers()
     ans_ok = []
     turns = ((batch.step_type == STEP_TYPES.index("turning")) & m).any(1).numpy()  # False: the turning=False layout
@@ -188,3 +189,35 @@ def greedy_decode(
         got = answer_from_chain(s_np[b][m_np[b]], st_np[b][m_np[b]], int(goals[b]), first=first)
         ans_ok.append(got is not None and np.array_equal(got, truth[b]))
     return ForwardDecodeResult(out_f, out_s, out_st, weights, step_ok, chain_ok, torch.tensor(ans_ok), batch)
+
+
+def chain_correct(first: torch.Tensor, second: torch.Tensor, stage: torch.Tensor, batch: ForwardBatch) -> tuple[torch.Tensor, torch.Tensor]:
+    """Judge generated chains token by token, stage flags included: ``(step_ok (batch, K), chain_ok (batch,))``.
+
+    A step is right when its two node blocks *and* its stage code equal the target's; a goal's chain is right
+    only when every one of its real steps is (padding is ignored). Path accuracy
+    (:func:`~.layout.answer_from_chain`) reads only block 2 after the first ``s_f`` flag, so a model that emits the
+    wrong flag on every backward step can still get every path right; chain accuracy cannot.
+    """
+    if not isinstance(batch, ForwardBatch):
+        raise TypeError(f"batch must be a ForwardBatch, got {type(batch).__name__}")
+    for name, t in (("first", first), ("second", second), ("stage", stage)):
+        if not isinstance(t, torch.Tensor) or t.shape != batch.target_mask.shape:
+            raise ValueError(f"{name} must be a tensor of shape {tuple(batch.target_mask.shape)}")
+    m = batch.target_mask
+    step_ok = (first == batch.target_first) & (second == batch.target_second) & (stage == batch.target_stage) & m
+    return step_ok, (step_ok | ~m).all(1)
+
+
+def goal_counts(result: ForwardDecodeResult) -> dict[str, int]:
+    """Counts of a greedy decoding: ``goals`` (trees), ``chain`` (whole chain right, :func:`chain_correct`) and
+    ``path`` (root-to-goal answer right)."""
+    if not isinstance(result, ForwardDecodeResult):
+        raise TypeError(f"result must be a ForwardDecodeResult, got {type(result).__name__}")
+    return {"goals": int(result.batch.size), "chain": int(result.chain_correct.sum()), "path": int(result.answer_correct.sum())}
+
+
+def goal_rates(result: ForwardDecodeResult) -> dict:
+    """Chain and path accuracy of a greedy decoding as :class:`onelayer.rates.Rate` (``k/n`` goals, Wilson 95%)."""
+    c = goal_counts(result)
+    return {"chain": rate(c["chain"], c["goals"]), "path": rate(c["path"], c["goals"])}

@@ -36,6 +36,14 @@ forward step ``(r, v_{D-1}, f)`` follows the last backward step
 ``(v_{D-1}, r, b)``; the answer then starts with block 1 of that first forward
 step. The prompt keeps its root token.
 
+With ``edge_stage="s_b"`` (the other reading of the prompt edges' stage block,
+:data:`EDGE_STAGES`, [guess]) every edge token carries the backward flag,
+``(p, c, b)``, instead of the empty stage block ``(p, c, 0)`` (``"empty"``, the
+default). Nothing else changes. Under ``"s_b"`` an edge ``[a_p; a_c; s_b]`` and
+the stored backward step ``[a_c; a_p; s_b]`` over the same two nodes differ
+only in the order of the node blocks, so one linear value map cannot give the
+first ``s_b`` and the second ``s_f`` (:mod:`onelayer.trees.forward.edge_flag`).
+
 Every choice in the table is a reconstruction (spec section 3.5): the paper's
 layout was not visible to us; :mod:`onelayer.trees.forward.alternative_layouts` measures which results change
 under two alternatives. Batches are padded on the right, exactly as in
@@ -50,13 +58,14 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ...validation import check_bool, check_int
+from ...validation import check_bool, check_choice, check_int
 from ..shared.data import PaddedBatch, Tree, check_rng
 from ..shared.embeddings import with_empty
 from ..shared.padding import check_trees, pad_sequences, unpadded_fields
 from ..shared.sampling import perfect_tree_draws, random_trees
 
 __all__ = [
+    "EDGE_STAGES",
     "STAGE_NONE",
     "STAGE_B",
     "STAGE_F",
@@ -74,6 +83,9 @@ __all__ = [
 
 #: Stage codes: no flag, ``s_b`` (backward), ``s_f`` (forward).
 STAGE_NONE, STAGE_B, STAGE_F = 0, 1, 2
+
+#: Readings of the prompt edges' stage block: ``"empty"`` (``x^(s) = 0``, the default) or ``"s_b"`` (the backward flag).
+EDGE_STAGES = ("empty", "s_b")
 
 #: Names of the step types, indexed by the codes stored in :attr:`ForwardBatch.step_type`.
 STEP_TYPES = ("backward", "turning", "forward", "eos")
@@ -109,6 +121,8 @@ class ForwardBatch(PaddedBatch):
         ``LongTensor (batch,)``: tree size and the depth ``D`` of the goal.
     cot:
         Whether the backward steps are part of the targets.
+    edge_stage:
+        The stage block of the prompt edges (:data:`EDGE_STAGES`).
     """
 
     S: int
@@ -128,6 +142,7 @@ class ForwardBatch(PaddedBatch):
     n_nodes: torch.Tensor
     goal_depth: torch.Tensor
     cot: bool = True
+    edge_stage: str = "empty"
 
     def answers(self) -> list[np.ndarray]:
         """The true root-to-goal paths (labels), one array per tree."""
@@ -146,11 +161,17 @@ class ForwardBatch(PaddedBatch):
         return out
 
 
-def _flags(cot, eos, shuffle, turning=True):
+def _flags(cot, eos, shuffle, turning=True, edge_stage="empty"):
     check_bool("cot", cot)
     check_bool("eos", eos)
     check_bool("shuffle", shuffle)
     check_bool("turning", turning)
+    check_choice("edge_stage", edge_stage, EDGE_STAGES)
+
+
+def _edge_code(edge_stage: str) -> int:
+    """The stage code of a prompt edge under ``edge_stage``."""
+    return STAGE_B if edge_stage == "s_b" else STAGE_NONE
 
 
 def forward_tokens(
@@ -163,6 +184,7 @@ def forward_tokens(
     shuffle: bool = True,
     edge_order: np.ndarray | None = None,
     turning: bool = True,
+    edge_stage: str = "empty",
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The R-F prompt and targets of one tree, as symbol triples.
 
@@ -184,6 +206,9 @@ def forward_tokens(
     turning:
         Emit the turning token (default ``True``); ``False`` is the ``2D``-step
         alternative layout (module docstring).
+    edge_stage:
+        The stage block of the prompt edges: ``"empty"`` (default) or
+        ``"s_b"`` (:data:`EDGE_STAGES`, module docstring).
 
     Returns
     -------
@@ -196,7 +221,7 @@ def forward_tokens(
     goal = check_int("goal", goal, low=0, high=tree.n - 1)
     if goal == tree.root:
         raise ValueError("goal must not be the root (the path would be empty)")
-    _flags(cot, eos, shuffle, turning)
+    _flags(cot, eos, shuffle, turning, edge_stage)
     lab, S = tree.labels, tree.S
     edges = tree.edges()
     if edge_order is not None:
@@ -210,7 +235,7 @@ def forward_tokens(
     r, g = lab[tree.root], lab[goal]
     prompt = np.concatenate(
         [
-            np.stack([lab[edges[:, 0]], lab[edges[:, 1]], np.zeros(len(edges), dtype=np.int64)], axis=1),
+            np.stack([lab[edges[:, 0]], lab[edges[:, 1]], np.full(len(edges), _edge_code(edge_stage), dtype=np.int64)], axis=1),
             [[r, r, STAGE_F], [S, g, STAGE_B]],
         ]
     )
@@ -231,7 +256,7 @@ def forward_tokens(
     return prompt.astype(np.int64), np.asarray(rows, dtype=np.int64), np.asarray(types, dtype=np.int64)
 
 
-def _assemble(S, prompts, targets, types, roots, goals, sizes, depths, cot) -> ForwardBatch:
+def _assemble(S, prompts, targets, types, roots, goals, sizes, depths, cot, edge_stage) -> ForwardBatch:
     pad = pad_sequences(S, prompts, targets)
     seq, tgt = pad["seq"], pad["targets"]
     stype = np.full(pad["target_mask"].shape, -1, dtype=np.int64)
@@ -244,7 +269,7 @@ def _assemble(S, prompts, targets, types, roots, goals, sizes, depths, cot) -> F
         target_second=as_t(tgt[..., 1].copy()), target_stage=as_t(tgt[..., 2].copy()),
         target_mask=as_t(pad["target_mask"]), step_type=as_t(stype), prompt_len=as_t(pad["prompt_len"]), root=as_t(np.asarray(roots, dtype=np.int64)),
         goal=as_t(np.asarray(goals, dtype=np.int64)), n_nodes=as_t(np.asarray(sizes, dtype=np.int64)),
-        goal_depth=as_t(np.asarray(depths, dtype=np.int64)), cot=cot,
+        goal_depth=as_t(np.asarray(depths, dtype=np.int64)), cot=cot, edge_stage=edge_stage,
     )
 
 
@@ -258,6 +283,7 @@ def forward_batch(
     shuffle: bool = True,
     edge_orders: Sequence[np.ndarray] | None = None,
     turning: bool = True,
+    edge_stage: str = "empty",
 ) -> ForwardBatch:
     """Stack the R-F sequences of several trees (any shapes) into one padded :class:`ForwardBatch`.
 
@@ -265,17 +291,18 @@ def forward_batch(
     ``edge_orders`` gives one explicit edge permutation per tree.
     """
     trees, goals, S = check_trees(trees, goals)
+    check_choice("edge_stage", edge_stage, EDGE_STAGES)
     if edge_orders is not None and len(edge_orders) != len(trees):
         raise ValueError(f"edge_orders must have one entry per tree: {len(trees)} trees, {len(edge_orders)} orders")
     orders = edge_orders if edge_orders is not None else [None] * len(trees)
     parts = [
-        forward_tokens(t, g, rng, cot=cot, eos=eos, shuffle=shuffle, edge_order=o, turning=turning)
+        forward_tokens(t, g, rng, cot=cot, eos=eos, shuffle=shuffle, edge_order=o, turning=turning, edge_stage=edge_stage)
         for t, g, o in zip(trees, goals, orders)
     ]
     return _assemble(
         S, [p for p, _, _ in parts], [t for _, t, _ in parts], [ty for _, _, ty in parts],
         [t.label_of(t.root) for t in trees], [t.label_of(g) for t, g in zip(trees, goals)],
-        [t.n for t in trees], [t.depth_of(g) for t, g in zip(trees, goals)], cot,
+        [t.n for t in trees], [t.depth_of(g) for t, g in zip(trees, goals)], cot, edge_stage,
     )
 
 
@@ -290,17 +317,18 @@ def perfect_forward_batch(
     shuffle: bool = True,
     return_trees: bool = False,
     turning: bool = True,
+    edge_stage: str = "empty",
 ):
     """A batch from the training distribution, built without a Python loop over trees.
 
     Perfect binary trees of depth ``m`` (breadth-first node indices, as in
     :func:`onelayer.trees.shared.data.perfect_binary_tree`), uniformly random
     injective labels into ``range(S)``, a uniform leaf as goal, shuffled
-    edges. Every sequence has the same length: no padding. With
+    edges (stage block ``edge_stage``, :data:`EDGE_STAGES`). Every sequence has the same length: no padding. With
     ``return_trees=True`` also returns ``(trees, goals, edge_orders)`` such
     that :func:`forward_batch` rebuilds the same batch (used by the tests).
     """
-    _flags(cot, eos, shuffle, turning)
+    _flags(cot, eos, shuffle, turning, edge_stage)
     check_bool("return_trees", return_trees)
     draws = perfect_tree_draws(m, S, batch_size, rng, shuffle=shuffle)
     m, S, n, batch_size = draws.m, draws.S, draws.n, draws.batch_size
@@ -309,7 +337,8 @@ def perfect_forward_batch(
     plab = draws.path_labels  # (batch, m + 1): g = v_0, ..., v_m = r
     r = plab[:, m]
     full = lambda v: np.full((batch_size, 1), v, dtype=np.int64)  # noqa: E731
-    edges = np.stack([labels[rows, parent[order]], labels[rows, child[order]], np.zeros((batch_size, n - 1), np.int64)], -1)
+    edges = np.stack([labels[rows, parent[order]], labels[rows, child[order]],
+                      np.full((batch_size, n - 1), _edge_code(edge_stage), np.int64)], -1)
     prompt = np.concatenate(
         [edges, np.stack([r, r, full(STAGE_F)[:, 0]], -1)[:, None], np.stack([full(S)[:, 0], plab[:, 0], full(STAGE_B)[:, 0]], -1)[:, None]],
         axis=1,
@@ -336,7 +365,7 @@ def perfect_forward_batch(
         target_first=as_t(tgt[..., 0].copy()), target_second=as_t(tgt[..., 1].copy()),
         target_stage=as_t(tgt[..., 2].copy()),
         step_type=as_t(np.broadcast_to(np.asarray(types), (batch_size, K)).copy()),
-        goal_depth=torch.full((batch_size,), m, dtype=torch.int64), cot=cot,
+        goal_depth=torch.full((batch_size,), m, dtype=torch.int64), cot=cot, edge_stage=edge_stage,
         **unpadded_fields(batch_size, P, K, r, plab[:, 0], n),
     )
     if not return_trees:
@@ -358,6 +387,7 @@ def random_forward_batch(
     cot: bool = True,
     eos: bool = False,
     turning: bool = True,
+    edge_stage: str = "empty",
 ) -> tuple[ForwardBatch, list[Tree]]:
     """``count`` random test trees with goals, as a padded :class:`ForwardBatch`.
 
@@ -365,10 +395,10 @@ def random_forward_batch(
     :func:`onelayer.trees.shared.sampling.random_trees` (depth cap
     uniform in ``max(min_depth, 1)..max_depth``, ``0..max_children``
     children per node, goal uniform over the non-root nodes or, with
-    ``leaves_only``, over the leaves); then laid out in R-F. Returns the batch
-    and the trees.
+    ``leaves_only``, over the leaves); then laid out in R-F (``edge_stage``: the
+    prompt edges' stage block, :data:`EDGE_STAGES`). Returns the batch and the trees.
     """
-    _flags(cot, eos, True, turning)
+    _flags(cot, eos, True, turning, edge_stage)
     trees, goals = random_trees(S, count, rng, max_depth=max_depth, max_children=max_children,
                                 min_depth=min_depth, leaves_only=leaves_only)
     for tree in trees:
@@ -376,7 +406,7 @@ def random_forward_batch(
         # stands where the stored batches (drawn before the layouts were
         # separated) had it, so every stored result stays the same.
         rng.permutation(len(tree.edges()))
-    return forward_batch(trees, goals, rng, cot=cot, eos=eos, turning=turning), trees
+    return forward_batch(trees, goals, rng, cot=cot, eos=eos, turning=turning, edge_stage=edge_stage), trees
 
 
 def _check_batch_and_A(batch, A):

@@ -47,11 +47,12 @@ import numpy as np
 import torch
 
 from ...training import History, train
-from ...validation import check_int
+from ...validation import check_choice, check_int
 from ..shared.embeddings import check_embeddings
 from ..shared.losses import LossOptions, normalised
 from .architecture import ForwardArchitecture, _check_all, _check_arch, _check_params, dense_matrices, init_params
 from .layout import (
+    EDGE_STAGES,
     ForwardBatch,
     forward_target_vectors,
     forward_token_vectors,
@@ -167,6 +168,7 @@ def train_forward(
     cot: bool = True,
     eos: bool = False,
     turning: bool = True,
+    edge_stage: str = "empty",
     init: Mapping[str, torch.Tensor] | None = None,
     fixed_batch: ForwardBatch | None = None,
     record: Mapping[str, Callable[[dict[str, torch.Tensor]], object]] | None = None,
@@ -180,7 +182,8 @@ def train_forward(
     (the paper's protocol, batch 256). ``fixed_batch`` trains on one batch
     instead (full-batch GD on a finite sample). ``init`` replaces the zero
     initialisation (see :func:`~onelayer.trees.forward.architecture.init_params`). ``cot=False`` trains on the
-    answer-only layout; ``turning=False`` on the layout without a turning token
+    answer-only layout; ``turning=False`` on the layout without a turning token,
+    ``edge_stage="s_b"`` on prompt edges that carry the backward flag
     (:mod:`onelayer.trees.forward.layout`). Extra keyword arguments go to
     :func:`onelayer.training.train` (``record_every``, ``record_at``, ``snapshot_at``, ...).
     """
@@ -191,6 +194,7 @@ def train_forward(
     for name, value, kind in (("options", options, LossOptions), ("fixed_batch", fixed_batch, (ForwardBatch, type(None)))):
         if not isinstance(value, kind):
             raise TypeError(f"{name} must be a {'LossOptions' if name == 'options' else 'ForwardBatch or None'}")
+    check_choice("edge_stage", edge_stage, EDGE_STAGES)
     S = A.shape[1]
     rng = np.random.default_rng(seed)
     params = dict(init) if init is not None else init_params(arch, A)
@@ -203,7 +207,8 @@ def train_forward(
             return loss(p, arch, A, fixed_batch, options, X_fixed)
     else:
         def loss_fn(p):
-            batch = perfect_forward_batch(m, S, batch_size, rng, cot=cot, eos=eos, turning=turning)
+            batch = perfect_forward_batch(m, S, batch_size, rng, cot=cot, eos=eos, turning=turning,
+                                         edge_stage=edge_stage)
             return loss(p, arch, A, batch, options)
 
     return train(params, loss_fn, steps=steps, lr=lr, record=record, progress=progress, desc="forward", **train_kwargs)
