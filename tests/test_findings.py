@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html.parser
+import os
 
 import pytest
 
@@ -36,6 +37,12 @@ class _Cells(html.parser.HTMLParser):
 
 @pytest.fixture(scope="module")
 def fresh():
+    # The stored rows are checked against fresh ones on the reference path (make test). The portability lanes
+    # (ONELAYER_JITTER, ONELAYER_BLAS=native: make test-portable) re-run every chapter under nbval and the chapter
+    # modules' own verdict tests; collecting all 75 rows once more there would add about 40 s per lane and check
+    # the same text.
+    if os.environ.get("ONELAYER_JITTER") or os.environ.get("ONELAYER_BLAS") == "native":
+        pytest.skip("stored findings are compared with fresh ones in make test (the reference path)")
     return findings.collect()
 
 

@@ -57,12 +57,22 @@ def test_stored_edge_recompute(stored):
         _same(r, rows[(6, 0.99, r["seed"])], list(r), 1e-9)  # tol: member batches of another size
 
 
+#: Figure 5 quantities that grow out of round-off: p = 1 starts in the symmetric state, which only the seeded Gram
+#: error (2e-12) and the machine's last bits move, and 50 GD steps amplify both. Another CPU's kernels (or the 1e-14
+#: jitter) move fig5_max_spread by about 2e-4 relative (measured in the portability lanes); the decisions built on it
+#: (fig5_reproduced, the escape step, the accuracies) must still agree exactly or to 1e-9.
+ROUNDOFF_AMPLIFIED = {"fig5_max_spread": 1e-2}
+
+
 def test_stored_figure45_recompute(stored):
     for reading in ("sin", "exact"):
         again = sensitivity.figure45_seeds(40.0, positions=reading, seeds=[1, 2])
         rows = {(r["positions"], r["norm"], r["seed"]): r for r in stored["figure45"]}
         for r in again:
-            _same(r, rows[(reading, 40.0, r["seed"])], [k for k in r if k != "norm"], 1e-9)  # tol: as above
+            ref = rows[(reading, 40.0, r["seed"])]
+            _same(r, ref, [k for k in r if k != "norm" and k not in ROUNDOFF_AMPLIFIED], 1e-9)  # tol: as above
+            for key, rel in ROUNDOFF_AMPLIFIED.items():
+                assert r[key] == pytest.approx(ref[key], rel=rel), key  # tol: amplified round-off, see above
 
 
 def test_quick_sweep_writes_a_file_that_loads(tmp_path):
