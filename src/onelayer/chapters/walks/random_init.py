@@ -30,7 +30,7 @@ __all__ = ["Settings", "SETTINGS", "sweep", "live_check", "literal_runs", "liter
 @dataclass(frozen=True)
 class Settings:
     """What the chapter shows (the sweep's own grid and sizes are those of :func:`onelayer.walks.random_init.sweep`;
-    the quick variant's sizes are :data:`onelayer.walks.random_init.QUICK`)."""
+    the quick variant's sizes are :data:`onelayer.walks.random_init.stored.QUICK`)."""
 
     #: the paper's literal reading: keys and query normalised ([guess]: the scope is unstated), mean loss, eta = 0.01
     #: ([paper]), and the walks of Figure 6 ([paper])
