@@ -72,7 +72,7 @@ def test_stored_sweep_matches_a_recomputation():
     assert np.allclose(dol["node_share"], lv["node_share"][t][1], atol=1e-6)  # tol: 300 steps of summation-order noise
     assert np.allclose(dol["stage_share"], lv["stage_share"][t][1], atol=1e-6)  # tol: as above
     two = stored["two_head"]
-    run = next(r for r in two["runs"] if r["seed"] == 0)
+    run = next(r for r in two["runs"] if r["seed"] == 0)  # exact: seeds are integers
     A = one_hot_embeddings(two["S"])
     fresh = dynamics.tracked_training(A, m=two["m"], steps=300, lr=two["lr"], batch_size=two["batch_size"],
                                       record_every=two["record_every"], seed=0)
