@@ -68,9 +68,32 @@ def test_csv_round_trip_and_checks(tmp_path):
         store.write_csv(tmp_path / "u.csv", [], kind="demo")
 
 
-def test_show_table_prints_the_text_table(capsys):
+def test_show_table_prints_the_text_table_outside_a_notebook(capsys):
     chapter.show_table([{"n": 3, "x": 0.123456}], ["n", "x"], digits=3)
     assert capsys.readouterr().out.splitlines() == ["n      x", "-  -----", "3  0.123"]
+
+
+def test_table_html_is_a_real_escaped_table_with_headers():
+    from onelayer.tables import Table
+
+    t = Table([{"n": 3, "x": 0.123456, "s": "a|b<c"}], ["n", "x", "s"], digits=3, headers={"x": "error"},
+              caption="one seed")
+    html = t._repr_html_()
+    assert html.startswith('<table class="onelayer-table"><caption>one seed</caption>')
+    assert "<th>error</th>" in html and "<th>x</th>" not in html
+    assert '<td class="num">0.123</td>' in html and "<td>a|b&lt;c</td>" in html
+    assert repr(t).splitlines()[0] == "one seed"
+
+
+def test_table_checks_its_arguments():
+    from onelayer.tables import Table
+
+    with pytest.raises(ValueError, match="columns"):
+        Table([{"a": 1}], [])
+    with pytest.raises(TypeError, match="headers"):
+        Table([{"a": 1}], ["a"], headers=["b"])
+    with pytest.raises(TypeError, match="caption"):
+        Table([{"a": 1}], ["a"], caption=3)
 
 
 def test_glue_numbers_needs_values():

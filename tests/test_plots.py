@@ -13,6 +13,24 @@ def test_new_figure_shapes():
     plt.close("all")
     with pytest.raises(ValueError, match="ncols and nrows"):
         plots.new_figure(0)
+    with pytest.raises(ValueError, match="width"):
+        plots.new_figure(1, width=-1.0)
+
+
+def test_new_figure_fits_the_column_and_wraps_long_rows():
+    fig, axes = plots.new_figure(4, width=13.0, height=3.2)
+    assert axes.shape == (4,) and len(fig.axes) == 4
+    assert tuple(fig.get_size_inches()) == pytest.approx((plots.MAX_WIDTH, 6.4))
+    # three panels: a 2 x 2 grid with the spare cell removed
+    fig, axes = plots.new_figure(3, width=12.0, height=3.4)
+    assert axes.shape == (3,) and len(fig.axes) == 3
+    assert fig.get_size_inches()[0] == pytest.approx(plots.MAX_WIDTH)
+    # two panels asked 9 in wide: narrowed to the column, height scaled no lower than 0.8
+    fig, axes = plots.new_figure(2, width=9.0, height=3.2)
+    assert tuple(fig.get_size_inches()) == pytest.approx((plots.MAX_WIDTH, 3.2 * 0.8))
+    fig, ax = plots.new_figure(1, width=5.0, height=3.0)
+    assert tuple(fig.get_size_inches()) == pytest.approx((5.0, 3.0))
+    plt.close("all")
 
 
 def test_plot_curves_and_heatmap_and_marks():

@@ -76,7 +76,7 @@ def test_one_knob_frames_text_and_html(no_new_figures):
     outside = re.sub(r"<script\b.*?</script>", "", html, flags=re.S)
     assert "<input" not in outside and "<button" not in outside and "<label" not in outside
     assert "data-note" in outside and "background:#fff" in outside
-    assert s.size == (240, 160)  # 3 x 2 inches at dpi 80, never "tight" (font dependent)
+    assert s.size == (300, 200)  # 3 x 2 inches at dpi 100, never "tight" (font dependent)
     assert f'width="{s.size[0]}" height="{s.size[1]}"' in html
 
 
@@ -170,6 +170,7 @@ def test_save_writes_a_standalone_page(tmp_path):
         (dict(fmt="{:d}", values=[0.5]), ValueError, "fmt"),
         (dict(fmt=3), TypeError, "fmt must be"),
         (dict(dpi=5), ValueError, "dpi must be"),
+        (dict(dpi=scrubber.FRAME_DPI - 1), ValueError, "dpi must be"),
         (dict(interval_ms=0), ValueError, "interval_ms must be"),
         (dict(max_bytes=1000), ValueError, "max_bytes=1,000"),
         (dict(values=range(scrubber.MAX_FRAMES + 1)), ValueError, "at most"),

@@ -10,7 +10,8 @@ and then
 * :func:`start` seeds everything (:func:`onelayer.seeding.setup`) and applies the book's plot style;
 * :func:`glue_numbers` hands computed numbers to the prose (``myst_nb.glue`` with ``display=False``,
   one keyword per name), so the text cannot drift from what ran;
-* :func:`show_table` prints a list of result rows through :func:`onelayer.tables.text_table`;
+* :func:`show_table` displays a list of result rows as a :class:`onelayer.tables.Table` (an HTML table in the
+  book and JupyterLab, the text table in a terminal);
 * the formatting and seeding helpers a chapter needs are re-exported here
   (:func:`~onelayer.formatting.number_text`, :func:`~onelayer.formatting.near_zero_text`,
   :func:`~onelayer.formatting.rounded`, :func:`~onelayer.seeding.generator`,
@@ -24,7 +25,7 @@ from collections.abc import Mapping, Sequence
 
 from .formatting import ROUNDOFF, near_zero_text, number_text, rounded
 from .seeding import generator, numpy_rng, setup
-from .tables import text_table
+from .tables import Table
 
 __all__ = [
     "start",
@@ -61,6 +62,9 @@ def glue_numbers(**values) -> None:
         glue(name, value, display=False)
 
 
-def show_table(rows: Sequence[Mapping], columns: Sequence[str], *, digits: int = 4, tol: float = ROUNDOFF) -> None:
-    """Print :func:`onelayer.tables.text_table` of ``rows`` restricted to ``columns``."""
-    print(text_table(rows, columns, digits=digits, tol=tol))
+def show_table(rows: Sequence[Mapping], columns: Sequence[str], *, digits: int = 4, tol: float = ROUNDOFF,
+               headers: Mapping[str, str] | None = None, caption: str | None = None) -> None:
+    """Display :class:`onelayer.tables.Table` of ``rows`` restricted to ``columns`` (see there for ``headers``)."""
+    from IPython.display import display
+
+    display(Table(rows, columns, digits=digits, tol=tol, headers=headers, caption=caption))

@@ -19,6 +19,8 @@ import numpy as np
 __all__ = [
     "describe_figure",
     "BOOK_STYLE",
+    "MAX_WIDTH",
+    "FONT_SIZE",
     "PALETTE",
     "use_book_style",
     "book_style",
@@ -31,9 +33,18 @@ __all__ = [
 #: Colours used across the book (colour-blind safe, after Okabe and Ito).
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
 
+#: The widest figure, in inches: at ``savefig.dpi`` it is about the text column (784 px), so a figure is shown
+#: at its own size on a wide screen and halved at most on a 400 px phone.
+MAX_WIDTH = 6.5
+
+#: The one font size of every text in a figure, in points. With :data:`MAX_WIDTH` it gives at least 9 px
+#: on screen at the column width of a 1400 px and of a 400 px window (12 pt at 110 dpi is 18 px; a
+#: 6.5 in figure is shown at 368/715 of its size in a 400 px window: 9.4 px). No figure sets a smaller one.
+FONT_SIZE = 12
+
 #: Matplotlib rc parameters of the book.
 BOOK_STYLE = {
-    "figure.figsize": (6.4, 3.6),
+    "figure.figsize": (6.0, 3.6),
     "figure.dpi": 100,
     "savefig.dpi": 110,
     "axes.grid": True,
@@ -41,7 +52,14 @@ BOOK_STYLE = {
     "axes.spines.top": False,
     "axes.spines.right": False,
     "axes.prop_cycle": matplotlib.cycler(color=PALETTE),
-    "font.size": 10,
+    "font.size": FONT_SIZE,
+    "axes.titlesize": "medium",
+    "axes.labelsize": "medium",
+    "xtick.labelsize": "medium",
+    "ytick.labelsize": "medium",
+    "legend.fontsize": "medium",
+    "legend.title_fontsize": "medium",
+    "figure.titlesize": "medium",
     "legend.frameon": False,
     "image.cmap": "viridis",
 }
@@ -74,18 +92,37 @@ def book_style():
 
 
 def new_figure(ncols: int = 1, nrows: int = 1, *, width: float | None = None, height: float | None = None, **kwargs):
-    """A figure with ``nrows x ncols`` axes sized for the book's text column.
+    """A figure with ``nrows x ncols`` panels sized for the book's text column.
 
     Returns ``(fig, axes)``; ``axes`` is a single Axes when there is one panel,
-    otherwise a flat array.
+    otherwise a flat array of exactly ``nrows * ncols`` panels.
+
+    The figure is at most :data:`MAX_WIDTH` inches wide, so its text stays legible at the
+    column width. A single row of three or more panels is laid out two panels a row instead
+    (a spare fourth cell is removed), each row as tall as the requested row; a wider request
+    is narrowed to :data:`MAX_WIDTH`, and its height scaled by the same factor (not below 0.8).
     """
     if not (isinstance(ncols, int) and isinstance(nrows, int)) or ncols < 1 or nrows < 1:
         raise ValueError(f"ncols and nrows must be positive integers, got ncols={ncols!r}, nrows={nrows!r}")
-    w = width if width is not None else min(3.4 * ncols, 10.0)
-    h = height if height is not None else 3.0 * nrows
-    fig, axes = plt.subplots(nrows, ncols, figsize=(w, h), squeeze=False, **kwargs)
+    for name, value in (("width", width), ("height", height)):
+        if value is not None and not (isinstance(value, (int, float)) and value > 0):
+            raise ValueError(f"{name} must be a positive number of inches, got {value!r}")
+    panels = ncols * nrows
+    row_height = height / nrows if height is not None else 3.0
+    w = width if width is not None else 3.4 * ncols
+    if nrows == 1 and ncols >= 3:
+        grid_rows, grid_cols = -(-ncols // 2), 2
+        w, h = MAX_WIDTH, row_height * grid_rows
+    else:
+        grid_rows, grid_cols = nrows, ncols
+        scale = min(1.0, MAX_WIDTH / w)
+        w, h = w * scale, row_height * nrows * max(scale, 0.8)
+    fig, axes = plt.subplots(grid_rows, grid_cols, figsize=(w, h), squeeze=False, **kwargs)
     fig.set_layout_engine("constrained")
     flat = axes.ravel()
+    for spare in flat[panels:]:
+        fig.delaxes(spare)
+    flat = flat[:panels]
     return fig, (flat[0] if flat.size == 1 else flat)
 
 

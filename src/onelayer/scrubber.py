@@ -53,6 +53,10 @@ from .validation import check_int
 __all__ = ["Scrubber", "Knob", "scrub", "scrub_grid", "frame_numbers", "png_bytes", "MAX_BYTES", "MAX_FRAMES"]
 
 #: Default limit on the size of one scrubber's HTML (the frames are most of it).
+#: The resolution of a scrubber frame, dots per inch, and the lowest allowed: frames are shown at their own
+#: size like the book's other figures, and below 100 dpi their text falls under 9 px on screen.
+FRAME_DPI = 100
+
 MAX_BYTES = 2_000_000
 #: Most frames one scrubber may hold (a coarse grid, not a movie).
 MAX_FRAMES = 400
@@ -337,7 +341,7 @@ def _render(fig, param: str, dpi: int) -> bytes:
 
 
 def scrub(draw: Callable[[object], Figure] | Sequence[Figure], values: Sequence, *, label: str, name: str, alt: str,
-          fmt: str | Callable[[object], str] = "{:g}", dpi: int = 80, interval_ms: int = 400,
+          fmt: str | Callable[[object], str] = "{:g}", dpi: int = FRAME_DPI, interval_ms: int = 400,
           max_bytes: int = MAX_BYTES) -> Scrubber:
     """One slider over ``values``: frame ``i`` is ``draw(values[i])`` (or ``draw[i]`` for a list of figures).
 
@@ -345,7 +349,7 @@ def scrub(draw: Callable[[object], Figure] | Sequence[Figure], values: Sequence,
     value into the text beside the slider; ``alt`` is the picture's alt text,
     formatted with that text (``"Attention at step {value}"``). See :class:`Scrubber`.
     """
-    dpi = check_int("dpi", dpi, low=20, high=300)
+    dpi = check_int("dpi", dpi, low=FRAME_DPI, high=300)
     knob = _knob("values", "label", label, values, fmt)
     if len(knob.values) > MAX_FRAMES:
         raise ValueError(f"values has {len(knob.values)} settings; a scrubber holds at most {MAX_FRAMES}")
@@ -364,7 +368,7 @@ def scrub(draw: Callable[[object], Figure] | Sequence[Figure], values: Sequence,
 
 def scrub_grid(draw: Callable[[object, object], Figure] | Sequence[Sequence[Figure]], values: Sequence,
                values2: Sequence, *, labels: tuple[str, str], name: str, alt: str,
-               fmt: str | Callable | tuple = "{:g}", dpi: int = 80, interval_ms: int = 400,
+               fmt: str | Callable | tuple = "{:g}", dpi: int = FRAME_DPI, interval_ms: int = 400,
                max_bytes: int = MAX_BYTES) -> Scrubber:
     """Two sliders over the grid ``values x values2``: frame ``(i, j)`` is ``draw(values[i], values2[j])``.
 
@@ -372,7 +376,7 @@ def scrub_grid(draw: Callable[[object, object], Figure] | Sequence[Sequence[Figu
     and (optionally) ``fmt`` are pairs, one per slider; ``alt`` is formatted with
     both texts (``"... p = {0}, lr = {1}"``). *Play* runs the first slider.
     """
-    dpi = check_int("dpi", dpi, low=20, high=300)
+    dpi = check_int("dpi", dpi, low=FRAME_DPI, high=300)
     knobs = _two_knobs(values, values2, labels, fmt)
     n1, n2 = len(knobs[0].values), len(knobs[1].values)
     if n1 * n2 > MAX_FRAMES:

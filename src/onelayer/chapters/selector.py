@@ -39,7 +39,6 @@ class Settings:
     widget_lam_max: float = 20.0
     #: the scales of the precomputed player (quick mode: every third)
     scrub_lams: tuple[float, ...] = (0.0, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 7.5, 10.0, 15.0, 20.0)
-    scrub_dpi: int = 80
 
 
 SETTINGS = Settings()
@@ -114,7 +113,6 @@ def _frame(lam: float):
 def scale_player():
     """The precomputed player of the HTML book: the bar chart at each scale of ``SETTINGS.scrub_lams``."""
     return scrub(_frame, [float(lam) for lam in SETTINGS.scrub_lams], label="lambda", name="selector-scale", fmt="{:g}",
-                 dpi=SETTINGS.scrub_dpi,
                  alt="Bar chart of the attention weights softmax(lambda z) over the logits z, beside the one-hot limit "
                      "that puts all weight on the largest logit, at scale lambda = {value}.")
 

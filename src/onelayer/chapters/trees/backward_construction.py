@@ -64,7 +64,6 @@ class Settings:
     explorer_depth: int = 5
     #: frames of the lambda player (the explorer's figure on a coarse grid, at the explorer's seed and depth)
     scrub_lambdas: tuple[float, ...] = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0)
-    scrub_dpi: int = 50
 
 
 SETTINGS = Settings()
@@ -205,7 +204,6 @@ def _lambda_frame(lam: float):
 def lambda_player():
     """The precomputed player of the HTML book: the explorer's figure at each ``lambda`` of ``scrub_lambdas``."""
     return scrub(_lambda_frame, list(SETTINGS.scrub_lambdas), label="lambda", name="trees-backward-lambda", fmt="{:g}",
-                 dpi=SETTINGS.scrub_dpi,
                  alt="Attention of the constructed head B = lambda I at lambda = {value} on a random tree of depth "
                      f"{SETTINGS.explorer_depth}: one row per chain-of-thought step, one column per token")
 

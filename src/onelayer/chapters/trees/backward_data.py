@@ -46,7 +46,6 @@ class Settings:
     sample_max_depth: int = 3
     sample_S: int = 20
     scrub_seeds: tuple[int, ...] = tuple(range(8))
-    scrub_dpi: int = 50
 
 
 SETTINGS = Settings()
@@ -123,7 +122,7 @@ def samples_player():
     """The precomputed player of the HTML book: a random tree per seed of ``scrub_seeds``."""
     depth = SETTINGS.sample_max_depth
     return scrub(lambda seed: sample_chain_figure(seed, depth), list(SETTINGS.scrub_seeds), label="tree seed",
-                 name="trees-backward-samples", fmt="{:d}", dpi=SETTINGS.scrub_dpi,
+                 name="trees-backward-samples", fmt="{:d}",
                  alt="A random tree (seed {value}, 0 to 3 children per node, depth at most "
                      f"{depth}) with its goal-to-root path highlighted, beside its prompt and chain of thought")
 

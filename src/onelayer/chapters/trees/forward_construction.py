@@ -63,7 +63,6 @@ class Settings:
     explore_max_depth: int = 5
     #: frames of the scale player (the explorer's figure on a coarse grid, tree seed 0, depth 3)
     scrub_scales: tuple[float, ...] = (0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 8.0, 12.0)
-    scrub_dpi: int = 50
     #: the search for a construction without the turning token: every stage-block entry set to each multiple of its
     #: scale, on the layout without a turning token (search trees; quick mode: quick trees), at ``large_at``
     no_turning_multiples: tuple[float, ...] = (-3.0, -2.0, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0, 3.0)
@@ -169,7 +168,6 @@ def _scale_draw(c: float):
 def scale_player():
     """The precomputed player of the HTML book: the explorer's figure over ``scrub_scales``."""
     return scrub(_scale_draw, SETTINGS.scrub_scales, label="scale c", name="trees-forward-scale", fmt="{:g}",
-                 dpi=SETTINGS.scrub_dpi,
                  alt="Attention of both constructed heads at scale c = {value} while decoding a random tree of depth 3: "
                      "one row per chain-of-thought step, one column per token; rows marked WRONG are steps decoded wrongly")
 

@@ -63,7 +63,6 @@ class Settings:
     #: frames of the attention player (recorded steps of the main run), its training tree and resolution
     scrub_steps: tuple[int, ...] = (0, 20, 40, 60, 100, 140, 200, 300, 400, 500, 600, 800, 1000)
     scrub_seed: int = 4
-    scrub_dpi: int = 50
 
 
 SETTINGS = Settings()
@@ -182,7 +181,7 @@ def _attention_draw(quick: bool):
 def attention_steps_player():
     """The precomputed player: both heads' attention on one training tree at the recorded steps ``scrub_steps``."""
     return scrub(_attention_draw(False), SETTINGS.scrub_steps, label="training step", name="trees-forward-attention-steps",
-                 fmt="{:d}", dpi=SETTINGS.scrub_dpi,
+                 fmt="{:d}",
                  alt="Attention of head 1 (swap) and head 2 (stage) at every chain-of-thought step of one depth-3 "
                      "training tree, one row per step and one column per token, after {value} training steps")
 

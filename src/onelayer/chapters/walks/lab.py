@@ -85,7 +85,6 @@ class Settings:
     #: the player's grid: walk parameters by step sizes, 30 GD steps from zero each (quick mode: 1 x 2 runs of 5 steps)
     scrub_ps: tuple[float, ...] = (0.5, 0.7, 0.9, 1.0)
     scrub_lrs: tuple[float, ...] = (0.1, 1.0, 10.0)
-    scrub_dpi: int = 60
     #: the table of variations of the default setting: (name, overrides of :data:`DEFAULTS`)
     variations: tuple[tuple[str, tuple[tuple[str, object], ...]], ...] = (
         ("default (p=0.7)", ()),
@@ -319,7 +318,7 @@ def _p_eta_frame(p: float, lr: float, steps: int | None = None):
 def p_eta_player():
     """The precomputed player of the HTML book: the lab retrained over ``scrub_ps`` by ``scrub_lrs``."""
     return scrub_grid(_p_eta_frame, SETTINGS.scrub_ps, SETTINGS.scrub_lrs, labels=("p", "step size eta"),
-                      name="walks-lab-p-eta", fmt=("{:.1f}", "{:g}"), dpi=SETTINGS.scrub_dpi,
+                      name="walks-lab-p-eta", fmt=("{:.1f}", "{:g}"),
                       alt="The lab retrained for 30 GD steps from zero with walk parameter p = {0} and step size {1}: "
                           "accuracy against the step beside the Bayes level, the value matrix V, and the mean attention "
                           "over the positions with a zoom on the last ten.")

@@ -61,7 +61,6 @@ class Settings:
     #: the player's grid: initial scales by step sizes (quick mode: the first two scales, the first step size)
     scrub_sigmas: tuple[float, ...] = (0.0, 0.01, 1.0)
     scrub_lrs: tuple[float, ...] = (0.1, 1.0, 10.0)
-    scrub_dpi: int = 60
     #: the runs over many seeds (issue 22): the stored sweep :data:`onelayer.walks.qa_seeds.STORED` (40 seeds, each a
     #: training sample and an initialisation, scored on the exact task) and the steps at which "learned" is read
     #: (step 20: the bias claim; step 100: Figure 7)
@@ -228,7 +227,7 @@ def _explorer_frame(sigma, lr, steps=None):
 def explorer_player():
     """The precomputed player of the HTML book: the explorer over ``scrub_sigmas`` by ``scrub_lrs``."""
     return scrub_grid(_explorer_frame, SETTINGS.scrub_sigmas, SETTINGS.scrub_lrs, labels=("init sigma", "step size eta"),
-                      name="walks-qa-explorer", fmt=("{:g}", "{:g}"), dpi=SETTINGS.scrub_dpi,
+                      name="walks-qa-explorer", fmt=("{:g}", "{:g}"),
                       alt="Test accuracy of Task 1 and Task 2 against the GD step for 100 steps of the linear model with "
                           "initial scale sigma = {0} (0: zero initialisation) and step size eta = {1}.")
 

@@ -50,7 +50,6 @@ class Settings:
     larger_step: tuple[str, float] = ("mean", 3.0)
     #: the seed of the stored runs the figures, the explorer and the player show
     seed: int = 0
-    scrub_dpi: int = 60
     #: the sum/mean equivalence exercise: steps, recording, and the two readings (sum with eta, mean with 1000 eta)
     equivalence_steps: int = 30
     equivalence_record_every: int = 10
@@ -281,7 +280,7 @@ def sweep_player():
     """The precomputed player of the HTML book: the stored curves of every normalisation and reading (seed 0)."""
     draw, norms, readings = _player_grid(sweep())
     return scrub_grid(draw, norms, readings, labels=("normalize", "loss, step"), name="walks-random-init-sweep",
-                      fmt=("{}", "{}"), dpi=SETTINGS.scrub_dpi,
+                      fmt=("{}", "{}"),
                       alt="Stored curves of the random-initialisation sweep for p = 0.5 and p = 1 (seed 0) with the "
                           "attention inputs normalised as {0} and the reading {1}: fraction of Bayes-optimal predictions, "
                           "KL divergence and attention on the parent against the GD step.")

@@ -51,10 +51,9 @@ class Settings:
     explore_K: int = 6
     explore_p: float = 0.7
     explore_R_max: int = 40
-    #: the player's grid (ring sizes by walk parameters; quick mode: every third p) and its resolution
+    #: the player's grid (ring sizes by walk parameters; quick mode: every third p)
     scrub_Ks: tuple[int, ...] = (5, 6)
     scrub_ps: tuple[float, ...] = (0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0)
-    scrub_dpi: int = 60
 
 
 SETTINGS = Settings()
@@ -111,7 +110,7 @@ def explorer():
 def explorer_player():
     """The precomputed player of the HTML book: the explorer's figure over ``scrub_Ks`` by ``scrub_ps``."""
     return scrub_grid(figures.ring_explorer, SETTINGS.scrub_Ks, SETTINGS.scrub_ps, labels=("K", "p"),
-                      name="walks-ring-explorer", fmt=("{:d}", "{:.1f}"), dpi=SETTINGS.scrub_dpi,
+                      name="walks-ring-explorer", fmt=("{:d}", "{:.1f}"),
                       alt="Transition matrix heat-map, eigenvalues against the unit circle and the distance of Pi^R to "
                           "its limit on a log scale, for a ring of K = {0} nodes and walk parameter p = {1}.")
 

@@ -60,7 +60,6 @@ class Settings:
     quick_log_odds_walks: int = 500
     #: the player over the first GD steps of the Figure 4 run (quick: steps <= quick_steps) and its resolution [ours]
     scrub_steps: tuple[int, ...] = tuple(range(11))
-    scrub_dpi: int = 55
     #: steps to optimal: walk parameter, (K, N) pairs, GD steps (quick: the first two sizes, 5 steps) [ours]
     steps_table_p: float = 0.7
     steps_table_sizes: tuple[tuple[int, int], ...] = ((5, 49), (6, 49), (6, 97), (8, 97), (10, 101), (6, 145))
@@ -211,7 +210,6 @@ def _draw_step(step: int, quick: bool = False):
 def steps_player():
     """The player over GD steps 0-10 of the Figure 4 run: ``V`` and the test-mean attention at each step."""
     return scrub(_draw_step, list(SETTINGS.scrub_steps), label="GD step", name="walks-t31-steps", fmt="{:d}",
-                 dpi=SETTINGS.scrub_dpi,
                  alt="p = 1/2, K = 6, N = 97: accuracy over 50 GD steps, and the value matrix V and the test-mean "
                      "attention over positions at GD step {value}")
 

@@ -64,7 +64,6 @@ class Settings:
     quick_sensitivity_walks: int = 200
     #: the player around the escape of the sinusoidal run, and its resolution [ours]
     escape_shown_steps: tuple[int, ...] = (0, 2, 4, 6, 8, 9, 10, 11, 12, 13, 14, 16, 20, 30, 50)
-    scrub_dpi: int = 55
 
 
 SETTINGS = Settings()
@@ -171,7 +170,6 @@ def _draw_escape(step: int, quick: bool = False):
 def escape_player():
     """The player over the GD steps of the sinusoidal Figure 5 run around its escape from the symmetric state."""
     return scrub(_draw_escape, list(SETTINGS.escape_shown_steps), label="GD step", name="walks-t41-escape", fmt="{:d}",
-                 dpi=SETTINGS.scrub_dpi,
                  alt="p = 1, K = 6, N = 97, sinusoidal positions with a seeded Gram error of 1e-9: accuracy over 50 GD "
                      "steps, and V and the test-mean attention over positions at GD step {value}")
 
