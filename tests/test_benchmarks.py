@@ -126,3 +126,13 @@ def test_peak_memory_sees_torch_tensors_only_through_rss():
         harness.peak_memory_mb(alloc, method="psutil")
     with pytest.raises(RuntimeError, match="ZeroDivisionError"):
         harness.peak_rss_mb(lambda: 1 / 0)
+
+
+def test_forward_sweep_bench_batched_members_equal_separate_runs():
+    from benchmarks import bench_sweeps_forward
+
+    rows = bench_sweeps_forward.run(quick=True)
+    assert [r["name"] for r in rows] == ["trees forward sweep: 3 seeds batched vs separate, two_head"]
+    # the same arithmetic per member, batched or not: round-off only
+    assert rows[0]["max_abs_diff"] < 1e-10
+    assert rows[0]["ours_s"] > 0 and rows[0]["reference_s"] > 0
