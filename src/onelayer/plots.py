@@ -160,18 +160,22 @@ def plot_curves(
 
 def heatmap(ax, matrix, *, title: str | None = None, annotate: bool | None = None, fmt: str = "{:.2f}",
             xlabel: str = "", ylabel: str = "", ticklabels: Sequence | None = None, cmap: str = "viridis", colorbar: bool = True):
-    """Show ``matrix`` as an image with optional value annotations (for small matrices)."""
+    """Show ``matrix`` as an image with optional value annotations (by default for matrices up to 5 x 5).
+
+    Annotations are set in the book's one font size (:data:`FONT_SIZE`); a larger matrix's values belong in a
+    table or the caption, not in cells too small for legible text.
+    """
     m = np.asarray(matrix, dtype=float)
     if m.ndim != 2:
         raise ValueError(f"matrix must be 2-D, got shape {m.shape}")
     im = ax.imshow(m, cmap=cmap, aspect="equal")
     ax.grid(False)
     if annotate is None:
-        annotate = max(m.shape) <= 8
+        annotate = max(m.shape) <= 5
     if annotate:
         mid = (np.nanmax(m) + np.nanmin(m)) / 2
         for (i, j), v in np.ndenumerate(m):
-            ax.text(j, i, fmt.format(v), ha="center", va="center", fontsize=7, color="white" if v < mid else "black")
+            ax.text(j, i, fmt.format(v), ha="center", va="center", color="white" if v < mid else "black")
     if ticklabels is not None:
         ax.set_xticks(range(m.shape[1]), ticklabels[: m.shape[1]])
         ax.set_yticks(range(m.shape[0]), ticklabels[: m.shape[0]])
@@ -190,7 +194,7 @@ def mark_steps(ax, steps: Mapping[str, float], *, color: str = "0.4") -> None:
         if x is None or not np.isfinite(x):
             continue
         ax.axvline(x, color=color, linestyle="--", linewidth=1)
-        ax.annotate(label, (x, 1.0), xycoords=("data", "axes fraction"), rotation=90, va="top", ha="right", fontsize=8, color=color)
+        ax.annotate(label, (x, 1.0), xycoords=("data", "axes fraction"), rotation=90, va="top", ha="right", color=color)
 
 
 def describe_figure(fig, settings: Mapping[str, object] | None = None) -> str:

@@ -41,7 +41,7 @@ def selector_figure(z, lam: float):
     ax.set_ylim(0, 1.05)
     err = attention.selection_error(z, lam)
     bound = attention.selection_bound(z, lam)
-    ax.set_title(f"L1 distance to limit {err:.3g} (bound {bound:.3g})", fontsize=9)
+    ax.set_title(f"L1 distance to limit {err:.3g} (bound {bound:.3g})")
     ax.legend(loc="upper left")
     return fig
 
