@@ -63,6 +63,9 @@ def test_stored_seed_sweep_matches_a_recomputed_prefix():
             np.testing.assert_allclose(np.asarray(short[name]), np.asarray(run[name])[:k, : len(members)],
                                        rtol=1e-9, atol=1e-12)  # tol: batched members, summation order
         assert short["exact_paths"][1] == [run["exact_paths"][1][i] for i in range(len(members))]  # exact: counts
+        for name in ("test_loss", "margin", "margin_bound"):
+            np.testing.assert_allclose(np.asarray(short[name])[1], np.asarray(run[name])[1, : len(members)],
+                                       rtol=1e-9, atol=1e-12)  # tol: batched members, summation order
         assert short["lengths"] == run["lengths"]  # exact: the same seeded test set
 
 

@@ -81,26 +81,54 @@ def _beyond(perfect, path_k=8000, stop_k=8000):
             for kind in ("one_hot", "gaussian")}
 
 
-@pytest.mark.parametrize("oh,ga,past,expected", [
-    ((20480, 20), (20000, 3), (20, 8000, 8000),
-     ["holds", "holds", "as described: learning works, exactness is lost on most draws", "holds on every run", "holds on every run"]),
-    ((15000, 0), (20300, 18), (17, 7990, 7995),
-     ["fails", "holds", "learning works; exact on most draws", "holds on almost every goal, not on every run"] * 1
-     + ["holds on almost every goal, not on every run"]),
-    ((20275, 12), (10000, 0), (10, 8000, 6000),
-     ["holds on most goals", "holds", "learning fails on many draws", "paths hold, stopping fails on some runs",
+def _bounds(holds, falls):
+    from onelayer.rates import rate
+
+    return {"runs": 20, "checkpoints": 16, "steps": 1500, "holds": rate(holds, 20), "falls": rate(falls, 20),
+            "positive": (14, 15), "ratio": (2.0, 2.7), "final_loss": (0.004, 0.0039, 0.0041), "final_bound": (0.01, 0.0098, 0.0102)}
+
+
+@pytest.mark.parametrize("oh,ga,past,bounds,expected", [
+    ((20480, 20), (20000, 3), (20, 8000, 8000), (20, 20),
+     ["holds", "holds on every run", "as described: learning works, exactness is lost on most draws", "holds on every run",
+      "holds on every run"]),
+    ((15000, 0), (20300, 18), (17, 7990, 7995), (20, 17),
+     ["fails", "the bound holds on every run; the loss does not fall at every checkpoint on every run",
+      "learning works; exact on most draws", "holds on almost every goal, not on every run",
+      "holds on almost every goal, not on every run"]),
+    ((20275, 12), (10000, 0), (10, 8000, 6000), (19, 20),
+     ["holds on most goals", "fails on some runs", "learning fails on many draws", "paths hold, stopping fails on some runs",
       "paths hold, stopping fails on some runs"]),
 ])
-def test_verdicts_follow_the_measurement(monkeypatch, oh, ga, past, expected):
-    summary = {"full_step": 500, "train_loss": 0.01, "test_loss": 0.004, "bound": 0.01, "bound_holds_where_margin_positive": True}
-    monkeypatch.setattr(chapter, "training_summary", lambda quick=False: summary)
+def test_verdicts_follow_the_measurement(monkeypatch, oh, ga, past, bounds, expected):
     monkeypatch.setattr(chapter, "seed_rates", lambda data=None: _seed_rates(*oh, *ga))
+    monkeypatch.setattr(chapter, "bound_rates", lambda data=None: _bounds(*bounds))
     monkeypatch.setattr(chapter, "beyond_rates", lambda data=None: _beyond(*past))
     rows = chapter.verdict_rows()
     assert all(set(r) == KEYS and r["chapter"] == "backward_generalization" for r in rows)
     assert [r["verdict"] for r in rows] == expected
-    assert f"{oh[0]}/20480 = " in rows[0]["measurement"] and "one seed" in rows[1]["measurement"]
+    assert f"{oh[0]}/20480 = " in rows[0]["measurement"]
+    assert rows[1]["measurement"].startswith("20 seeds: ") and f"{bounds[0]}/20 = " in rows[1]["measurement"]
     assert "8000" in rows[3]["measurement"] and "20 embedding draws" in rows[4]["settings"]
+
+
+def test_bound_rates_count_the_runs_of_a_small_stored_sweep(tmp_path):
+    from onelayer.trees.backward import seeds as sweep
+
+    sweep.main(["--out", str(tmp_path / "s.json"), "--quick", "--seeds", "2"])
+    data = sweep.load_stored(tmp_path / "s.json")
+    run = data["runs"]["one_hot"]
+    loss, delta, bound = (np.asarray(run[k]) for k in ("test_loss", "margin", "margin_bound"))
+    assert loss.shape == delta.shape == bound.shape == (len(run["checkpoints"]), 2)
+    r = chapter.bound_rates(data)
+    expected = sum(bool((delta[:, i] > 0).any() and np.all(loss[delta[:, i] > 0, i] <= bound[delta[:, i] > 0, i]))
+                   for i in range(2))
+    assert r["runs"] == 2 and r["holds"].k == expected  # exact: a count of runs
+    run["margin_bound"] = (0.5 * loss).tolist()  # a "bound" below the loss fails wherever the margin is positive
+    assert chapter.bound_rates(data)["holds"].k == 0  # exact: a count of runs
+    del run["margin_bound"]
+    with pytest.raises(ValueError, match="sweep trees-backward-seeds"):
+        chapter.bound_rates(data)
 
 
 def test_seed_rates_pool_the_runs_and_bins_hold_enough_goals(tmp_path):
@@ -133,4 +161,17 @@ def test_beyond_rates_on_a_small_stored_sweep(tmp_path):
 @pytest.mark.slow
 def test_chapter_verdicts_on_the_full_runs():
     verdicts = [r["verdict"] for r in chapter.verdict_rows()]
-    assert verdicts[:2] == ["holds", "holds"]
+    assert verdicts[:2] == ["holds", "holds on every run"]
+
+
+def test_the_sweep_records_the_chapter_run_s_test_loss_margin_and_bound():
+    """Seed 0 of the batched sweep, tested as the sweep does, retraces the chapter's own run and its test record."""
+    from onelayer.trees.backward import seeds as sweep
+
+    s = chapter._settings(True)
+    runs = sweep.seed_runs("one_hot", seeds=[s.seed], S=s.S, m=s.m, steps=s.steps, lr=s.lr, record_every=10,
+                           checkpoint_every=s.checkpoint_every, test_trees=s.test_trees, test_seed=s.test_seed,
+                           test_max_depth=s.test_max_depth)
+    T = chapter.test_fields(True)
+    for name, field in (("test_loss", "loss"), ("margin", "margin"), ("margin_bound", "margin_bound")):
+        np.testing.assert_allclose(np.asarray(runs[name])[:, 0], T[field], rtol=1e-9, atol=1e-12)  # tol: batched trainer, summation order

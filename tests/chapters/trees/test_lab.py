@@ -29,7 +29,7 @@ def test_default_callback_draws_the_figure_and_reports_its_time(capsys):
     assert elapsed < 10.0
     assert len(fig.axes) == 4
     title = fig._suptitle.get_text()
-    assert "forward: m=2, S=17, 2 structured heads" in title and "whole-path accuracy" in title
+    assert title.startswith("forward, m=2, S=17\n2 structured heads") and "whole-path accuracy" in title
 
 
 def test_default_two_heads_learn_the_forward_chain():
@@ -119,7 +119,7 @@ def test_widget_caches_settings_and_shows_a_progress_area():
     box.controls["layout"].value = "forward"
     assert len(box.cache) == 2
     titles = {dict(key)["layout"]: fig._suptitle.get_text() for key, fig in box.cache.items()}
-    assert titles["backward"].startswith("backward:") and titles["forward"].startswith("forward:")
+    assert titles["backward"].startswith("backward, m=2") and titles["forward"].startswith("forward, m=2")
     with pytest.raises(ValueError, match="unknown settings"):
         lab.lab_widget(depth=3)
     with pytest.raises(ValueError, match="m must be"):
@@ -152,3 +152,21 @@ def test_chapter_verdict_holds_and_fails_when_the_step_is_not_scaled(monkeypatch
 def test_variations_are_named_overrides_of_the_defaults():
     for name, overrides in lab.SETTINGS.variations:
         assert set(dict(overrides)) <= set(lab.DEFAULTS) | {"init_scale"}, name
+
+
+def test_variations_player_frames_share_their_axis_limits():
+    """Every frame of the player (quick runs) has the same step axis, loss axis and node-block axis; the forward
+    frames share their stage-block axis."""
+    draw = lab._variation_draw(True)
+    names = [name for name, _ in lab.SETTINGS.variations]
+    limits = []
+    for name in names:
+        fig = draw(name)
+        axes = fig.axes
+        forward = lab.LAYOUTS[dict(dict(lab.SETTINGS.variations)[name]).get("layout", "forward")][0] == "forward"
+        limits.append((axes[0].get_xlim(), axes[0].get_ylim(), axes[2].get_ylim(), axes[3].get_ylim() if forward else None))
+        plt.close(fig)
+    assert all(lim[:3] == limits[0][:3] for lim in limits)  # exact: limits set from the same numbers
+    assert len({lim[3] for lim in limits if lim[3] is not None}) == 1  # exact: the same stage limits
+    frames = lab.variations_frames(quick=True)[1]
+    assert [f["texts"] for f in frames["frames"]] == [[name] for name in names]

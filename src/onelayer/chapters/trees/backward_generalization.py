@@ -27,7 +27,7 @@ from ...validation import check_bool
 
 __all__ = ["Settings", "SETTINGS", "test_set", "embedding_matrix", "run", "test_fields", "training_rows",
            "training_summary", "accuracy_by_length", "generalization", "gaussian_rows", "gaussian_summary",
-           "generalization_embeddings", "seed_rates", "seed_rows", "beyond_rates", "beyond_rows", "verdict_rows"]
+           "generalization_embeddings", "seed_rates", "seed_rows", "bound_rates", "beyond_rates", "beyond_rows", "verdict_rows"]
 
 
 @dataclass(frozen=True)
@@ -136,19 +136,22 @@ def accuracy_by_length(quick: bool = False, *, gaussian: bool = False) -> dict[i
     return gen.accuracy_by_length(run(quick, gaussian=gaussian).params["B"], embedding_matrix(gaussian), test_set(quick)[0])
 
 
-@register("trees-generalization", "Trees I, Theorem 4: test loss, margin bound and test accuracy (per step, whole path) during training, with the margin")
+@register("trees-generalization", "Trees I, Theorem 4 (one seed): test loss, margin bound and test accuracy (per step, whole path) during training, with the margin")
 def generalization(quick: bool = False):
     """Train and test loss with the margin bound; per-step and whole-path test accuracy with the margin (one-hot)."""
     hist, T = run(quick), test_fields(quick)
-    fig, axes = new_figure(2, width=9.0, height=3.3)
-    plot_curves(axes[0], hist.steps, {"train loss (batch)": hist["loss"], "test loss": T["loss"], "margin bound (test)": T["margin_bound"]},
-                xlabel="step t", ylabel="loss", logy=True, styles={"margin bound (test)": {"linestyle": "--"}})
+    fig, axes = new_figure(1, 2, width=6.5, height=6.6)
+    plot_curves(axes[0], hist.steps, {"train loss (batch)": hist["loss"], "test loss": T["loss"], "margin bound": T["margin_bound"]},
+                xlabel="step t", ylabel="loss", logy=True, styles={"margin bound": {"linestyle": "--"}})
     plot_curves(axes[1], hist.steps, {"per-step accuracy": T["step_accuracy"], "whole-path accuracy": T["path_accuracy"]},
-                xlabel="step t", ylabel="test accuracy (greedy)")
+                xlabel="step t", ylabel="test accuracy")
     ax2 = axes[1].twinx()
-    ax2.plot(hist.steps, T["margin"], color="0.5", linestyle=":", label="margin")
-    ax2.set_ylabel("margin delta (dotted)")
+    ax2.plot(hist.steps, T["margin"], color="0.5", linestyle=":", label="margin (right axis)")
+    ax2.set_ylabel("margin delta")
     ax2.grid(False)
+    axes[0].legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, frameon=False)
+    handles = axes[1].get_legend_handles_labels()[0] + ax2.get_legend_handles_labels()[0]
+    axes[1].legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
     rows = [{"step": int(t), "train_loss": float(hist["loss"][i]),
              **{f"test_{k}" if k != "margin_bound" else k: float(T[k][i]) for k in gen.TEST_FIELDS}}
             for i, t in enumerate(hist.steps)]
@@ -174,14 +177,16 @@ def gaussian_summary(quick: bool = False) -> dict:
             "margin": float(T["margin"][-1])}
 
 
-@register("trees-generalization-embeddings", "Trees I, Theorem 4: whole-path test accuracy during training with one-hot and with Gaussian (non-orthogonal) embeddings")
+@register("trees-generalization-embeddings", "Trees I, Theorem 4 (one seed each): whole-path test accuracy during training with one-hot and with Gaussian (non-orthogonal) embeddings")
 def generalization_embeddings(quick: bool = False):
     """Whole-path test accuracy of the one-hot and the Gaussian run."""
     hist, T = run(quick), test_fields(quick)
     hist_g, Tg = run(quick, gaussian=True), test_fields(quick, gaussian=True)
-    fig, ax = new_figure(1, width=5.5, height=3.2)
-    plot_curves(ax, hist.steps, {"one-hot: test path accuracy": T["path_accuracy"], "Gaussian: test path accuracy": Tg["path_accuracy"]},
-                xlabel="step t", ylabel="whole-path accuracy")
+    fig, ax = new_figure(1, width=5.5, height=3.4)
+    plot_curves(ax, hist.steps, {"one-hot embeddings": T["path_accuracy"], "Gaussian embeddings": Tg["path_accuracy"]},
+                xlabel="step t", ylabel="whole-path test accuracy")
+    ax.set_ylim(-0.03, 1.03)
+    ax.legend(loc="lower right")
     rows = [{"step": int(t), "one_hot_path_accuracy": float(T["path_accuracy"][i]), "gaussian_path_accuracy": float(Tg["path_accuracy"][i]),
              "gaussian_margin": float(Tg["margin"][i]), "gaussian_H_residual": float(hist_g["residual"][i])}
             for i, t in enumerate(hist.steps)]
@@ -233,6 +238,33 @@ def seed_rows(data: dict | None = None) -> list[dict]:
     return rows
 
 
+def bound_rates(data: dict | None = None) -> dict:
+    """The margin bound over the stored one-hot runs (:func:`onelayer.trees.backward.seeds.load_stored`).
+
+    Per run, at the checkpoints where the margin of ``H`` is positive: does the test loss stay at or below the bound
+    at every one (``holds``, a :class:`~onelayer.rates.Rate` over runs; a run with no positive margin would count as
+    not holding), and does the test loss fall at every one after the first (``falls``)? Also the checkpoints with a
+    positive margin per run (``positive``: fewest, most), the smallest and largest ratio bound / test loss at those
+    checkpoints over all runs (``ratio``) and the final test loss and bound (``final_loss``, ``final_bound``: mean with
+    its interval).
+    """
+    run = (seed_sweep.load_stored() if data is None else data)["runs"]["one_hot"]
+    if "margin_bound" not in run:
+        raise ValueError("the stored sweep holds no test loss, margin and bound per checkpoint: run "
+                         "`python -m onelayer sweep trees-backward-seeds` again")
+    loss, delta, bound = (np.asarray(run[k], dtype=float) for k in ("test_loss", "margin", "margin_bound"))
+    positive = delta > 0  # (checkpoints, runs)
+    n = loss.shape[1]
+    holds = [bool(positive[:, r].any() and np.all(loss[positive[:, r], r] <= bound[positive[:, r], r])) for r in range(n)]
+    falls = [bool(np.all(np.diff(loss[positive[:, r], r]) < 0)) for r in range(n)]
+    ratio = bound[positive] / loss[positive]
+    return {"runs": n, "checkpoints": len(run["checkpoints"]), "steps": run["steps"],
+            "holds": rate(sum(holds), n), "falls": rate(sum(falls), n),
+            "positive": (int(positive.sum(0).min()), int(positive.sum(0).max())),
+            "ratio": (float(ratio.min()), float(ratio.max())) if ratio.size else (float("nan"), float("nan")),
+            "final_loss": mean_interval(loss[-1]), "final_bound": mean_interval(bound[-1])}
+
+
 def beyond_rates(data: dict | None = None) -> dict[str, dict]:
     """The stored runs past the assumptions (:func:`onelayer.trees.beyond.load_stored`), per embedding family:
     per shape the pooled rates of exact paths and of stopping by itself, and the runs that get every path of every
@@ -259,19 +291,21 @@ def beyond_rows(data: dict | None = None) -> list[dict]:
 
 
 def verdict_rows() -> list[dict]:
-    """The chapter's verdicts: generalisation to random trees and longer paths (stored runs over seeds), the margin
-    bound (one seed), the Gaussian embeddings (stored runs over embedding draws) and the runs past the assumptions
-    (stored runs, 20 per embedding family)."""
+    """The chapter's verdicts: generalisation to random trees and longer paths and the margin bound (stored runs over
+    seeds), the Gaussian embeddings (stored runs over embedding draws) and the runs past the assumptions (stored runs,
+    20 per embedding family)."""
     from ...formatting import number_text
 
     s = SETTINGS
-    summary = training_summary()
-    seeds, past = seed_rates(), beyond_rates()
+    seeds, bounds, past = seed_rates(), bound_rates(), beyond_rates()
     oh, ga = seeds["one_hot"], seeds["gaussian"]
     base = {"source": "[paper]", "reading": "R-B layout, one-hot embeddings, mean loss with 1/2 (ours)",
             "chapter": "backward_generalization"}
     trained = (f"S = {s.S}, trained on perfect trees of depth {s.m} ({s.steps} SGD steps at lr {s.lr:g}); "
                f"{s.test_trees} random test trees (0-3 children, depth at most {s.test_max_depth})")
+
+    def span_text(pair):
+        return f"{pair[0]}" if pair[0] == pair[1] else f"{pair[0]} to {pair[1]}"
 
     def bins_text(r):
         return "; ".join(f"length {lo}{'' if lo == hi else f'-{hi}'}: {rt.text(4)}" for lo, hi, _, rt in r["bins"])
@@ -288,11 +322,18 @@ def verdict_rows() -> list[dict]:
          "verdict": "holds" if exact_oh else ("fails" if oh["exact"].high < 0.99 else "holds on most goals")},
         {**base, "claim": "the test loss is at most 2 (eps / (1 + eps))^2 per position, eps = (N - 1) e^-delta(H), and "
                           "tends to zero with training",
-         "source": "[ours]", "settings": f"{trained}, one seed",
-         "measurement": f"one seed: bound holds at every checkpoint with a positive margin: "
-                        f"{summary['bound_holds_where_margin_positive']}; final test loss {number_text(summary['test_loss'])}, "
-                        f"bound {number_text(summary['bound'])}",
-         "verdict": "holds" if summary["bound_holds_where_margin_positive"] else "fails"},
+         "source": "[ours]",
+         "settings": f"{trained}; {bounds['runs']} training seeds (batched, stored sweep trees-backward-seeds), test loss, "
+                     f"margin and bound at each of the {bounds['checkpoints']} checkpoints (every {s.checkpoint_every} steps)",
+         "measurement": f"{bounds['runs']} seeds: runs where the bound holds at every checkpoint with a positive margin "
+                        f"({span_text(bounds['positive'])} such checkpoints per run): {bounds['holds'].text()}; bound / test "
+                        f"loss there from {number_text(bounds['ratio'][0])} to {number_text(bounds['ratio'][1])}; runs whose "
+                        f"test loss falls at every one of them: {bounds['falls'].text()}; "
+                        f"at step {bounds['steps']}, test loss mean {seed_sweep.mean_text(bounds['final_loss'])}, bound "
+                        f"mean {seed_sweep.mean_text(bounds['final_bound'])}",
+         "verdict": ("holds on every run" if bounds["holds"].k == bounds["runs"] and bounds["falls"].k == bounds["runs"] else
+                     "the bound holds on every run; the loss does not fall at every checkpoint on every run"
+                     if bounds["holds"].k == bounds["runs"] else "fails on some runs")},
         {**base, "claim": "with linearly independent, non-orthogonal embeddings the symmetric picture and exact "
                           "generalisation at the same training time are lost",
          "source": "[ours]", "reading": "R-B layout, Gaussian embeddings d = S (ours)",

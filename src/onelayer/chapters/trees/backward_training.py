@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ...plots import mark_steps, new_figure, plot_curves
+from ...plots import FONT_SIZE, mark_steps, new_figure, plot_curves
 from ...registry import register
 from ...seeding import numpy_rng
 from ...rates import mean_interval, rate
@@ -109,14 +109,16 @@ def h_entries(quick: bool = False):
     """``h1`` under SGD and population GD and ``(S - 1) h2`` under SGD; the residual and the spreads of ``H`` (SGD)."""
     s, sgd, pop = _settings(quick), sgd_run(quick), population_run(quick)
     S = s.S
-    fig, axes = new_figure(2, width=9.0, height=3.2)
+    fig, axes = new_figure(1, 2, width=6.5, height=6.8)
     plot_curves(axes[0], sgd.steps, {"h1 (diagonal), SGD": sgd["h1"], "h1, population GD": pop["h1"],
-                                     "h2 (off-diagonal) x (S-1), SGD": sgd["h2"] * (S - 1)},
-                xlabel="step t", ylabel="entries of H", title="H = A^T B A",
+                                     "(S-1) h2 (off-diagonal), SGD": sgd["h2"] * (S - 1)},
+                xlabel="step t", ylabel="entries of H", title="H = A^T B A (SGD: one seed)",
                 styles={"h1, population GD": {"linestyle": "--", "color": "k"}})
     plot_curves(axes[1], sgd.steps[1:], {"residual / ||H||": sgd["residual"][1:], "diagonal std": sgd["diag_std"][1:],
                                          "off-diagonal std": sgd["off_std"][1:]},
                 xlabel="step t", ylabel="size", logy=True, title="distance from the symmetric span (SGD)")
+    for ax in axes:
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
     rows = [{"step": int(t), "sgd_loss": float(sgd["loss"][i]), "sgd_h1": float(sgd["h1"][i]), "sgd_h2": float(sgd["h2"][i]),
              "sgd_residual": float(sgd["residual"][i]), "pop_loss": float(pop["loss"][i]), "pop_h1": float(pop["h1"][i]),
              "pop_h2": float(pop["h2"][i])} for i, t in enumerate(sgd.steps)]
@@ -144,12 +146,15 @@ def phases(quick: bool = False):
     pop = phase_run(quick)
     found = dynamics.detect_phases(pop.steps, pop["h1"], pop["h2"], pop["loss"], pop["correct_weight"])
     marks = {"T_att": found["T_attention"], "T_loss": found["T_loss"]}
-    fig, axes = new_figure(2, width=9.0, height=3.2)
+    fig, axes = new_figure(1, 2, width=6.5, height=6.4)
     plot_curves(axes[0], pop.steps, {"loss": pop["loss"]}, xlabel="step t", ylabel="population loss", logy=True)
-    mark_steps(axes[0], marks)
     plot_curves(axes[1], pop.steps, {"h1": pop["h1"], "h2": pop["h2"], "attention on correct edge": pop["correct_weight"]},
                 xlabel="step t", ylabel="value")
-    mark_steps(axes[1], marks)
+    axes[1].legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, frameon=False)
+    for ax in axes:
+        mark_steps(ax, marks)
+        for text in ax.texts:  # the marks' labels at the book's one font size
+            text.set_fontsize(FONT_SIZE)
     rows = [{"step": int(t), "loss": float(pop["loss"][i]), "h1": float(pop["h1"][i]), "h2": float(pop["h2"][i]),
              "correct_weight": float(pop["correct_weight"][i])} for i, t in enumerate(pop.steps)]
     return fig, {"phases": found, "table": rows}
@@ -238,7 +243,7 @@ def verdict_rows() -> list[dict]:
             "chapter": "backward_training"}
     seeds_setting = (f"S = {s.S}, m = {s.m}, SGD at lr {s.lr:g}, batch {s.batch_size}, {seeds['steps']} steps, "
                      f"{n} seeds (batched, stored sweep trees-backward-seeds)")
-    pop_setting = f"S = {s.S}, m = {s.m}, population GD at lr {s.lr:g}, {s.phase_steps} steps"
+    pop_setting = f"S = {s.S}, m = {s.m}, population GD at lr {s.lr:g}, {s.phase_steps} steps (deterministic: no seed enters)"
     return [
         {**base, "claim": "from B = 0, H = A^T B A stays in the span of I and 11^T - I (the relabelling symmetry)",
          "source": "[ours]", "settings": seeds_setting,

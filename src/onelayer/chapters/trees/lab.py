@@ -37,6 +37,7 @@ trees, records every 10 steps on 128 fixed training trees.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -47,6 +48,7 @@ import torch
 from ...jitter import jitter
 from ...plots import new_figure, plot_curves
 from ...registry import register
+from ...scrubber import frame_numbers, scrub
 from ...seeding import generator
 from ...training import History
 from ...trees.backward import dynamics as backward_dynamics
@@ -82,6 +84,8 @@ __all__ = [
     "lab_widget",
     "default_state",
     "variations_table",
+    "variations_player",
+    "variations_frames",
     "verdict_rows",
 ]
 
@@ -363,16 +367,65 @@ def lab_run(layout: str = "forward", m: int = 2, heads: str = "2 heads (swap, st
 
 
 def lab_title(result: TreesLabResult) -> str:
-    """Two lines describing the setting and what the run reached (used as the figure's title)."""
+    """Three short lines describing the setting and what the run reached (the figure's title)."""
     s = result.settings
-    model = result.arch.label() if result.arch is not None else "backward model, one head (heads setting unused)"
-    init = "zero init" if s["init_scale"] == 0 else f"Gaussian init {s['init_scale']:g}"
-    line1 = (f"{s['layout']}: m={s['m']}, S={result.A.shape[1]}, {model}, lr={s['lr']:g}, "
-             f"loss {s['loss_norm']}, {init}, {s['steps']} steps of batch {s['batch_size']}")
+    model = result.arch.label() if result.arch is not None else "one head"
+    line1 = f"{s['layout']}, m={s['m']}, S={result.A.shape[1]}"
+    extras = ([f"loss {s['loss_norm']}"] if s["loss_norm"] != DEFAULTS["loss_norm"] else []) + \
+             ([f"init {s['init_scale']:g}"] if s["init_scale"] > 0 else [])
+    line2 = ", ".join([model, f"lr {s['lr']:g}", f"{s['steps']} steps", *extras])
     r = result.summary()
-    line2 = (f"loss {r['initial_loss']:.3g} -> {r['final_loss']:.3g}; whole-path accuracy of greedy decoding on "
-             f"{s['eval_size']} training trees {r['path_accuracy']:.3f}")
-    return line1 + "\n" + line2
+    line3 = f"loss {r['initial_loss']:.3g} -> {r['final_loss']:.3g}; whole-path accuracy {r['path_accuracy']:.3f}"
+    return "\n".join((line1, line2, line3))
+
+
+def _legend_below(ax, ncol: int = 2):
+    """The panel's legend under its x-axis label (12 pt text would cover the curves inside the panel)."""
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=ncol, frameon=False, handlelength=1.2,
+              columnspacing=0.8)
+
+
+def _draw(res: TreesLabResult, limits: Mapping | None = None):
+    """The lab's four panels for one trained setting; ``limits``: fixed axis limits (``"x"``, ``"loss"``,
+    ``"node"``, ``"stage"``, each a ``(low, high)`` pair), as a scrubber over settings needs."""
+    from matplotlib.ticker import NullFormatter
+
+    h = res.history
+    acc, sc = np.asarray(h["accuracy"]), np.asarray(h["scalars"])
+    n_node = len(res.node_names)
+    fig, axes = new_figure(2, 2, width=6.5, height=7.6)
+    logy = bool(np.all(h["loss"] > 0))
+    plot_curves(axes[0], h.steps, {"training loss": h["loss"]}, xlabel="step t", ylabel="loss", logy=logy,
+                title="(a) training loss")
+    if logy:
+        axes[0].yaxis.set_minor_formatter(NullFormatter())
+    plot_curves(axes[1], h.steps, {n.replace(" steps", "").replace(" (greedy)", ""): acc[:, i]
+                                   for i, n in enumerate(res.accuracy_names)},
+                xlabel="step t", ylabel="accuracy", title="(b) accuracy by step")
+    axes[1].set_ylim(-0.03, 1.03)
+    plot_curves(axes[2], h.steps, {n: sc[:, i] for i, n in enumerate(res.node_names)}, xlabel="step t",
+                title="(c) node blocks")
+    if res.arch is None:
+        plot_curves(axes[3], h.steps, {"weight on the correct edge": h["correct_weight"]}, xlabel="step t",
+                    title="(d) correct-edge weight")
+        axes[3].set_ylim(-0.03, 1.03)
+    else:
+        plot_curves(axes[3], h.steps, {n: sc[:, n_node + i] for i, n in enumerate(res.stage_names)}, xlabel="step t",
+                    title="(d) stage blocks V_l")
+    for ax in axes[2:]:
+        ax.axhline(0, color="0.5", lw=0.6)
+    for ax in axes[1:]:
+        if ax.get_legend() is not None:
+            _legend_below(ax, ncol=3 if ax is axes[1] and len(res.accuracy_names) <= 3 else 2)
+    if limits is not None:
+        for ax in axes:
+            ax.set_xlim(*limits["x"])
+        axes[0].set_ylim(*limits["loss"])
+        axes[2].set_ylim(*limits["node"])
+        if res.arch is not None:
+            axes[3].set_ylim(*limits["stage"])
+    fig.suptitle(lab_title(res))
+    return fig
 
 
 def lab_figure(layout: str = "forward", m: int = 2, heads: str = "2 heads (swap, stage)", lr: float = 2.0,
@@ -381,33 +434,8 @@ def lab_figure(layout: str = "forward", m: int = 2, heads: str = "2 heads (swap,
     """Widget callback: train with :func:`lab_run` and draw (a) the loss, (b) the accuracy by step type,
     (c) the node-block scalars and (d) the stage-block scalars (forward) or the attention on the correct
     edge (backward)."""
-    res = lab_run(layout, m, heads, lr, loss_norm, init_scale, steps, batch_size=batch_size, eval_size=eval_size,
-                  record_every=record_every, seed=seed, progress=progress)
-    h = res.history
-    acc, sc = np.asarray(h["accuracy"]), np.asarray(h["scalars"])
-    n_node = len(res.node_names)
-    fig, axes = new_figure(4, width=13.0, height=3.4)
-    plot_curves(axes[0], h.steps, {"training loss": h["loss"]}, xlabel="step t", ylabel="loss", logy=bool(np.all(h["loss"] > 0)),
-                title="(a) training loss")
-    plot_curves(axes[1], h.steps, {n: acc[:, i] for i, n in enumerate(res.accuracy_names)}, xlabel="step t",
-                ylabel="accuracy", title="(b) accuracy by step type")
-    axes[1].set_ylim(-0.03, 1.03)
-    plot_curves(axes[2], h.steps, {n: sc[:, i] for i, n in enumerate(res.node_names)}, xlabel="step t",
-                title="(c) node blocks (diag, off-diag)")
-    if res.arch is None:
-        plot_curves(axes[3], h.steps, {"attention on the correct edge": h["correct_weight"]}, xlabel="step t",
-                    title="(d) attention on the correct edge")
-        axes[3].set_ylim(-0.03, 1.03)
-    else:
-        plot_curves(axes[3], h.steps, {n: sc[:, n_node + i] for i, n in enumerate(res.stage_names)}, xlabel="step t",
-                    title="(d) stage blocks V_l[key, query]")
-    for ax in axes[2:]:
-        ax.axhline(0, color="0.5", lw=0.6)
-    for ax in axes:
-        if ax.get_legend() is not None:
-            ax.legend(fontsize=6)
-    fig.suptitle(lab_title(res), fontsize=9)
-    return fig
+    return _draw(lab_run(layout, m, heads, lr, loss_norm, init_scale, steps, batch_size=batch_size,
+                         eval_size=eval_size, record_every=record_every, seed=seed, progress=progress))
 
 
 def lab_widget(**defaults):
@@ -450,9 +478,54 @@ def default_state(quick: bool = False):
     return lab_figure(**kw), {"settings": dict(res.settings), "summary": res.summary(), "table": rows}
 
 
+@functools.lru_cache(maxsize=2)
+def _variation_runs(quick: bool = False) -> dict[str, TreesLabResult]:
+    """:func:`lab_run` of every variation of ``SETTINGS.variations`` (trained once; ``quick``: ``quick_steps`` steps)."""
+    extra = {"steps": SETTINGS.quick_steps} if quick else {}
+    return {name: lab_run(**{**dict(overrides), **extra}) for name, overrides in SETTINGS.variations}
+
+
 def variations_table() -> list[dict]:
-    """:func:`compare` over ``SETTINGS.variations``: one row per variation of the default setting."""
-    return compare({name: dict(overrides) for name, overrides in SETTINGS.variations})
+    """One row per variation of the default setting (``SETTINGS.variations``): its name and its run's summary
+    (as :func:`compare`, from the runs the player :func:`variations_player` draws)."""
+    return [{"name": name, **res.summary()} for name, res in _variation_runs().items()]
+
+
+def _variation_limits(runs: Mapping[str, TreesLabResult]) -> dict:
+    """Axis limits shared by every frame of the player: steps, loss (log scale), node and stage scalars."""
+    def span(values, pad=0.05):
+        low, high = float(min(values)), float(max(values))
+        return low - pad * (high - low), high + pad * (high - low)
+
+    loss = np.concatenate([np.asarray(r.history["loss"], dtype=float) for r in runs.values()])
+    node = [v for r in runs.values() for v in np.asarray(r.history["scalars"])[:, :len(r.node_names)].ravel()]
+    stage = [v for r in runs.values() for v in np.asarray(r.history["scalars"])[:, len(r.node_names):].ravel()] or [0.0, 1.0]
+    last = max(int(r.history.steps[-1]) for r in runs.values())
+    return {"x": (-0.03 * last, 1.03 * last), "loss": (loss.min() / 1.5, loss.max() * 1.5), "node": span(node + [0.0]),
+            "stage": span(stage + [0.0])}
+
+
+def _variation_draw(quick: bool):
+    runs = _variation_runs(quick)
+    limits = _variation_limits(runs)
+    return lambda name: _draw(runs[name], limits)
+
+
+def variations_player():
+    """The precomputed player of the HTML book: the lab's figure for each variation of the table, with axis limits
+    shared by every frame (the live controls of :func:`lab_widget` need a kernel)."""
+    return scrub(_variation_draw(False), [name for name, _ in SETTINGS.variations], label="setting",
+                 name="trees-lab-variations", fmt="{}",
+                 alt="The trees lab after training the setting {value}: training loss, accuracy by step, "
+                     "node-block scalars and stage blocks (or the weight on the correct edge)")
+
+
+@register("trees-lab-variations-frames", "Trees lab player (frames): loss, accuracy by step and the reduced "
+                                         "scalars for each variation of the default setting")
+def variations_frames(quick: bool = False):
+    """The numbers behind every frame of :func:`variations_player` (``quick``: runs of ``quick_steps`` steps)."""
+    return None, frame_numbers(_variation_draw(quick), [name for name, _ in SETTINGS.variations], labels="setting",
+                               fmt="{}")
 
 
 def verdict_rows() -> list[dict]:
@@ -466,6 +539,7 @@ def verdict_rows() -> list[dict]:
     return [{"claim": "the sum over the 2m+1 positions with step eta/(2m+1) trains the same heads as the mean with step eta",
              "source": "[ours]", "reading": "loss reduction",
              "settings": f"the lab's default ({mean_run.settings['layout']}, m = {mean_run.settings['m']}, "
-                         f"{mean_run.settings['steps']} SGD steps)",
-             "measurement": f"largest difference of the head scalars over the run below 1e-12: {diff < 1e-12}",
+                         f"{mean_run.settings['steps']} SGD steps), one run (seed {mean_run.settings['seed']}): an "
+                         "identity of the loss, not a rate (both runs draw the same batches, so no seed can change it)",
+             "measurement": f"one run: largest difference of the head scalars over the run below 1e-12: {diff < 1e-12}",
              "verdict": "holds" if diff < 1e-12 else "fails", "chapter": "lab"}]

@@ -5,8 +5,9 @@ The training and generalisation chapters train one SGD run (``S = 31``, ``m = 4`
 :func:`~onelayer.trees.backward.batched.train_backward_members` call; with Gaussian embeddings (``d = S``), one
 embedding draw per member (the batched trainer shares ``A`` between members, so each draw is its own call, with its
 own training seed). Every run records ``h1``, ``h2`` and the residual of ``H = A^T B A`` from the symmetric span
-(:func:`member_h_stats`) and its batch loss, and is tested by greedy decoding on the generalisation chapter's random
-test trees at every checkpoint. :func:`merge_bins` groups path lengths into bins that hold enough goals.
+(:func:`member_h_stats`) and its batch loss, and is tested on the generalisation chapter's random test trees at every
+checkpoint: greedy decoding, the teacher-forced test loss, the margin of ``H`` and the margin bound
+(:mod:`onelayer.trees.backward.generalization`). :func:`merge_bins` groups path lengths into bins that hold enough goals.
 
 The stored sweep ``python -m onelayer sweep trees-backward-seeds`` (:func:`main`) writes both families to
 ``book/trees/data/backward_seeds.json``; the chapters load it with :func:`load_stored`.
@@ -27,8 +28,9 @@ from ...paths import data_path
 from ...validation import check_choice, check_int, check_int_sequence
 from ..shared.embeddings import check_embeddings, independent_embeddings, one_hot_embeddings
 from .batched import train_backward_members
+from .generalization import margin, margin_bound
 from .layout import random_tree_batch
-from .model import greedy_decode
+from .model import greedy_decode, loss as test_loss
 
 __all__ = ["KINDS", "STORED", "STORED_KIND", "member_h_stats", "seed_runs", "merge_bins", "mean_text", "load_stored", "main"]
 
@@ -71,7 +73,9 @@ def seed_runs(kind: str, *, seeds: Sequence[int], S: int = 31, m: int = 4, steps
     ``test_max_depth``).
 
     Returns a JSON-ready dict: ``record_steps`` and, per run (lists indexed ``[step][run]``), ``loss``, ``h1``,
-    ``h2``, ``residual``; ``checkpoints`` and ``exact_paths`` (test paths right, ``[checkpoint][run]``);
+    ``h2``, ``residual``; ``checkpoints`` and, indexed ``[checkpoint][run]``, ``exact_paths`` (test paths right),
+    ``test_loss`` (teacher forced), ``margin`` (of ``H = A^T B A``) and ``margin_bound`` (the bound on the test loss
+    from the margin, valid for orthonormal embeddings only);
     ``lengths`` (path lengths of the test set), ``goals_by_length`` and ``exact_by_length`` (the final model's exact
     paths per length, ``{length: [per run]}``).
     """
@@ -92,22 +96,26 @@ def seed_runs(kind: str, *, seeds: Sequence[int], S: int = 31, m: int = 4, steps
     checkpoints = list(range(0, steps + 1, checkpoint_every))
     groups = ([(one_hot_embeddings(S), list(seeds))] if kind == "one_hot" else
               [(independent_embeddings(S, S, torch.Generator().manual_seed(first_draw + i)), [s]) for i, s in enumerate(seeds)])
-    loss, stats, exact, final_ok = [], [], [], []
+    loss, stats, exact, final_ok, tested = [], [], [], [], []
     for A, group in groups:
         hist = train_backward_members(A, m=m, steps=steps, lr=lr, seeds=group, batch_size=batch_size,
                                       record_every=record_every, snapshot_at=checkpoints,
                                       record={"h": lambda p, A=A: member_h_stats(p["B"], A)})
         loss.append(np.asarray(hist.records["loss"]))
         stats.append(np.asarray(hist.records["h"]))
-        cp = []
+        cp, tl = [], []
         for t in checkpoints:
             Bt = hist.snapshots[t]["B"]
             ok = [greedy_decode(Bt[j], A, test).path_correct for j in range(len(group))]
             cp.append([int(o.sum()) for o in ok])
+            H = [A.T.to(Bt.dtype) @ Bt[j] @ A.to(Bt.dtype) for j in range(len(group))]
+            tl.append([[float(test_loss(Bt[j], A, test)), margin(H[j]), margin_bound(H[j], test)] for j in range(len(group))])
             if t == checkpoints[-1]:
                 final_ok.extend(ok)
         exact.append(np.asarray(cp))
+        tested.append(np.asarray(tl))
     loss, stats, exact = np.concatenate(loss, 1), np.concatenate(stats, 1), np.concatenate(exact, 1)
+    tested = np.concatenate(tested, 1)  # (checkpoints, runs, 3)
     record_steps = list(range(0, steps + 1, record_every))
     goals = {int(k): int((lengths == k).sum()) for k in sorted(set(lengths.tolist()))}
     return {"kind": kind, "seeds": list(seeds), "draws": [first_draw + i for i in range(len(seeds))] if kind == "gaussian" else None,
@@ -115,6 +123,7 @@ def seed_runs(kind: str, *, seeds: Sequence[int], S: int = 31, m: int = 4, steps
             "test_seed": test_seed, "test_max_depth": test_max_depth, "record_steps": record_steps,
             "loss": loss.tolist(), "h1": stats[..., 0].tolist(), "h2": stats[..., 1].tolist(),
             "residual": stats[..., 2].tolist(), "checkpoints": checkpoints, "exact_paths": exact.tolist(),
+            "test_loss": tested[..., 0].tolist(), "margin": tested[..., 1].tolist(), "margin_bound": tested[..., 2].tolist(),
             "lengths": lengths.tolist(), "goals_by_length": {str(k): n for k, n in goals.items()},
             "exact_by_length": {str(k): [int(o[lengths == k].sum()) for o in final_ok] for k in goals}}
 
