@@ -5,7 +5,7 @@ over ``seeds`` training runs trained together (:func:`onelayer.batched.batched_g
 parameters and its own stream of perfect training trees, ``numpy`` generator ``seed``):
 
 * ``theorem8``: the structured two-head model from zero at the chapter's setting (``m = 3``, ``S = 25``, mean loss,
-  learning rate 2, 1,000 steps) but with batches of 64 trees, each member decoded greedily on its *own* ``test_trees`` random test
+  learning rate 2, 1,000 steps) but with batches of 32 trees, each member decoded greedily on its *own* ``test_trees`` random test
   trees (0-3 children, depth caps 1-``test_max_depth``, any non-root goal; generator ``70_000 + seed``), counted by
   goal depth: goals, whole paths right, whole chains right.
 * ``direct``: the two-head model and one full head (both from zero) trained on the answer-only layout (no chain of
@@ -53,18 +53,18 @@ __all__ = ["STORED", "STORED_KIND", "load_stored", "SETTINGS", "QUICK", "PARTS",
 STORED = "trees/data/forward_limit_rates.json"
 STORED_KIND = "trees-forward-limit-rates"
 
-#: The stored sweep's sizes (module docstring); ``no_turn`` repeats the one-against-two sweep's settings. Batches of 64
+#: The stored sweep's sizes (module docstring); ``no_turn`` repeats the one-against-two sweep's settings. Batches of 32
 #: trees instead of the chapter's 256 keep the sweep within minutes on a shared machine.
 SETTINGS = {
     "seeds": 20,
-    "theorem8": {"m": 3, "S": 25, "steps": 1000, "lr": 2.0, "batch_size": 64, "reduction": "mean, 1/2",
+    "theorem8": {"m": 3, "S": 25, "steps": 1000, "lr": 2.0, "batch_size": 32, "reduction": "mean, 1/2",
                  "test_trees": 1024, "test_max_depth": 6},
-    "direct": {"m": 3, "S": 25, "steps": 600, "lr": 2.0, "batch_size": 64, "reduction": "mean, 1/2",
+    "direct": {"m": 3, "S": 25, "steps": 600, "lr": 2.0, "batch_size": 32, "reduction": "mean, 1/2",
                "models": ["two_head", "full1"], "test_trees": 1024, "test_max_depth": 6},
     "no_turn": {**{k: EDGE_SWEEP[k] for k in ("m", "S", "steps", "lr", "batch_size", "test_trees", "test_max_depth")},
                 "reduction": "sum, 1", "models": ["full1", "two_head"]},
-    "heads": {"m": 2, "S": 17, "steps": 300, "lr": 2.0, "batch_size": 64, "reduction": "mean, 1/2", "init_scale": 0.01,
-              "models": ["full1", "full2", "full3"], "test_trees": 1024, "test_max_depth": 6, "train_trees": 256},
+    "heads": {"m": 2, "S": 17, "steps": 300, "lr": 2.0, "batch_size": 32, "reduction": "mean, 1/2", "init_scale": 0.01,
+              "models": ["full1", "full2"], "test_trees": 1024, "test_max_depth": 6, "train_trees": 256},
 }
 #: The seconds-long version (tests).
 QUICK = {
