@@ -17,7 +17,7 @@ from pathlib import Path
 import torch
 
 from ...formatting import number_text
-from ...rates import mean_interval, rate
+from ...rates import Rate, mean_interval, rate
 from ...registry import register
 from ...seeding import numpy_rng
 from ...trees import beyond
@@ -33,7 +33,7 @@ __all__ = ["Settings", "SETTINGS", "stored", "trained_two_head", "test_set", "tr
            "goal_depth_rows", "losses", "loss_table", "single_head_blocks", "direct_runs", "direct_table",
            "heads_depth", "over_seeds", "layout_sensitivity", "layout_tables", "beyond_runs", "edge_flag_stored",
            "edge_flag_cells", "edge_flag_table", "value_map_check", "edge_flag_verdict", "limit_rates_stored",
-           "theorem8_seeds", "direct_seeds", "no_turn_seeds", "heads_runs", "heads_cell_rows", "construction_layouts",
+           "rate_texts", "theorem8_seeds", "direct_seeds", "no_turn_seeds", "heads_runs", "heads_cell_rows", "construction_layouts",
            "heads_bins", "heads_seeds", "gaussian_stored",
            "gaussian_seeds", "verdict_rows"]
 
@@ -408,6 +408,11 @@ def limit_rates_stored() -> dict:
 def gaussian_stored() -> dict:
     """The stored 20-draw sweep of :func:`onelayer.trees.beyond.forward_beyond_runs`."""
     return beyond.load_forward_stored()
+
+
+def rate_texts(rows: list[dict]) -> list[dict]:
+    """``rows`` with every :class:`~onelayer.rates.Rate` as its text ``k/n = p [low, high]`` (for a table)."""
+    return [{k: (v.text() if isinstance(v, Rate) else v) for k, v in r.items()} for r in rows]
 
 
 def _bin_label(lo: int, hi: int | None) -> str:
