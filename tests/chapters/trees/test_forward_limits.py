@@ -77,7 +77,8 @@ def test_limit_rates_sweep_quick_feeds_the_chapter(tmp_path):
     t8 = chapter.theorem8_seeds(data)
     assert sum(r["goals"] for r in t8["rows"]) == q["seeds"] * q["theorem8"]["test_trees"]  # exact: counts
     assert [r["runs"] for r in chapter.direct_seeds(data)] == [q["seeds"]] * len(q["direct"]["models"])
-    assert {(c["arch"], c["turning"]) for c in chapter.no_turn_seeds(data, with_turn=data["no_turn"])} == {("full1", "no")}
+    cells = chapter.no_turn_seeds(data, with_turn=data["no_turn"])
+    assert {(c["arch"], c["turning"]) for c in cells} == {("full1", "yes"), ("full1", "no")}
     hs = chapter.heads_seeds(data)
     assert sum(r[k].n for r in hs["sizes"] for k in hs["size_keys"] if r[k]) == q["seeds"] * 2 * q["heads"]["test_trees"]
 
