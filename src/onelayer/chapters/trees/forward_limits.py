@@ -24,7 +24,7 @@ from ...trees import beyond
 from ...trees.forward import alternative_layouts, edge_flag, limit_rates, limits, seeds
 from ...trees.forward.architecture import single_head, two_head
 from ...trees.forward.decoding import accuracy_by_type, block_correct, goal_rates, greedy_decode
-from ...trees.forward.figures import heads_depth_figure, loss_table_figure, seeds_figure
+from ...trees.forward.figures import architecture_label, heads_depth_figure, loss_table_figure, seeds_figure
 from ...trees.forward.layout import forward_batch, perfect_forward_batch, random_forward_batch
 from ...trees.forward.model import loss, train_forward
 from ...trees.shared import embeddings
@@ -246,8 +246,9 @@ def heads_runs() -> list[dict]:
 
 
 def heads_cell_rows() -> list[dict]:
-    """One row per (architecture, m) of :func:`heads_runs`: seeds, converged runs, steps and test accuracy."""
-    return seeds.cell_rows(seeds.stored_cells(heads_runs()))
+    """One row per (architecture, m) of :func:`heads_runs`: seeds, converged runs, steps and test accuracy, with the
+    model's short name (``model``)."""
+    return [{**r, "model": architecture_label(r["arch"])} for r in seeds.cell_rows(seeds.stored_cells(heads_runs()))]
 
 
 def construction_layouts() -> list[dict]:
