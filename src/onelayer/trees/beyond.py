@@ -277,7 +277,7 @@ FORWARD_STORED_KIND = "trees-forward-beyond"
 
 
 def forward_beyond_runs(*, runs: int = 20, S: int = 80, m: int = 2, steps: int = 1000, lr: float = 8.0,
-                        batch_size: int = 64, count: int = 100, test_seed: int = 7) -> dict:
+                        batch_size: int = 32, count: int = 100, test_seed: int = 7) -> dict:
     """:func:`forward_beyond` with Gaussian embeddings over ``runs`` embedding draws, as counts.
 
     Run ``i`` uses the embedding draw ``i`` (:func:`embeddings` with ``seed=i``) and the training seed ``i``; the runs

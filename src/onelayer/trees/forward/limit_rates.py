@@ -5,11 +5,11 @@ over ``seeds`` training runs trained together (:func:`onelayer.batched.batched_g
 parameters and its own stream of perfect training trees, ``numpy`` generator ``seed``):
 
 * ``theorem8``: the structured two-head model from zero at the chapter's setting (``m = 3``, ``S = 25``, mean loss,
-  learning rate 2, batch 256, 1,000 steps), each member decoded greedily on its *own* ``test_trees`` random test
+  learning rate 2, 1,000 steps) but with batches of 32 trees, each member decoded greedily on its *own* ``test_trees`` random test
   trees (0-3 children, depth caps 1-``test_max_depth``, any non-root goal; generator ``70_000 + seed``), counted by
   goal depth: goals, whole paths right, whole chains right.
 * ``direct``: the two-head model and one full head (both from zero) trained on the answer-only layout (no chain of
-  thought) at the same setting for 600 steps but with batches of 32, each member scored on ``test_trees`` perfect depth-``m`` trees
+  thought) at the same setting for 600 steps, each member scored on ``test_trees`` perfect depth-``m`` trees
   (generator ``11_000 + seed``) and on its own random test trees by goal depth (generator ``71_000 + seed``).
 * ``no_turn``: one full head and the two-head model on the layout without a turning token, at the settings of the
   one-against-two sweep (:data:`onelayer.trees.forward.edge_flag.SWEEP`: sum loss, learning rate 0.2, batch 32,
@@ -53,12 +53,11 @@ __all__ = ["STORED", "STORED_KIND", "load_stored", "SETTINGS", "QUICK", "PARTS",
 STORED = "trees/data/forward_limit_rates.json"
 STORED_KIND = "trees-forward-limit-rates"
 
-#: The stored sweep's sizes (module docstring); ``no_turn`` repeats the one-against-two sweep's settings. ``theorem8``
-#: has the chapter's batch of 256 trees; ``direct`` and ``heads`` batches of 32, which keep them within minutes on a
-#: shared machine.
+#: The stored sweep's sizes (module docstring); ``no_turn`` repeats the one-against-two sweep's settings. Batches of 32
+#: trees instead of the chapter's 256 keep the sweep within minutes on a shared machine.
 SETTINGS = {
     "seeds": 20,
-    "theorem8": {"m": 3, "S": 25, "steps": 1000, "lr": 2.0, "batch_size": 256, "reduction": "mean, 1/2",
+    "theorem8": {"m": 3, "S": 25, "steps": 1000, "lr": 2.0, "batch_size": 32, "reduction": "mean, 1/2",
                  "test_trees": 1024, "test_max_depth": 6},
     "direct": {"m": 3, "S": 25, "steps": 600, "lr": 2.0, "batch_size": 32, "reduction": "mean, 1/2",
                "models": ["two_head", "full1"], "test_trees": 1024, "test_max_depth": 6},
