@@ -191,6 +191,8 @@ sweeps: $(STAMP)
 	$(PY) -m onelayer sweep trees-scaling
 	$(PY) -m onelayer sweep trees-forward-seeds --jobs 2
 	$(PY) -m onelayer sweep trees-forward-layouts
+	$(PY) -m onelayer sweep trees-forward-limit-rates
+	$(PY) -m onelayer sweep trees-forward-beyond
 	echo "sweeps: $$(( $$(date +%s) - start )) s"
 
 # The numbers behind every figure, linked from its caption: book/numbers/NAME.json (+ NAME.csv), written by

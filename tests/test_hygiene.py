@@ -233,7 +233,7 @@ OVER_THE_LIMIT = {
     "trees/backward_training.ipynb": 5,
     "trees/backward_generalization.ipynb": 5,
     "trees/forward_construction.ipynb": 8,
-    "trees/forward_limits.ipynb": 9,
+    "trees/forward_limits.ipynb": 6,
     "trees/lab.ipynb": 5,
 }
 

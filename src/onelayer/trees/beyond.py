@@ -38,7 +38,8 @@ from .forward.model import train_forward
 from .shared.data import Tree, random_tree, sample_goal
 from .shared.embeddings import independent_embeddings, one_hot_embeddings
 
-__all__ = ["EMBEDDINGS", "SHAPES", "DEPTH_BINS", "STORED", "STORED_KIND", "embeddings", "shape_tree", "test_set",
+__all__ = ["EMBEDDINGS", "SHAPES", "DEPTH_BINS", "STORED", "STORED_KIND", "FORWARD_STORED", "FORWARD_STORED_KIND", "embeddings",
+           "shape_tree", "test_set", "forward_beyond_runs", "load_forward_stored", "forward_main",
            "backward_beyond", "backward_beyond_runs", "forward_beyond", "depth_rows", "load_stored", "main"]
 
 #: The stored sweep of :func:`backward_beyond_runs` (``python -m onelayer sweep trees-backward-beyond``).
@@ -268,3 +269,83 @@ def depth_rows(rows: Sequence[dict], bins: Sequence[tuple[int, int]] = DEPTH_BIN
         row["goals"] = counts
         out.append(row)
     return out
+
+
+#: The stored sweep of :func:`forward_beyond_runs` (``python -m onelayer sweep trees-forward-beyond``).
+FORWARD_STORED = "trees/data/forward_beyond.json"
+FORWARD_STORED_KIND = "trees-forward-beyond"
+
+
+def forward_beyond_runs(*, runs: int = 20, S: int = 80, m: int = 2, steps: int = 1000, lr: float = 8.0,
+                        batch_size: int = 32, count: int = 100, test_seed: int = 7) -> dict:
+    """:func:`forward_beyond` with Gaussian embeddings over ``runs`` embedding draws, as counts.
+
+    Run ``i`` uses the embedding draw ``i`` (:func:`embeddings` with ``seed=i``) and the training seed ``i``; the runs
+    are trained together (:func:`onelayer.trees.forward.limit_rates.gaussian_members`) and run ``i`` is decoded on its
+    own :func:`test_set` (``count`` goals of each shape, seed ``test_seed + i``), so the goals pooled over runs are
+    independent. Returns a JSON-ready dict with, per run, the final training loss and ``counts``: shape -> goal depth
+    -> ``[goals, exact paths, stops]``.
+    """
+    from .forward.limit_rates import gaussian_members
+
+    runs, count = check_int("runs", runs, low=1), check_int("count", count, low=1)
+    seeds = list(range(runs))
+    As = [embeddings("gaussian", S, seed=i) for i in seeds]
+    hist = gaussian_members(As, m=m, steps=steps, lr=lr, batch_size=batch_size, seeds=seeds)
+    out = []
+    for i in seeds:
+        items = test_set(S, count, check_int("test_seed", test_seed, low=0) + i)
+        batch = forward_batch([t for _, t, _ in items], [g for _, _, g in items], np.random.default_rng(test_seed + i),
+                              eos=True)
+        eos = (batch.step_type == 3) & batch.target_mask
+        res = forward_decode({k: v[i] for k, v in hist.params.items()}, two_head(), As[i], batch)
+        stop_ok, path_ok = (res.step_correct & eos).any(1).numpy(), res.answer_correct.numpy()
+        counts: dict = {}
+        for (shape, tree, goal), p, s in zip(items, path_ok, stop_ok):
+            c = counts.setdefault(shape, {}).setdefault(str(tree.depth_of(goal)), [0, 0, 0])
+            c[0], c[1], c[2] = c[0] + 1, c[1] + int(p), c[2] + int(s)
+        out.append({"seed": i, "train_loss": float(hist["loss"][-1][i]), "counts": counts,
+                    "largest_tree": max(t.n for _, t, _ in items)})
+    return {"embeddings": "gaussian", "runs": runs, "S": S, "d": S, "m": m, "steps": steps, "lr": float(lr),
+            "batch_size": batch_size, "count": count, "test_seed": test_seed, "per_run": out}
+
+
+def load_forward_stored(path=None) -> dict:
+    """The stored sweep of :func:`forward_beyond_runs` (default: :data:`FORWARD_STORED` in the data directory)."""
+    from pathlib import Path
+
+    from .. import store
+    from ..paths import data_path
+
+    return store.read_json(data_path(FORWARD_STORED) if path is None else Path(path), kind=FORWARD_STORED_KIND)
+
+
+def forward_main(argv=None) -> int:
+    """Command line: :func:`forward_beyond_runs`, written as JSON."""
+    import argparse
+    import time
+    from pathlib import Path
+
+    from .. import store
+    from ..paths import data_path
+
+    parser = argparse.ArgumentParser(prog="python -m onelayer sweep trees-forward-beyond",
+                                     description="The forward model past the assumptions over many Gaussian embedding draws.")
+    parser.add_argument("--out", type=Path, default=None,
+                        help=f"output JSON file (default: {FORWARD_STORED} in the data directory)")
+    parser.add_argument("--runs", type=int, default=20, help="embedding draws (default 20)")
+    parser.add_argument("--count", type=int, default=100, help="test goals of each shape per run (default 100)")
+    parser.add_argument("--quick", action="store_true", help="tiny version for tests (20 steps)")
+    args = parser.parse_args(argv)
+    out = data_path(FORWARD_STORED) if args.out is None else args.out
+    torch.set_num_threads(1)
+    torch.set_default_dtype(torch.float64)
+    start = time.perf_counter()
+    result = forward_beyond_runs(runs=check_int("runs", args.runs, low=1), count=check_int("count", args.count, low=1),
+                                 **({"steps": 20} if args.quick else {}))
+    result.update(command=f"python -m onelayer sweep trees-forward-beyond --runs {args.runs} --count {args.count}"
+                          + (" --quick" if args.quick else ""), quick=args.quick,
+                  minutes=round((time.perf_counter() - start) / 60, 1))
+    store.write_json(out, result, kind=FORWARD_STORED_KIND, indent=None)
+    print(f"{args.runs} runs in {result['minutes']} min", flush=True)
+    return 0

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import matplotlib.pyplot as plt
 import pytest
 
 from onelayer.chapters.trees import forward_limits as chapter
-from onelayer.trees.forward import limits
+from onelayer.rates import rate
+from onelayer.trees import beyond
+from onelayer.trees.forward import limit_rates, limits
 
 KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "chapter"}
-CACHED = (chapter.trained_two_head, chapter.test_set, chapter.train_eval_batch, chapter.test_decoding,
-          chapter.direct_runs, chapter.beyond_runs)
 
 
 def test_loss_table_puts_the_authors_rows_beside_every_stored_run():
@@ -50,28 +48,64 @@ def test_layout_tables_pair_every_model_and_child_first_is_round_off():
     assert all(max(c["loss_gap"], c["param_gap"]) < 1e-10 for c in numbers["child_first"])  # tol: round-off of 100 steps
 
 
-def test_verdicts_follow_from_their_measurements(monkeypatch):
-    """On short runs (the chapter's take a minute): the keys, and the Theorem 8 verdict as the decoding says."""
-    small = replace(chapter.SETTINGS, steps=300, test_trees=64, train_eval_trees=64, direct_steps=30,
-                    direct_perfect_trees=64, beyond_steps=30, beyond_count=2, beyond_kinds=("gaussian",))
-    monkeypatch.setattr(chapter, "SETTINGS", small)
-    for f in CACHED:
-        f.cache_clear()
-    try:
-        rows = chapter.verdict_rows()
-        path = chapter.test_decoding().path_accuracy
-    finally:
-        for f in CACHED:
-            f.cache_clear()
+def test_verdicts_are_rates_over_runs():
+    """Every row rests on many runs (stored sweeps): no row is a one-seed verdict, and each says its rates."""
+    rows = chapter.verdict_rows()
     assert len(rows) == 10  # one-against-two: one row per (sweep part, edge stage, loss reduction)
     for row in rows:
         assert set(row) == KEYS and row["chapter"] == "forward_limits"
         assert row["source"] in {"[paper]", "[review]", "[ours]"}
-    assert rows[0]["verdict"] == ("holds in this run" if path == 1.0 else "fails in this run")  # exact: a count over trees
-    one_seed = [r for r in rows if "one seed" in r["measurement"]]
-    assert len(one_seed) == 4  # every row but heads x depth (three seeds) and one against two (20 seeds) rests on one seed
-    edge = [r for r in rows if r["claim"].startswith("two heads are needed")]
-    assert len(edge) == 5 and all("converged" in r["measurement"] and "chain accuracy" in r["measurement"] for r in edge)
+        assert "one seed" not in row["measurement"] and "[" in row["measurement"]  # a Wilson interval
+    t8 = chapter.theorem8_seeds()
+    assert rows[0]["verdict"] == chapter._runs_verdict(t8["paths solved"], "paths")
+    assert t8["runs"] == limit_rates.SETTINGS["seeds"] >= 20
+
+
+def test_runs_verdict_reads_the_interval():
+    assert chapter._runs_verdict(rate(20, 20), "x").startswith("holds in every run")
+    assert chapter._runs_verdict(rate(18, 20), "x").startswith("holds in most runs")
+    assert chapter._runs_verdict(rate(2, 20), "x").startswith("fails in most runs")
+    assert chapter._runs_verdict(rate(10, 20), "x").startswith("undecided")
+
+
+def test_limit_rates_sweep_quick_feeds_the_chapter(tmp_path):
+    out = tmp_path / "rates.json"
+    assert limit_rates.main(["--quick", "--out", str(out)]) == 0
+    data = limit_rates.load_stored(out)
+    q = limit_rates.QUICK
+    assert len(data["theorem8"]) == q["seeds"] and len(data["heads"]) == q["seeds"] * len(q["heads"]["models"])
+    t8 = chapter.theorem8_seeds(data)
+    assert sum(r["goals"] for r in t8["rows"]) == q["seeds"] * q["theorem8"]["test_trees"]  # exact: counts
+    assert [r["runs"] for r in chapter.direct_seeds(data)] == [q["seeds"]] * len(q["direct"]["models"])
+    cells = chapter.no_turn_seeds(data, with_turn=data["no_turn"])
+    assert {(c["arch"], c["turning"]) for c in cells} == {("full1", "yes"), ("full1", "no")}
+    hs = chapter.heads_seeds(data)
+    assert sum(r[k].n for r in hs["sizes"] for k in hs["size_keys"] if r[k]) == q["seeds"] * 2 * q["heads"]["test_trees"]
+
+
+def test_stored_limit_rates_have_the_module_settings_and_reproduce_seed_0():
+    data = chapter.limit_rates_stored()
+    assert data["settings"] == limit_rates.SETTINGS
+    s = data["settings"]["theorem8"]
+    again = limit_rates.theorem8_runs(s, [0])[0]
+    assert again["by_depth"] == data["theorem8"][0]["by_depth"]  # exact: counts of right goals
+    assert again["loss"][-1] == pytest.approx(data["theorem8"][0]["loss"][-1], rel=1e-6)  # tol: one member vs 20
+
+
+def test_heads_bins_count_the_stored_runs():
+    hb = chapter.heads_bins()
+    assert (hb["multi failing"].n, hb["full1 failing"].n) == (36, 12)
+    assert {r["m"] for r in hb["rows"]} == {2, 3, 4, 5}
+    assert all(r[k] is None or r[k].n >= 50 for r in hb["rows"] for k in ("size <=15", "size 16-30", "size >30"))
+
+
+def test_gaussian_sweep_counts_every_goal():
+    out = beyond.forward_beyond_runs(runs=2, steps=3, count=2, batch_size=4)
+    g = chapter.gaussian_seeds(out)
+    assert [r["goals"] for r in g["rows"]] == [4, 4, 4]  # exact: 2 runs x 2 trees of each shape
+    assert sum(r["goals"] for r in g["depth"] if r["test trees"] == "all shapes") == 12
+    stored = chapter.gaussian_seeds()
+    assert stored["runs"] >= 20
 
 
 def _runs(stage, arch, losses, chains, goals=100):

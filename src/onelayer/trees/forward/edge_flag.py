@@ -97,12 +97,15 @@ def value_map_residual(S: int, edge_stage: str, dtype=torch.float64) -> dict:
 
 
 def train_members(arch_name: str, *, m: int, S: int, steps: int, lr: float, reduction: str, edge_stage: str,
-                  seeds, batch_size: int = 32, init_scale: float = 0.01, record_every: int = 50):
+                  seeds, batch_size: int = 32, init_scale: float = 0.01, record_every: int = 50, cot: bool = True,
+                  turning: bool = True):
     """Train one member per seed at once; returns ``(params (M, ...), BatchedHistory)``.
 
     Member ``i`` (seed ``seeds[i]``) starts from :func:`~.architecture.init_params` (zero for the structured
     models; ``N(0, init_scale^2)`` from ``torch.Generator().manual_seed(10_000 + seed)`` for full heads) and sees
     its own stream of ``batch_size`` perfect trees of depth ``m`` per step (``numpy`` generator ``seed``).
+    ``cot=False`` trains on the answer-only layout, ``turning=False`` on the layout without a turning token
+    (:mod:`onelayer.trees.forward.layout`).
     """
     arch = architecture(arch_name)
     m, S = check_int("m", m, low=1, high=6), check_int("S", S, low=2 ** (m + 1) - 1)
@@ -110,6 +113,7 @@ def train_members(arch_name: str, *, m: int, S: int, steps: int, lr: float, redu
     lr, init_scale = check_float("lr", lr, low=0.0, low_open=True), check_float("init_scale", init_scale, low=0.0)
     options = REDUCTIONS[check_choice("reduction", reduction, REDUCTIONS)]
     check_choice("edge_stage", edge_stage, EDGE_STAGES)
+    layout = {"edge_stage": edge_stage, "cot": check_bool("cot", cot), "turning": check_bool("turning", turning)}
     seeds = [check_int(f"seeds[{i}]", s, low=0) for i, s in enumerate(seeds)]
     if not seeds:
         raise ValueError("seeds must not be empty")
@@ -118,7 +122,7 @@ def train_members(arch_name: str, *, m: int, S: int, steps: int, lr: float, redu
              if arch.kind == "full" else init_params(arch, A) for s in seeds]
     init = {k: torch.stack([p[k] for p in inits]) for k in inits[0]}
     rngs = [np.random.default_rng(s) for s in seeds]
-    template = perfect_forward_batch(m, S, batch_size, np.random.default_rng(0), edge_stage=edge_stage)
+    template = perfect_forward_batch(m, S, batch_size, np.random.default_rng(0), **layout)
     mask = template.target_mask
 
     def one(p, X, Y):
@@ -128,7 +132,7 @@ def train_members(arch_name: str, *, m: int, S: int, steps: int, lr: float, redu
     member_loss = torch.func.vmap(one)
 
     def loss_fn(params):
-        batches = [perfect_forward_batch(m, S, batch_size, r, edge_stage=edge_stage) for r in rngs]
+        batches = [perfect_forward_batch(m, S, batch_size, r, **layout) for r in rngs]
         X = torch.stack([forward_token_vectors(b, A) for b in batches])
         Y = torch.stack([forward_target_vectors(b, A) for b in batches])
         return member_loss(params, X, Y)
@@ -145,16 +149,18 @@ def converged(loss_curve, threshold: float) -> bool:
 
 
 def cell_runs(arch_name: str, *, m: int, S: int, steps: int, lr: float, reduction: str, edge_stage: str, seeds,
-              batch_size: int, test_trees: int, test_max_depth: int, test_seed: int = 70_000) -> list[dict]:
+              batch_size: int, test_trees: int, test_max_depth: int, test_seed: int = 70_000,
+              turning: bool = True) -> list[dict]:
     """:func:`train_members`, then every member's goals on ``test_trees`` random test trees of the same layout (one
-    test set per cell, drawn from ``test_seed``): one JSON-ready dict per member."""
+    test set per cell, drawn from ``test_seed``): one JSON-ready dict per member. ``turning=False``: the layout
+    without a turning token, in training and test (the rows then say ``"turning": False``)."""
     test_trees = check_int("test_trees", test_trees, low=1)
     start = time.perf_counter()
     params, hist = train_members(arch_name, m=m, S=S, steps=steps, lr=lr, reduction=reduction,
-                                 edge_stage=edge_stage, seeds=seeds, batch_size=batch_size)
+                                 edge_stage=edge_stage, seeds=seeds, batch_size=batch_size, turning=turning)
     arch, A = architecture(arch_name), one_hot_embeddings(S)
     test, _ = random_forward_batch(S, test_trees, np.random.default_rng(test_seed), max_depth=test_max_depth,
-                                   edge_stage=edge_stage)
+                                   edge_stage=edge_stage, turning=turning)
     train_seconds = time.perf_counter() - start
     rows = []
     for i, seed in enumerate(seeds):
@@ -163,7 +169,7 @@ def cell_runs(arch_name: str, *, m: int, S: int, steps: int, lr: float, reductio
             else {"goals": test_trees, "chain": 0, "path": 0}
         rows.append({"arch": arch_name, "label": arch.label(), "edge_stage": edge_stage, "reduction": reduction,
                      "seed": int(seed), "steps": hist.steps.tolist(),
-                     "loss": [float(x) for x in hist["loss"][:, i]], **counts})
+                     "loss": [float(x) for x in hist["loss"][:, i]], **counts, **({} if turning else {"turning": False})})
     rows[0]["seconds"] = round(time.perf_counter() - start, 1)
     rows[0]["train_seconds"] = round(train_seconds, 1)
     return rows

@@ -193,25 +193,27 @@ def rescaling_figure(runs: Mapping[str, tuple]):
 
 
 def loss_table_figure(rows: Sequence[Mapping], authors: Mapping[str, Sequence[float]], steps_grid: Sequence[int]):
-    """Training loss of our runs (one panel per normalisation) beside the authors' table (last panel)."""
+    """Training loss of our runs (one panel per normalisation) beside the authors' table (last panel); one legend
+    for our models below the panels."""
     norms = list(dict.fromkeys(r["norm"] for r in rows))
-    fig, axes = new_figure(len(norms) + 1, width=3.0 * (len(norms) + 1), height=3.0)
+    fig, axes = new_figure(len(norms) + 1, height=3.0)
     for ax, norm in zip(axes, norms):
         for r in rows:
             if r["norm"] == norm:
                 ax.plot(np.maximum(r["steps"], 0.8), r["loss"], marker=".", label=r["label"])
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_title(f"ours, loss = {norm}", fontsize=8)
+        ax.set_title(f"ours, loss {norm}")
         ax.set_xlabel("step")
-    axes[0].legend(fontsize=6)
     for label, vals in authors.items():
-        axes[-1].plot(steps_grid, vals, marker="o", label=label)
+        axes[-1].plot(steps_grid, vals, marker="o", label=label.replace("authors: ", ""))
     axes[-1].set_xscale("log")
     axes[-1].set_yscale("log")
-    axes[-1].set_title("authors (review discussion)", fontsize=8)
+    axes[-1].set_title("authors (review)")
     axes[-1].set_xlabel("step")
-    axes[-1].legend(fontsize=6)
+    axes[-1].legend(loc="lower left")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=2)
     return fig
 
 
@@ -220,7 +222,7 @@ def seeds_figure(cells: Sequence[Mapping], offsets: Mapping[str, Mapping[int, tu
     architecture. Right: accuracy against goal depth minus training depth (``offsets``: arch -> offset -> (count, acc)),
     pooled over the runs that converged."""
     archs = list(dict.fromkeys(c["arch"] for c in cells))
-    fig, (a1, a2) = new_figure(2, width=9.0, height=3.3)
+    fig, (a1, a2) = new_figure(2, width=6.5, height=3.8)
     for i, arch in enumerate(archs):
         color = PALETTE[i % len(PALETTE)]
         sub = [c for c in cells if c["arch"] == arch]
@@ -237,13 +239,14 @@ def seeds_figure(cells: Sequence[Mapping], offsets: Mapping[str, Mapping[int, tu
                     label=architecture_label(arch))
     a2.axvline(0.5, color="0.5", lw=0.8, ls="--")
     a1.set_xlabel("training depth m")
-    a1.set_ylabel("test whole-path accuracy (dots: seeds)")
+    a1.set_ylabel("test path accuracy")
     a1.set_xticks(sorted({c["m"] for c in cells}))
-    a2.set_xlabel("goal depth - training depth m")
-    a2.set_ylabel("whole-path accuracy (converged runs, pooled)")
+    a2.set_xlabel("goal depth - m")
+    a2.set_ylabel("path accuracy (pooled)")
     for ax in (a1, a2):
         ax.set_ylim(-0.03, 1.03)
-    a1.legend(fontsize=6)
+    handles, labels = a1.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=3)
     return fig
 
 
@@ -262,7 +265,7 @@ def architecture_label(name: str) -> str:
 def heads_depth_figure(rows: Sequence[Mapping]):
     """Steps to converge (left) and final test whole-path accuracy (right) against training depth, per architecture."""
     labels = list(dict.fromkeys(r["label"] for r in rows))
-    fig, (a1, a2) = new_figure(2, width=9.0, height=3.2)
+    fig, (a1, a2) = new_figure(2, width=6.5, height=4.0)
     for i, lab in enumerate(labels):
         sub = [r for r in rows if r["label"] == lab]
         ms = [r["m"] for r in sub]
@@ -274,11 +277,12 @@ def heads_depth_figure(rows: Sequence[Mapping]):
         a2.plot(ms, [r["test_path_accuracy"] for r in sub], marker="o", color=PALETTE[i % len(PALETTE)], label=lab)
     a1.set_yscale("log")
     a1.set_xlabel("training depth m")
-    a1.set_ylabel("steps to converge (x: budget, not converged)")
+    a1.set_ylabel("steps to converge")
     a2.set_xlabel("training depth m")
-    a2.set_ylabel("test whole-path accuracy")
+    a2.set_ylabel("test path accuracy")
     a2.set_ylim(-0.03, 1.03)
-    a1.legend(fontsize=6)
+    handles, labels = a1.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=2)
     for ax in (a1, a2):
         ax.set_xticks(sorted({r["m"] for r in rows}))
     return fig
