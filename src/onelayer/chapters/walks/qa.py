@@ -17,10 +17,10 @@ from ...formatting import near_zero_text, number_text, rounded
 from ...rates import Rate, rate
 from ...registry import register
 from ...scrubber import frame_numbers, scrub_grid
-from ...validation import check_int
+from ...validation import check_choice, check_int
 from ...walks import qa, qa_seeds
 
-__all__ = ["Settings", "SETTINGS", "symmetry_rows", "linear_runs", "fig7", "curves_rows", "fig7_findings",
+__all__ = ["Settings", "SETTINGS", "symmetry_rows", "symmetry_table", "linear_runs", "fig7", "curves_rows", "fig7_findings",
            "normalization", "normalization_table", "relu_runs", "fig10", "relu_rows", "bias_table", "explorer",
            "explorer_default", "explorer_player", "explorer_frames", "long_run", "relu_from_zero", "seed_sweep", "seed_rates",
            "seeds", "seed_table", "seed_glue", "share_verdict", "verdict_rows"]
@@ -86,6 +86,15 @@ def symmetry_rows() -> list[dict]:
             rows.append({"init": init, "positions": positions, "gap_start": float(gap[0]), "gap_max": float(gap.max()),
                          "gap_end": float(gap[-1]), "test_accuracy": float(hist.final("test_accuracy"))})
     return rows
+
+
+def symmetry_table(rows: list[dict]) -> tuple[list[dict], list[str]]:
+    """The rows of :func:`symmetry_rows` as the chapter shows them (differences below 1e-12 as ``"< 1e-12"``, since
+    their digits are round-off), and the column names."""
+    columns = ["initialisation", "positions", "step 0", "largest", "step 100", "test accuracy"]
+    out = [dict(zip(columns, (r["init"], r["positions"], near_zero_text(r["gap_start"], 3), near_zero_text(r["gap_max"], 3),
+                              near_zero_text(r["gap_end"], 3), rounded(r["test_accuracy"], 3)))) for r in rows]
+    return out, columns
 
 
 @functools.lru_cache(maxsize=8)
@@ -309,12 +318,15 @@ def seeds(quick: bool = False):
                   "steps": data["steps"], "learned": qa_seeds.LEARNED, "near": qa_seeds.NEAR, "table": rows}
 
 
-def seed_table(numbers: dict) -> tuple[list[dict], list[str]]:
-    """The rows of :func:`seeds` as the chapter shows them: each outcome as ``k/n = x [lo, hi]``, and the final
-    accuracies with how many runs end at each; and the column names."""
+def seed_table(numbers: dict, task: int) -> tuple[list[dict], list[str]]:
+    """The rows of :func:`seeds` for ``task`` as the chapter shows them: each outcome as ``k/n = x [lo, hi]``, and the
+    final accuracies with how many runs end at each; and the column names."""
+    task = check_choice("task", task, qa.TASKS)
     rows = []
     for r in numbers["table"]:
-        row = {"task": r["task"], "reading": r["reading"]}
+        if r["task"] != task:
+            continue
+        row = {"reading": r["reading"]}
         for t in r["checks"]:
             row[f"learned by step {t}"] = rate(r[f"learned_{t}_k"], r[f"learned_{t}_n"]).text(2)
         row["near 1/2"] = rate(r["near_chance_k"], r["near_chance_n"]).text(2)
@@ -343,6 +355,7 @@ def seed_glue() -> dict:
             "qa_s_t1_none": none["rates"][f"learned_{last}"].text(), "qa_s_t1_none_near": none["rates"]["near_chance"].text(),
             "qa_s_t1_none_one": none["rates"]["single_answer"].text(),
             "qa_s_t2_none": _find(rates, 2, normalize="none")["rates"]["near_chance"].text(),
+            "qa_s_t2_none_learned": _find(rates, 2, normalize="none")["rates"][f"learned_{last}"].text(),
             "qa_s_relu_t1": relu1["rates"][f"learned_{last}"].text(), "qa_s_relu_t1_one": relu1["rates"]["single_answer"].text(),
             "qa_s_relu_t2": relu2["rates"]["near_chance"].text(),
             "qa_s_att_t1_20": att_bias["rates"][f"learned_{first}"].text(),
