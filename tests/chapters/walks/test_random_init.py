@@ -87,3 +87,16 @@ def test_figure6_verdict_follows_the_count_of_runs_with_the_pattern(monkeypatch)
     real = ri.ordering_table
     monkeypatch.setattr(ri, "ordering_table", lambda data, **kw: [{**r, "paper_pattern": True} for r in real(data, **kw)])
     assert chapter.verdict_rows()[0]["verdict"].startswith("reproduced only in")
+
+
+def test_player_frames_share_their_axes():
+    import matplotlib.pyplot as plt
+
+    data = chapter.sweep()
+    limits = chapter.player_kl_limits(data)
+    draw, norms, readings = chapter._player_grid(data)
+    for norm, reading in ((norms[0], readings[0]), (norms[-1], readings[-1])):
+        fig = draw(norm, reading)
+        assert fig.axes[1].get_ylim() == pytest.approx(limits, rel=1e-12)  # tol: a log axis stores its limits
+        assert fig.axes[0].get_ylim() == fig.axes[2].get_ylim() == (-0.02, 1.02)  # exact: set from these literals
+        plt.close(fig)

@@ -26,7 +26,8 @@ __all__ = ["Settings", "SETTINGS", "sweep", "live_check", "literal_runs", "liter
            "ordering_settings_rows", "ordering_counts", "learned_half_runs", "learned_half_rows", "learned_half_rates",
            "ranking_rows", "weighted_token_table", "closest_ranking", "closest_reading",
            "closest_runs", "fig13", "weighted_token_rows", "fig6_closest", "fig11_run", "fig11", "fig12", "value_rows",
-           "explorer", "explorer_default", "sweep_player", "sweep_frames", "equivalence", "lock_rows", "verdict_rows"]
+           "explorer", "explorer_default", "player_kl_limits", "sweep_player", "sweep_frames", "equivalence", "lock_rows",
+           "verdict_rows"]
 
 
 @dataclass(frozen=True)
@@ -305,12 +306,24 @@ def explorer_default(quick: bool = False):
                                      "table": _curve_rows(runs)}
 
 
+def player_kl_limits(data: dict) -> tuple[float, float]:
+    """The KL axis shared by every frame of the player: from 0.8 times the smallest to 1.25 times the largest recorded
+    KL of the runs of seed ``SETTINGS.seed`` (the panel is on a log scale)."""
+    kl = np.concatenate([np.asarray(r["curves"]["kl"], dtype=float) for r in data["runs"]
+                         if r["config"]["seed"] == SETTINGS.seed])
+    kl = kl[np.isfinite(kl) & (kl > 0)]
+    return 0.8 * float(kl.min()), 1.25 * float(kl.max())
+
+
 def _player_grid(data: dict):
     meta = data["meta"]
     readings = [f"{red}, lr={lr:g}" for red, lr in meta["readings"]]
+    kl_limits = player_kl_limits(data)
 
     def draw(norm, reading):
-        return ri.sweep_explorer(data, normalize=norm, reading=reading, seed=SETTINGS.seed)
+        fig = ri.sweep_explorer(data, normalize=norm, reading=reading, seed=SETTINGS.seed)
+        fig.axes[1].set_ylim(*kl_limits)  # the same KL axis in every frame
+        return fig
 
     return draw, meta["normalizations"], readings
 
