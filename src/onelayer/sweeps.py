@@ -50,7 +50,7 @@ SWEEPS: dict[str, Sweep] = {
         Sweep("trees-forward-layouts", "onelayer.trees.forward.alternative_layouts:main", "trees/data/forward_layouts.json",
               "Trees II: the forward models under two alternative layouts (child first; no turning token)", 6),
         Sweep("walks-qa-seeds", "onelayer.walks.qa_seeds:main", "walks/data/qa_seeds.json",
-              "Walks, Section 6: both question-answering tasks over 40 seeds, every bias placement and normalisation", 4),
+              "Walks, Section 6: both question-answering tasks over 40 seeds, every bias placement and normalisation", 6),
         Sweep("trees-backward-seeds", "onelayer.trees.backward.seeds:main", "trees/data/backward_seeds.json",
               "Trees I: backward SGD over 20 seeds (one-hot) and 20 embedding draws (Gaussian), tested on 1,024 random trees", 6),
         Sweep("trees-backward-beyond", "onelayer.trees.beyond:main", "trees/data/backward_beyond.json",

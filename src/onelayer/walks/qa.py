@@ -241,13 +241,13 @@ def figure_curves(histories: dict, *, title: str | None = None):
     for j, (name, hist) in enumerate(histories.items()):
         axes[0, j].plot(hist.steps, hist["test_accuracy"])
         axes[0, j].set_ylim(-0.02, 1.02)
-        axes[0, j].set_title(name, fontsize=9)
+        axes[0, j].set_title(name)
         axes[0, j].set_ylabel("test accuracy")
         axes[1, j].plot(hist.steps, hist["kl"], color="C1")
-        axes[1, j].set_ylabel("KL(true || normalised output)")
+        axes[1, j].set_ylabel("KL (normalised output)")
         axes[1, j].set_xlabel("GD step")
     if title:
-        fig.suptitle(title, fontsize=10)
+        fig.suptitle(title)
     return fig
 
 
@@ -278,7 +278,7 @@ def explorer(sigma: float = 0.01, lr: float = 0.1, normalize: str = "keys_and_qu
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel("GD step")
     ax.set_ylabel("test accuracy")
-    ax.set_title(f"sigma = {sigma:g}, eta = {lr:g}, normalize = {normalize}", fontsize=9)
+    ax.set_title(f"sigma = {sigma:g}, eta = {lr:g}, normalize = {normalize}")
     ax.legend()
     return fig
 

@@ -121,7 +121,8 @@ def test_compare_rows_and_timed_validation():
 
 def test_chapter_verdict_holds_and_fails_when_the_step_is_not_scaled(monkeypatch):
     (row,) = lab.verdict_rows()
-    assert row["verdict"] == "holds" and row["chapter"] == "lab" and row["reading"] == "loss reduction"
+    assert row["verdict"] == "holds in one run (an identity of the loss)" and row["chapter"] == "lab"
+    assert row["reading"] == "loss reduction" and "one run" in row["settings"]
     real = lab.lab_run
 
     def unscaled(*args, **kw):  # the sum run with twice the step it needs: V differs
@@ -137,3 +138,18 @@ def test_settings_variations_and_player_grid():
     assert dict(lab.SETTINGS.variations)["default (p=0.7)"] == ()
     _, frames = lab.p_eta_frames(quick=True)
     assert len(frames["frames"]) == 2
+
+
+def test_player_frames_share_one_colour_scale_for_v():
+    import matplotlib.pyplot as plt
+
+    ps, lrs = lab.SETTINGS.scrub_ps[:2], lab.SETTINGS.scrub_lrs[:2]
+    limits = lab.p_eta_v_limits(ps, lrs, 5)
+    clims = []
+    for p in ps:
+        for lr in lrs:
+            fig = lab._p_eta_frame(p, lr, 5, (ps, lrs))
+            clims.append(fig.axes[1].images[0].get_clim())
+            plt.close(fig)
+    assert all(c == limits for c in clims)  # exact: every frame is given the same two floats
+    assert limits[0] < limits[1]

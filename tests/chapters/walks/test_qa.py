@@ -56,15 +56,19 @@ def test_verdict_rows_have_the_keys_and_follow_from_the_measurements(rows):
     assert all(set(r) == KEYS and r["chapter"] == "qa" for r in rows)
     assert rows[0]["verdict"] == "holds"
     task1 = _rows(rows, "Task 1 is learned")
-    assert [r["reading"].split(" (")[0] for r in task1] == ["no bias, keys and query normalised", "no bias, keys normalised"]
-    assert [r["verdict"] for r in task1] == ["holds in every run (40/40)", "fails in every run (0/40)"]
+    assert [r["reading"].split(" (")[0] for r in task1] == ["no bias, keys and query normalised", "no bias, keys normalised",
+                                                            "no bias, no normalisation"]
+    assert [r["verdict"] for r in task1] == ["holds in every run (40/40)", "fails in every run (0/40)",
+                                             "fails in every run (0/40)"]
     assert "40/40 = 1.000 [0.912, 1.000]; seed 0 from step 3" in task1[0]["measurement"]
     task2 = _rows(rows, "Task 2 stays")
     assert task2[0]["verdict"] == "holds in every run (40/40)" and task2[1]["verdict"] == "holds in most runs"
+    # with no normalisation the Gaussian W starts the attention almost one-hot, and some seeds separate the questions
+    assert task2[2]["reading"] == "no bias, no normalisation" and "33/40" in task2[2]["measurement"]
     relu = _rows(rows, "with a hidden ReLU")[0]
     assert relu["verdict"] == "Task 1 fails in every run (0/40); Task 2 holds in every run (40/40)"
     bias = {r["reading"].split(" (")[0]: r for r in _rows(rows, "with a bias term")}
-    assert len(bias) == 6
+    assert len(bias) == 9
     assert bias["attention bias, keys and query normalised"]["verdict"] == (
         "Task 1 holds in every run (40/40); Task 2 holds in every run (40/40)")
     out = bias["output bias, keys and query normalised"]
@@ -89,7 +93,7 @@ def test_share_verdict_follows_the_interval():
 def test_seed_rates_count_the_stored_runs_and_the_quick_sweep_has_the_same_form():
     data = chapter.seed_sweep()
     found = chapter.seed_rates(data)
-    assert len(found) == len(data["settings"]) == 18
+    assert len(found) == len(data["settings"]) == 26
     out = next(r for r in found if (r["task"], r["bias"], r["normalize"]) == (1, "output", "keys_and_query"))
     runs = next(s for s in data["settings"] if (s["task"], s.get("bias")) == (1, "output"))["runs"]
     assert out["rates"]["single_answer"].k == sum(r["answers"][-1] == 1 for r in runs)
@@ -97,9 +101,9 @@ def test_seed_rates_count_the_stored_runs_and_the_quick_sweep_has_the_same_form(
     _, quick = chapter.seeds(quick=True)
     assert quick["source"] == "quick live sweep" and len(quick["table"]) == 4
     _, numbers = chapter.seeds()
-    rows, columns = chapter.seed_table(numbers)
-    assert columns[:2] == ["task", "reading"] and len(rows) == 18
-    shown = next(r for r in rows if r["reading"] == "output bias, keys and query normalised" and r["task"] == 1)
+    rows, columns = chapter.seed_table(numbers, 1)
+    assert columns[0] == "reading" and len(rows) == 13 and len(columns) <= 6
+    shown = next(r for r in rows if r["reading"] == "output bias, keys and query normalised")
     assert shown["one answer"] == out["rates"]["single_answer"].text(2)
     assert sum(int(x.split(": ")[1]) for x in shown["final accuracy: runs"].split(", ")) == 40
 
@@ -107,3 +111,13 @@ def test_seed_rates_count_the_stored_runs_and_the_quick_sweep_has_the_same_form(
 def test_a_false_token_average_claim_fails(rows, monkeypatch):
     monkeypatch.setattr(qa, "average_gap", lambda task: 0.0625)
     assert chapter.verdict_rows()[0]["verdict"] == "fails"
+
+
+def test_the_symmetry_table_prints_round_off_as_a_bound():
+    rows = chapter.symmetry_rows()
+    table, columns = chapter.symmetry_table(rows)
+    assert columns[0] == "initialisation" and len(table) == len(rows) == 4
+    zero = [r for r in table if r["initialisation"] == "zero"]
+    assert all(r[c] == "< 1e-12" for r in zero for c in ("step 0", "largest", "step 100"))
+    with pytest.raises(ValueError):
+        chapter.seed_table(chapter.seeds(quick=True)[1], 3)

@@ -17,10 +17,10 @@ from ...formatting import near_zero_text, number_text, rounded
 from ...rates import Rate, rate
 from ...registry import register
 from ...scrubber import frame_numbers, scrub_grid
-from ...validation import check_int
+from ...validation import check_choice, check_int
 from ...walks import qa, qa_seeds
 
-__all__ = ["Settings", "SETTINGS", "symmetry_rows", "linear_runs", "fig7", "curves_rows", "fig7_findings",
+__all__ = ["Settings", "SETTINGS", "symmetry_rows", "symmetry_table", "linear_runs", "fig7", "curves_rows", "fig7_findings",
            "normalization", "normalization_table", "relu_runs", "fig10", "relu_rows", "bias_table", "explorer",
            "explorer_default", "explorer_player", "explorer_frames", "long_run", "relu_from_zero", "seed_sweep", "seed_rates",
            "seeds", "seed_table", "seed_glue", "share_verdict", "verdict_rows"]
@@ -88,6 +88,15 @@ def symmetry_rows() -> list[dict]:
     return rows
 
 
+def symmetry_table(rows: list[dict]) -> tuple[list[dict], list[str]]:
+    """The rows of :func:`symmetry_rows` as the chapter shows them (differences below 1e-12 as ``"< 1e-12"``, since
+    their digits are round-off), and the column names."""
+    columns = ["initialisation", "positions", "step 0", "largest", "step 100", "test accuracy"]
+    out = [dict(zip(columns, (r["init"], r["positions"], near_zero_text(r["gap_start"], 3), near_zero_text(r["gap_max"], 3),
+                              near_zero_text(r["gap_end"], 3), rounded(r["test_accuracy"], 3)))) for r in rows]
+    return out, columns
+
+
 @functools.lru_cache(maxsize=8)
 def linear_runs(steps: int, normalize: str = "keys_and_query", record_every: int = 1) -> dict:
     """``{"Task 1": History, "Task 2": History}``: the linear model of Section 6 (cached: the figure, its table and
@@ -103,12 +112,12 @@ def _qa_table(runs: dict) -> list[dict]:
             for name, h in runs.items() for i, t in enumerate(h.steps)]
 
 
-@register("walks-fig7", "Question answering: test accuracy and KL of the linear model on Tasks 1 and 2, sigma=0.01, eta=0.1 (paper's Figure 7)")
+@register("walks-fig7", "Question answering: test accuracy and KL of the linear model on Tasks 1 and 2, sigma=0.01, eta=0.1, one seed (paper's Figure 7)")
 def fig7(quick: bool = False):
     """The paper's Figure 7: test accuracy and KL of both tasks over the run."""
     steps = _steps(quick)
     runs = linear_runs(steps)
-    fig = qa.figure_curves(runs, title="linear model, sigma=0.01, eta=0.1 (paper's Figure 7)")
+    fig = qa.figure_curves(runs, title="linear model, sigma=0.01, eta=0.1, one seed (paper's Figure 7)")
     return fig, {"steps": steps, "average_gap": {f"Task {t}": qa.average_gap(t) for t in qa.TASKS}, "table": _qa_table(runs)}
 
 
@@ -164,13 +173,13 @@ def relu_runs(steps: int, seeds: tuple[int, ...]) -> dict:
             for s in seeds for t in qa.TASKS}
 
 
-@register("walks-fig10", "Question answering with a hidden ReLU layer (m=19): accuracy and KL on Tasks 1 and 2 (paper's Figure 10)")
+@register("walks-fig10", "Question answering with a hidden ReLU layer (m=19): accuracy and KL on Tasks 1 and 2, one seed (paper's Figure 10)")
 def fig10(quick: bool = False):
     """The paper's Figure 10 (our reading of the ReLU layer): both tasks for the first seed; numbers of every seed."""
     steps, seeds = (SETTINGS.quick_steps, SETTINGS.relu_seeds[:1]) if quick else (SETTINGS.steps, SETTINGS.relu_seeds)
     runs = relu_runs(steps, seeds)
     fig = qa.figure_curves({f"Task {t} (ReLU)": runs[t, seeds[0]] for t in qa.TASKS},
-                           title="hidden ReLU layer, m = 19 (paper's Figure 10)")
+                           title="hidden ReLU layer, m = 19, one seed (paper's Figure 10)")
     table = _qa_table({f"Task {t} (ReLU), seed {s}": h for (t, s), h in runs.items()})
     return fig, {"steps": steps, "seeds": list(seeds), "table": table}
 
@@ -268,7 +277,8 @@ def seed_sweep(quick: bool = False) -> dict:
 def _reading(setting: dict) -> str:
     if setting.get("hidden") is not None:
         return f"ReLU layer, m = {setting['hidden']}"
-    norm = {"keys_and_query": "keys and query normalised", "keys": "keys normalised"}[setting["normalize"]]
+    norm = {"keys_and_query": "keys and query normalised", "keys": "keys normalised",
+            "none": "no normalisation"}[setting["normalize"]]
     bias = {"none": "no bias", "output": "output bias", "attention": "attention bias",
             "both": "attention and output biases"}[setting["bias"]]
     return f"{bias}, {norm}"
@@ -308,12 +318,15 @@ def seeds(quick: bool = False):
                   "steps": data["steps"], "learned": qa_seeds.LEARNED, "near": qa_seeds.NEAR, "table": rows}
 
 
-def seed_table(numbers: dict) -> tuple[list[dict], list[str]]:
-    """The rows of :func:`seeds` as the chapter shows them: each outcome as ``k/n = x [lo, hi]``, and the final
-    accuracies with how many runs end at each; and the column names."""
+def seed_table(numbers: dict, task: int) -> tuple[list[dict], list[str]]:
+    """The rows of :func:`seeds` for ``task`` as the chapter shows them: each outcome as ``k/n = x [lo, hi]``, and the
+    final accuracies with how many runs end at each; and the column names."""
+    task = check_choice("task", task, qa.TASKS)
     rows = []
     for r in numbers["table"]:
-        row = {"task": r["task"], "reading": r["reading"]}
+        if r["task"] != task:
+            continue
+        row = {"reading": r["reading"]}
         for t in r["checks"]:
             row[f"learned by step {t}"] = rate(r[f"learned_{t}_k"], r[f"learned_{t}_n"]).text(2)
         row["near 1/2"] = rate(r["near_chance_k"], r["near_chance_n"]).text(2)
@@ -327,7 +340,7 @@ def seed_glue() -> dict:
     """The rates the chapter's prose quotes (``k/n = x [lo, hi]`` texts), keyed by their glue names."""
     rates = seed_rates(seed_sweep())
     first, last = SETTINGS.seed_check_steps[0], SETTINGS.seed_check_steps[-1]
-    kq, keys = _find(rates, 1), _find(rates, 1, normalize="keys")
+    kq, keys, none = _find(rates, 1), _find(rates, 1, normalize="keys"), _find(rates, 1, normalize="none")
     out_bias, att_bias = _find(rates, 1, "output"), _find(rates, 1, "attention")
     relu1, relu2 = _find(rates, 1, hidden=SETTINGS.relu_hidden), _find(rates, 2, hidden=SETTINGS.relu_hidden)
     n = kq["rates"][f"learned_{last}"].n
@@ -339,6 +352,10 @@ def seed_glue() -> dict:
             "qa_s_t1_keys_top": "{:g} on the exact task in {} of {}".format(*max(keys["finals"].items(), key=lambda kv: kv[1]), n),
             "qa_s_t2_kq": _find(rates, 2)["rates"]["near_chance"].text(),
             "qa_s_t2_keys": _find(rates, 2, normalize="keys")["rates"]["near_chance"].text(),
+            "qa_s_t1_none": none["rates"][f"learned_{last}"].text(), "qa_s_t1_none_near": none["rates"]["near_chance"].text(),
+            "qa_s_t1_none_one": none["rates"]["single_answer"].text(),
+            "qa_s_t2_none": _find(rates, 2, normalize="none")["rates"]["near_chance"].text(),
+            "qa_s_t2_none_learned": _find(rates, 2, normalize="none")["rates"][f"learned_{last}"].text(),
             "qa_s_relu_t1": relu1["rates"][f"learned_{last}"].text(), "qa_s_relu_t1_one": relu1["rates"]["single_answer"].text(),
             "qa_s_relu_t2": relu2["rates"]["near_chance"].text(),
             "qa_s_att_t1_20": att_bias["rates"][f"learned_{first}"].text(),

@@ -23,18 +23,19 @@ def figure_curves(runs: dict, *, title: str | None = None):
         axes[2].plot(t, r["curves"]["lag2_attention"], color=c, linestyle="--")
     axes[0].set_ylabel("fraction of Bayes-optimal predictions")
     axes[0].set_ylim(-0.02, 1.02)
-    axes[0].set_title("(a) optimal predictions (test)", fontsize=9)
-    axes[1].set_ylabel("mean KL(true || normalised output)")
+    axes[0].set_title("(a) optimal predictions")
+    axes[1].set_ylabel("mean KL (test)")
     axes[1].set_yscale("log")
-    axes[1].set_title("(b) KL divergence (test)", fontsize=9)
+    axes[1].set_title("(b) KL divergence")
     axes[2].set_ylabel("mean attention")
     axes[2].set_ylim(-0.02, 1.02)
-    axes[2].set_title("(c) on x_{N-1} (solid), x_{N-2} (dashed)", fontsize=9)
+    axes[2].set_title("(c) on x_{N-1} (solid), x_{N-2} (dashed)")
     for ax in axes:
         ax.set_xlabel("GD step")
-    axes[0].legend(fontsize=7)
+    axes[0].set_ylabel("optimal fraction (test)")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="lower right", bbox_to_anchor=(0.95, 0.15))
     if title:
-        fig.suptitle(title, fontsize=10)
+        fig.suptitle(title)
     return fig
 
 
@@ -45,14 +46,14 @@ def figure_value_snapshots(run: dict, *, profile: bool = True):
     fig, axes = new_figure(n, width=min(3.0 * n, 13.0), height=3.0)
     axes = np.atleast_1d(axes)
     for ax, s in zip(axes, steps):
-        heatmap(ax, np.asarray(run["V"][s]), title=f"V at step {s}", fmt="{:.1f}", colorbar=False,
+        heatmap(ax, np.asarray(run["V"][s]), title=f"V at step {s}", annotate=False,
                 xlabel="input node", ylabel="output node")
     if profile:
         prof = np.asarray(run["profile"])
         axes[-1].bar(np.arange(1, prof.size + 1), prof, width=1.0, color=PALETTE[0])
         axes[-1].set_ylim(0, 1.05)
         axes[-1].set_xlabel("position j")
-        axes[-1].set_title("final mean attention", fontsize=9)
+        axes[-1].set_title("final mean attention")
     return fig
 
 
@@ -70,41 +71,32 @@ def figure_weighted_token(run: dict, *, authors: bool = True):
         if authors and int(s) in AUTHORS_TABLE:
             ax.plot(k, AUTHORS_TABLE[int(s)][0], "o", color=PALETTE[1], label="authors")
         ax.axhline(1 / ex.size, color="0.5", linestyle=":", linewidth=1)
-        ax.set_title(f"step {s}", fontsize=9)
+        ax.set_title(f"step {s}")
         ax.set_xlabel("coordinate")
     axes[0].set_ylabel("X S (example sequence)")
-    axes[0].legend(fontsize=7)
+    axes[0].legend()
     return fig
 
 
 def figure_ordering(rows: list[dict]):
-    """Heat-map of the sweep: for each normalisation (rows) and reading (columns), the learned steps
-    ``T(p=0.5) / T(p=1)`` of the seeds, coloured by (#seeds with ``p = 1`` first - #seeds with ``p = 0.5`` first) / #seeds."""
+    """Heat-map of the sweep: for each normalisation (rows) and reading (columns), coloured by (#seeds with ``p = 1``
+    first - #seeds with ``p = 0.5`` first) / #seeds (the steps themselves are in the chapter's table)."""
     norms = list(dict.fromkeys(r["normalize"] for r in rows))
     reads = list(dict.fromkeys((r["reduction"], r["lr"]) for r in rows))
     grid = np.full((len(norms), len(reads)), np.nan)
-    text = [["" for _ in reads] for _ in norms]
-
-    def fmt(v):
-        return "-" if np.isnan(v) else f"{v:.0f}"
-
     for i, n in enumerate(norms):
         for j, rd in enumerate(reads):
             cell = [r for r in rows if r["normalize"] == n and (r["reduction"], r["lr"]) == rd]
             if not cell:
                 continue
             grid[i, j] = (sum(r["first"] == "p=1" for r in cell) - sum(r["first"] == "p=0.5" for r in cell)) / len(cell)
-            text[i][j] = "\n".join(f"{fmt(r['T_half'])}/{fmt(r['T_one'])}" for r in cell)
-    fig, ax = new_figure(1, width=8.5, height=3.4)
+    fig, ax = new_figure(1, width=6.5, height=3.6)
     ax.imshow(grid, cmap="coolwarm", vmin=-1, vmax=1, aspect="auto")
     ax.grid(False)
-    for i in range(len(norms)):
-        for j in range(len(reads)):
-            ax.text(j, i, text[i][j], ha="center", va="center", fontsize=7)
-    ax.set_xticks(range(len(reads)), [f"{r}, lr={lr:g}" for r, lr in reads], fontsize=8)
-    ax.set_yticks(range(len(norms)), norms, fontsize=8)
-    ax.set_title("steps to learn p=0.5 / p=1 for each seed ('-': not within the run)\n"
-                 "red: p=1 learned first, blue: p=0.5 first, white: neither (or as often one as the other)", fontsize=8)
+    ax.set_xticks(range(len(reads)), [f"{r}\n{lr:g}" for r, lr in reads])
+    ax.set_yticks(range(len(norms)), [n.replace("_", "\n") for n in norms])
+    ax.set_xlabel("loss reduction and step size")
+    ax.set_title("red: p=1 learned first; blue: p=0.5 first")
     return fig
 
 

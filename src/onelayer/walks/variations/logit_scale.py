@@ -74,7 +74,7 @@ def logit_scale_table(ps=(0.5, 0.7), *, steps: int = 150, lr: float = 1.0, seed:
 def figure_logit_scale(rows: list[dict]):
     """Fraction of optimal test predictions (a) and attention on the parent (b) against the step, for every
     row of :func:`logit_scale_table` (solid: scale 1, dashed: ``1/sqrt(d)``)."""
-    fig, axes = new_figure(2, width=9.0, height=3.2)
+    fig, axes = new_figure(2, width=6.5, height=4.0)
     ps = list(dict.fromkeys(r["p"] for r in rows))
     for r in rows:
         c = PALETTE[ps.index(r["p"]) % len(PALETTE)]
@@ -87,5 +87,5 @@ def figure_logit_scale(rows: list[dict]):
         ax.set_xlabel("GD step")
         ax.set_ylabel(yl)
         ax.set_ylim(-0.02, 1.02)
-    axes[0].legend(fontsize=7)
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=2)
     return fig

@@ -185,15 +185,15 @@ def chain_run(Pi, *, N: int = 97, M: int = 1000, n_train: int = 1000, n_test: in
 def figure_chain(res: dict):
     """(a) ``Pi``, (b) the final ``V`` (rows: outputs), (c) direction distances of ``V`` to the candidate targets."""
     fig, axes = new_figure(3, width=12.0, height=3.4)
-    heatmap(axes[0], res["Pi"], title="(a) Pi (rows: current state)", fmt="{:.2f}", colorbar=False)
-    heatmap(axes[1], res["V_final"], title="(b) V at the last step", fmt="{:.1f}", colorbar=False,
+    heatmap(axes[0], res["Pi"], title="(a) Pi (rows: current)", annotate=False)
+    heatmap(axes[1], res["V_final"], title="(b) V at the last step", annotate=False,
             xlabel="input node", ylabel="output node")
     for name, d in res["d"].items():
         axes[2].loglog(res["d_steps"], d, label=name)
     axes[2].set_xlabel("GD step")
     axes[2].set_ylabel("|| V/||V|| - T/||T|| ||_F")
-    axes[2].set_title("(c) direction of V", fontsize=9)
-    axes[2].legend(fontsize=7)
+    axes[2].set_title("(c) direction of V")
+    fig.legend(*axes[2].get_legend_handles_labels(), loc="center", bbox_to_anchor=(0.75, 0.25))
     return fig
 
 
@@ -210,7 +210,7 @@ def chain_explorer(seed: int = 0, concentration: float = 1.0, steps: int = 100):
     res = chain_explorer_run(seed, concentration, steps)
     fig = figure_chain(res)
     fig.suptitle(f"seed {seed}, concentration {concentration:g}: parent attention after step 2 "
-                 f"{res['parent_step2']:.3f}, optimal fraction at the end {res['optimal_fraction'][-1]:.3f}", fontsize=9)
+                 f"{res['parent_step2']:.3f},\noptimal fraction at the end {res['optimal_fraction'][-1]:.3f}")
     return fig
 
 
