@@ -69,6 +69,7 @@ def test_verdicts_follow_from_their_measurements(monkeypatch):
     assert all(set(r) == KEYS and r["chapter"] == "theorem41" for r in rows)
     sym, sin, exact = rows
     assert "spread < 1e-12" in sym["measurement"] and sym["verdict"] == "holds exactly"
+    assert "deterministic: no sampling" in sym["settings"]  # the one row without a rate says why
     assert sin["verdict"].startswith("fails: at every norm tried") and "2*10^-12" in sin["reading"]
     assert "|p|^2=40: Fig. 4 7/40 = 0.17 [0.09, 0.32]" in sin["measurement"]
     assert exact["verdict"].startswith("depends on the norm: both in most samples only at |p|^2 in {M/8 = 125, M/2 = 500}")
