@@ -27,6 +27,7 @@ __all__ = [
     "ring_widget",
     "value_heatmaps",
     "training_figure",
+    "mark_player_frame",
     "log_odds_figure",
     "direction_figure",
     "escape_figure",
@@ -88,6 +89,7 @@ def ring_explorer(K: int = 6, p: float = 0.7):
     fig, axes = new_figure(3, width=10.0, height=3.2)
     heatmap(axes[0], ring.transition_matrix(K, p), title=f"Pi (K = {K}, p = {p:.2f})", colorbar=False,
             annotate=False)
+    axes[0].images[0].set_clim(0.0, 1.0)  # the same colour scale in every frame of the player
     _eigen_axes(axes[1], K, p)
     R_max = 40
     dist = ring.mixing_distance(K, p, R_max)
@@ -154,6 +156,14 @@ def training_figure(hist, exp, *, step: int | None = None, zoom: int = 10, title
     axes[3].set_ylim(0, 1.05)
     if title:
         fig.suptitle(title, fontsize=10)
+    return fig
+
+
+def mark_player_frame(fig, step: int, vlim: tuple[float, float]):
+    """A frame of a player over GD steps drawn by :func:`training_figure`: the colour scale of ``V`` (panel (b)) fixed
+    to ``vlim`` (the range over all frames) and the current step marked on the accuracy curves (panel (a))."""
+    fig.axes[1].images[0].set_clim(*vlim)
+    fig.axes[0].axvline(step, color="0.3", linewidth=0.8)
     return fig
 
 

@@ -210,3 +210,14 @@ def test_direction_rates_and_their_verdict_words():
     assert chapter.mean_text((0.5, 0.25, 0.75)) == "0.5 [0.25, 0.75]"
     with pytest.raises(ValueError, match="rows"):
         chapter.direction_rates([])
+
+
+def test_the_steps_player_keeps_one_colour_scale_and_marks_the_step():
+    import matplotlib.pyplot as plt
+    limits = []
+    for step in chapter._scrub_steps(quick=True):
+        fig = chapter._draw_step(step, quick=True)
+        limits.append(fig.axes[1].images[0].get_clim())
+        assert any(np.allclose(line.get_xdata(), step) for line in fig.axes[0].lines)  # the current-step marker
+        plt.close(fig)
+    assert len(set(limits)) == 1  # exact: the same two floats passed to every frame

@@ -108,3 +108,14 @@ def test_figure45_rates_table_reads_the_stored_sweep():
     rows = chapter.seed_sweep()["figure45"]
     sub = [r for r in rows if r["positions"] == "sin" and r["norm"] == 40.0]
     assert table[("sin", "40.0")]["fig4"].startswith(f"{sum(r['fig4_reproduced'] for r in sub)}/{len(sub)} ")
+
+
+def test_the_escape_player_keeps_one_colour_scale_and_marks_the_step():
+    import matplotlib.pyplot as plt
+    limits = []
+    for step in chapter._escape_steps(quick=True):
+        fig = chapter._draw_escape(step, quick=True)
+        limits.append(fig.axes[1].images[0].get_clim())
+        assert any(np.allclose(line.get_xdata(), step) for line in fig.axes[0].lines)  # the current-step marker
+        plt.close(fig)
+    assert len(set(limits)) == 1  # exact: the same two floats passed to every frame

@@ -210,9 +210,14 @@ def fig4(quick: bool = False):
             experiment.training_numbers(hist, exp))
 
 
+def _scrub_steps(quick: bool = False) -> list[int]:
+    return [t for t in SETTINGS.scrub_steps if not quick or t <= SETTINGS.quick_steps]
+
+
 def _draw_step(step: int, quick: bool = False):
     exp, hist = fig4_run(quick)
-    return figures.training_figure(hist, exp, step=step)
+    V = np.stack([np.asarray(hist.at("V", t)) for t in _scrub_steps(quick)])
+    return figures.mark_player_frame(figures.training_figure(hist, exp, step=step), step, (float(V.min()), float(V.max())))
 
 
 def steps_player():
@@ -226,8 +231,7 @@ def steps_player():
                                     "paper's Figure 4 run (p=0.5, K=6, N=97, one seed)")
 def steps_frames(quick: bool = False):
     """The numbers behind every frame of :func:`steps_player`."""
-    steps = [t for t in SETTINGS.scrub_steps if not quick or t <= SETTINGS.quick_steps]
-    return None, frame_numbers(lambda step: _draw_step(step, quick), steps, labels="GD step", fmt="{:d}")
+    return None, frame_numbers(lambda step: _draw_step(step, quick), _scrub_steps(quick), labels="GD step", fmt="{:d}")
 
 
 @register("walks-steps-to-optimal", "Theorem 3.1 (table): first step with Bayes-optimal test predictions for several K, N (p=0.7)")

@@ -162,9 +162,15 @@ def fig5_sin_positions(quick: bool = False):
     return _figure({SIN: runs[SIN]}, SIN, "p=1, 1000 walks, sinusoidal positions + seeded Gram error 1e-9 (float64)")
 
 
+def _escape_steps(quick: bool = False) -> list[int]:
+    steps = SETTINGS.quick_deterministic_steps if quick else SETTINGS.deterministic_steps
+    return [t for t in SETTINGS.escape_shown_steps if t <= steps]
+
+
 def _draw_escape(step: int, quick: bool = False):
     exp, hist = fig5_runs(quick)[SIN]
-    return figures.training_figure(hist, exp, step=step)
+    V = np.stack([np.asarray(hist.at("V", t)) for t in _escape_steps(quick)])
+    return figures.mark_player_frame(figures.training_figure(hist, exp, step=step), step, (float(V.min()), float(V.max())))
 
 
 def escape_player():
@@ -178,9 +184,7 @@ def escape_player():
                                      "the symmetric state (p=1, one seed, sin positions, seeded Gram error 1e-9)")
 def escape_frames(quick: bool = False):
     """The numbers behind every frame of :func:`escape_player`."""
-    steps = SETTINGS.quick_deterministic_steps if quick else SETTINGS.deterministic_steps
-    shown = [t for t in SETTINGS.escape_shown_steps if t <= steps]
-    return None, frame_numbers(lambda step: _draw_escape(step, quick), shown, labels="GD step", fmt="{:d}")
+    return None, frame_numbers(lambda step: _draw_escape(step, quick), _escape_steps(quick), labels="GD step", fmt="{:d}")
 
 
 def fig9_runs(quick: bool = False) -> dict:
