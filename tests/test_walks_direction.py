@@ -43,3 +43,23 @@ def test_direction_validation():
         direction.direction_by_loss(0.7, loss_names=("hinge",))
     with pytest.raises(ValueError, match="p"):
         direction.lemma_c7_remainder(0.0)
+
+
+def test_direction_samples_members_equal_separate_runs():
+    rows = direction.direction_samples(0.7, seeds=[0, 3], direction_steps=20, remainder_steps=40, n_records=6)
+    assert [r["seed"] for r in rows] == [0, 3]
+    for r in rows:
+        by_loss = {x["loss"]: x for x in direction.direction_by_loss(0.7, loss_names=("log", "squared"), steps=20,
+                                                                      seed=r["seed"])}
+        for name in ("log", "squared"):
+            assert r[f"{name}_best_power"] == pytest.approx(by_loss[name]["best_power"], abs=1e-12)  # tol: grid value
+            assert r[f"{name}_d_Pi"] == pytest.approx(by_loss[name]["d_Pi"], abs=1e-10)  # tol: batched sums
+            assert r[f"{name}_d_sqrt"] == pytest.approx(by_loss[name]["d_sqrt"], abs=1e-10)  # tol: batched sums
+    c7 = direction.lemma_c7_remainder(0.7, steps=40, n_records=6, seed=3)
+    assert rows[1]["residual_first"] == pytest.approx(c7["residual_F"][0], rel=1e-10)  # tol: batched sums
+    assert rows[1]["residual_last"] == pytest.approx(c7["residual_F"][-1], rel=1e-10)  # tol: batched sums
+    assert rows[1]["slope"] == pytest.approx(c7["slope"], abs=1e-8)  # tol: batched sums
+    with pytest.raises(ValueError, match="remainder_steps"):
+        direction.direction_samples(0.7, seeds=[0], direction_steps=50, remainder_steps=40)
+    with pytest.raises(ValueError, match="loss"):
+        direction.direction_samples(0.7, seeds=[0], loss_names=("hinge",))

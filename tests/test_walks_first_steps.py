@@ -100,6 +100,10 @@ def test_first_steps_samples_members_equal_separate_runs():
             assert r[f"plus_one_columns_{t}"] == sum(o == 1 for o in row["V_column_max_offsets"])
             assert r[f"conditional_accuracy_{t}"] == pytest.approx(row["conditional_accuracy"], abs=1e-12)  # tol: sums
             assert r[f"optimal_{t}"] == (abs(row["conditional_accuracy"] - 0.7) < 1e-9)
+            for key, name in (("circulant_deviation", "V_circulant_deviation"), ("parent_attention", "parent_attention"),
+                              ("token_logit_spread", "token_logit_spread"), ("positional_gap", "positional_gap"),
+                              ("predicts_top_label", "predicts_top_label")):
+                assert r[f"{key}_{t}"] == pytest.approx(row[name], abs=1e-9), key  # tol: batched sums
     with pytest.raises(ValueError, match="seeds"):
         first_steps.first_steps_samples(0.7, seeds=[])
     with pytest.raises(ValueError, match="p"):

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from onelayer import sweeps
-from onelayer.walks import edge, first_steps, seed_rates, sensitivity
+from onelayer.walks import direction, edge, first_steps, seed_rates, sensitivity
 
 
 @pytest.fixture(autouse=True)
@@ -40,6 +40,7 @@ def test_stored_sweep_has_the_full_settings(stored):
     assert len(stored["edge"]) == len(c["edge_Ks"]) * len(c["edge_ps"]) * c["edge_seeds"]
     assert len(stored["figure45"]) == len(c["readings"]) * len(c["norms"]) * c["figure45_seeds"]
     assert c["figure45_seeds"] >= 20 and "M/2" in c["norms"] and 40.0 in c["norms"]
+    assert len(stored["direction"]) == c["direction_seeds"] >= 20
     assert sweeps.get("walks-seed-rates").stored == seed_rates.STORED
 
 
@@ -48,6 +49,15 @@ def test_stored_first_steps_recompute(stored):
     rows = {r["seed"]: r for r in stored["first_steps"]}
     for r in again:
         _same(r, rows[r["seed"]], list(r), 1e-12)  # tol: the same batched sums in other member batches
+
+
+def test_stored_direction_recompute(stored):
+    c = stored["meta"]["settings"]
+    again = direction.direction_samples(c["direction_p"], seeds=[0, 39], direction_steps=c["direction_steps"],
+                                        remainder_steps=c["remainder_steps"])
+    rows = {r["seed"]: r for r in stored["direction"]}
+    for r in again:
+        _same(r, rows[r["seed"]], list(r), 1e-9)  # tol: member batches of another size
 
 
 def test_stored_edge_recompute(stored):
@@ -80,6 +90,7 @@ def test_quick_sweep_writes_a_file_that_loads(tmp_path):
     assert seed_rates.main(["--out", str(out), "--quick"]) == 0
     data = seed_rates.load(out)
     assert data["meta"]["quick"] is True and len(data["first_steps"]) == seed_rates.QUICK["first_seeds"]
+    assert len(data["direction"]) == seed_rates.QUICK["direction_seeds"]
     assert any(isinstance(r["T0"], float) for r in data["edge"])
     assert all(isinstance(r["fig5_escape_step"], float) for r in data["figure45"])  # "nan" strings read back
     with pytest.raises(FileNotFoundError, match="walks-seed-rates"):

@@ -56,8 +56,8 @@ SWEEPS: dict[str, Sweep] = {
         Sweep("trees-backward-beyond", "onelayer.trees.beyond:main", "trees/data/backward_beyond.json",
               "Trees I: the backward model past the assumptions over 20 seeds (one-hot) and 20 embedding draws (Gaussian)", 2),
         Sweep("walks-seed-rates", "onelayer.walks.seed_rates:main", "walks/data/seed_rates.json",
-              "Walks, Theorems 3.1 and 4.1: V(1) columns, the edge near p=1 and Figures 4/5 over many training samples",
-              6),
+              "Walks, Theorems 3.1 and 4.1: V(1) columns, the edge near p=1, Figures 4/5 and the direction of V over "
+              "many training samples", 10),
         Sweep("trees-forward-training-seeds", "onelayer.trees.forward.seeded_training:main",
               "trees/data/forward_training_seeds.json",
               "Trees II, Theorem 5: the two-head run and the learned-value-map split over 20 seeds each", 12),

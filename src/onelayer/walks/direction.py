@@ -33,11 +33,13 @@ import math
 import numpy as np
 
 from ..validation import check_choice, check_int, check_probability
+from . import batched
 from . import losses as losses_mod
 from . import ring, theory
 from .experiment import setup_experiment
+from .model import WalkTransformer
 
-__all__ = ["best_power", "residual_to_line", "direction_by_loss", "lemma_c7_remainder", "POWERS"]
+__all__ = ["best_power", "residual_to_line", "direction_by_loss", "lemma_c7_remainder", "direction_samples", "POWERS"]
 
 #: Exponents ``a`` of the candidate directions ``(Pi^T)^a`` (entrywise).
 POWERS = tuple(np.round(np.arange(0.1, 2.01, 0.05), 2))
@@ -116,13 +118,69 @@ def lemma_c7_remainder(p: float = 0.7, *, steps: int = 1000, lr: float = 1.0, se
     steps = check_int("steps", steps, low=4)
     exp = setup_experiment(p, seed=seed)
     m = exp.model
-    record_at = np.unique(np.round(np.logspace(0, math.log10(steps), n_records)).astype(int)).tolist()
+    record_at = _record_steps(steps, n_records)
     hist = m.train(m.init(), exp.train, steps=steps, lr=lr, record_at=record_at,
                    record={"V": lambda prm: prm["V"].clone()})
     PiT = ring.transition_matrix(m.config.K, p).T
     keep = hist.steps >= 1
     res = np.array([residual_to_line(np.asarray(V), PiT) for V in hist["V"][keep]])
     t = hist.steps[keep].astype(float)
+    return {"steps": t, "beta": res[:, 0], "residual_F": res[:, 1], "residual_max": res[:, 2],
+            "slope": _second_half_slope(t, res[:, 1])}
+
+
+def _record_steps(steps: int, n_records: int) -> list[int]:
+    return np.unique(np.round(np.logspace(0, math.log10(steps), n_records)).astype(int)).tolist()
+
+
+def _second_half_slope(t, residual) -> float:
+    """Log-log slope of ``residual`` against ``t`` over the recorded steps from the geometric middle on."""
+    t, residual = np.asarray(t, dtype=float), np.asarray(residual, dtype=float)
     half = t >= t[-1] ** 0.5 * t[0] ** 0.5
-    slope = float(np.polyfit(np.log(t[half]), np.log(res[half, 1]), 1)[0]) if half.sum() >= 2 else float("nan")
-    return {"steps": t, "beta": res[:, 0], "residual_F": res[:, 1], "residual_max": res[:, 2], "slope": slope}
+    return float(np.polyfit(np.log(t[half]), np.log(residual[half]), 1)[0]) if half.sum() >= 2 else float("nan")
+
+
+def direction_samples(p: float = 0.7, *, seeds=tuple(range(20)), loss_names=("log", "squared"),
+                      direction_steps: int = 300, remainder_steps: int = 1000, n_records: int = 12, lr: float = 1.0,
+                      K: int = 6, N: int = 97, M: int = 1000, n_train: int = 1000) -> list[dict]:
+    """:func:`direction_by_loss` and :func:`lemma_c7_remainder` over many training samples, trained together.
+
+    Member ``b`` trains on the walks of data seed ``seeds[b]`` (as ``setup_experiment(p, seed=...)``) under each loss
+    of ``loss_names`` for ``direction_steps`` steps (:func:`onelayer.walks.batched.train_batched`), and under the
+    log-loss for ``remainder_steps`` steps (the same run continued), recording ``V`` at the log-spaced steps of
+    :func:`lemma_c7_remainder`.
+
+    Returns
+    -------
+    list of dict
+        One row per seed: ``seed``; per loss ``name``: ``{name}_best_power``, ``{name}_d_Pi``, ``{name}_d_sqrt``
+        (at ``direction_steps``, as in :func:`direction_by_loss`); ``residual_first``, ``residual_last`` (``||V -
+        beta* Pi^T||_F`` at step 1 and at ``remainder_steps``) and ``slope`` (as in :func:`lemma_c7_remainder`).
+    """
+    p = check_probability("p", p, open_low=True, open_high=True)
+    direction_steps = check_int("direction_steps", direction_steps, low=1)
+    remainder_steps = check_int("remainder_steps", remainder_steps, low=max(4, direction_steps))
+    for name in loss_names:
+        check_choice("loss", name, losses_mod.LOSSES)
+    seeds = [check_int(f"seeds[{i}]", v, low=0) for i, v in enumerate(batched.member_values("seeds", seeds))]
+    PiT = ring.transition_matrix(K, p).T
+    train = batched.walk_batched_data(K, N, n_train, ps=p, seeds=seeds)
+    rows = [{"seed": seed} for seed in seeds]
+    record_at = _record_steps(remainder_steps, n_records)
+    for name in loss_names:
+        model = WalkTransformer(K=K, N=N, M=M, loss=name)
+        steps = remainder_steps if name == "log" else direction_steps
+        hist = batched.train_batched(model, train, steps=steps, lr=lr, snapshot_at=(direction_steps,),
+                                     record_at=record_at if name == "log" else None,
+                                     record={"V": lambda prm: prm["V"].clone()} if name == "log" else None)
+        for b, row in enumerate(rows):
+            V = hist.snapshots[direction_steps]["V"][b].numpy()
+            row.update({f"{name}_best_power": best_power(V, PiT)[0],
+                        f"{name}_d_Pi": theory.direction_distance(V, PiT),
+                        f"{name}_d_sqrt": theory.direction_distance(V, np.sqrt(PiT))})
+            if name == "log":
+                keep = hist.steps >= 1
+                t = hist.steps[keep].astype(float)
+                res = [residual_to_line(np.asarray(Vt[b]), PiT)[1] for Vt in np.asarray(hist["V"])[keep]]
+                row.update(residual_first=float(res[0]), residual_last=float(res[-1]), slope=_second_half_slope(t, res))
+    return rows

@@ -27,6 +27,7 @@ __all__ = [
     "ring_widget",
     "value_heatmaps",
     "training_figure",
+    "mark_player_frame",
     "log_odds_figure",
     "direction_figure",
     "escape_figure",
@@ -35,12 +36,12 @@ __all__ = [
 
 
 def _label(ax, xlabel: str, ylabel: str, title: str, *, legend: float | None = None) -> None:
-    """Axis labels, a small title and optionally a legend of the given font size."""
+    """Axis labels, a title and optionally a legend (every text at the book's one font size)."""
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=9)
+    ax.set_title(title)
     if legend:
-        ax.legend(fontsize=legend)
+        ax.legend()
 
 
 def transition_heatmaps(K: int = 6, ps=(0.5, 0.7, 1.0)):
@@ -49,7 +50,7 @@ def transition_heatmaps(K: int = 6, ps=(0.5, 0.7, 1.0)):
     axes = np.atleast_1d(axes)
     for ax, p in zip(axes, ps):
         heatmap(ax, ring.transition_matrix(K, p), title=f"Pi, p = {p:g}", xlabel="next node", ylabel="current node",
-                colorbar=False, fmt="{:.1f}")
+                colorbar=False, annotate=False)
     return fig
 
 
@@ -61,7 +62,7 @@ def _eigen_axes(ax, K: int, p: float) -> None:
     ax.set_aspect("equal")
     ax.set_xlim(-1.15, 1.15)
     ax.set_ylim(-1.15, 1.15)
-    ax.set_title(f"eigenvalues, K = {K}", fontsize=9)
+    ax.set_title(f"eigenvalues, K = {K}")
 
 
 def mixing_figure(Ks=(5, 6), p: float = 0.7, R_max: int = 60):
@@ -77,7 +78,7 @@ def mixing_figure(Ks=(5, 6), p: float = 0.7, R_max: int = 60):
     ax.set_xlabel("power R")
     ax.set_ylabel("max |Pi^R - limit|")
     ax.set_ylim(1e-16, 2)
-    ax.legend(fontsize=8)
+    ax.legend(loc="lower left")
     return fig
 
 
@@ -87,14 +88,16 @@ def ring_explorer(K: int = 6, p: float = 0.7):
     p = check_probability("p", p)
     fig, axes = new_figure(3, width=10.0, height=3.2)
     heatmap(axes[0], ring.transition_matrix(K, p), title=f"Pi (K = {K}, p = {p:.2f})", colorbar=False,
-            annotate=K <= 8, fmt="{:.1f}")
+            annotate=False)
+    axes[0].images[0].set_clim(0.0, 1.0)  # the same colour scale in every frame of the player
     _eigen_axes(axes[1], K, p)
     R_max = 40
     dist = ring.mixing_distance(K, p, R_max)
     axes[2].semilogy(np.arange(R_max + 1), np.maximum(dist, 1e-17))
     axes[2].set_ylim(1e-17, 2)
     axes[2].set_xlabel("power R")
-    axes[2].set_title(f"max |Pi^R - limit|; Bayes acc {ring.bayes_accuracy(p):.2f}", fontsize=9)
+    axes[2].set_ylabel("max |Pi^R - limit|")
+    axes[2].set_title(f"mixing; Bayes acc. {ring.bayes_accuracy(p):.2f}")
     return fig
 
 
@@ -117,8 +120,8 @@ def value_heatmaps(matrices: dict, *, fmt: str = "{:.3f}"):
     axes = np.atleast_1d(axes)
     for ax, (name, M) in zip(axes, matrices.items()):
         M = np.asarray(M, dtype=float)
-        heatmap(ax, M, title=name, annotate=M.shape[0] <= 8, fmt=fmt, xlabel="input node s", ylabel="output node y",
-                colorbar=False)
+        heatmap(ax, M, title=name, annotate=False, fmt=fmt, xlabel="input node s", ylabel="output node y",
+                colorbar=True)
     return fig
 
 
@@ -156,6 +159,14 @@ def training_figure(hist, exp, *, step: int | None = None, zoom: int = 10, title
     return fig
 
 
+def mark_player_frame(fig, step: int, vlim: tuple[float, float]):
+    """A frame of a player over GD steps drawn by :func:`training_figure`: the colour scale of ``V`` (panel (b)) fixed
+    to ``vlim`` (the range over all frames) and the current step marked on the accuracy curves (panel (a))."""
+    fig.axes[1].images[0].set_clim(*vlim)
+    fig.axes[0].axvline(step, color="0.3", linewidth=0.8)
+    return fig
+
+
 def log_odds_figure(results: dict):
     """Step-2 ``min_j log(S_{N-1}/S_j)`` against ``N``; ``results`` maps a label to a
     :func:`onelayer.walks.experiment.log_odds_vs_N` result."""
@@ -164,36 +175,46 @@ def log_odds_figure(results: dict):
         axes[0].plot(res["N"], res["median_min_log_odds"], marker="o", color=PALETTE[i], label=label)
         axes[1].plot(res["N"], res["parent_attention"], marker="o", color=PALETTE[i], label=label)
     axes[0].set_yscale("log")
-    _label(axes[0], "N", "median of min_j log(S_{N-1}/S_j)", "(a) parent log-odds after step 2", legend=8)
+    _label(axes[0], "N", "median min. log-odds", "(a) parent log-odds, step 2")
     axes[1].set_ylim(0, 1.05)
-    _label(axes[1], "N", "mean attention on the parent", "(b) attention on x_{N-1} after step 2")
+    _label(axes[1], "N", "parent attention", "(b) attention on x_{N-1}, step 2")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=2)
     return fig
 
 
 def direction_figure(runs):
     """For each :func:`onelayer.walks.experiment.direction_run` result: (a) direction distances of ``V``
     (solid: to ``Pi^T``, dashed: to ``sqrt(Pi^T)``, dotted: to the training set's square-root target),
-    (b) clockwise / counter-clockwise ratio with ``p/(1-p)`` and ``sqrt(p/(1-p))``, (c) ``||V||_F / sqrt(2t)``."""
+    (b) clockwise / counter-clockwise ratio with ``p/(1-p)`` and ``sqrt(p/(1-p))``, (c) ``||V||_F / sqrt(2t)``.
+    Colour is ``p`` and line style the target, in one legend below the panels."""
+    from matplotlib.lines import Line2D
+
     fig, axes = new_figure(3, width=12.0, height=3.4)
     for i, res in enumerate(runs):
         c = PALETTE[i]
         t = res["steps"]
-        axes[0].loglog(t, res["d_Pi"], color=c, label=f"p = {res['p']:g}: to Pi^T")
-        axes[0].loglog(t, res["d_sqrt"], color=c, linestyle="--", label="to sqrt(Pi^T)")
-        axes[0].loglog(t, res["d_empirical"], color=c, linestyle=":", label="to sqrt(C^T) of the sample")
-        axes[1].semilogx(t, res["ratio"], color=c, label=f"p = {res['p']:g}")
+        axes[0].loglog(t, res["d_Pi"], color=c)
+        axes[0].loglog(t, res["d_sqrt"], color=c, linestyle="--")
+        axes[0].loglog(t, res["d_empirical"], color=c, linestyle=":")
+        axes[1].semilogx(t, res["ratio"], color=c)
         p = res["p"]
         axes[1].axhline(p / (1 - p), color=c, linestyle="-.", linewidth=0.8)
         axes[1].axhline(np.sqrt(p / (1 - p)), color=c, linestyle="--", linewidth=0.8)
-        axes[2].semilogx(t, res["norm"] / np.sqrt(2 * t), color=c, label=f"p = {res['p']:g}")
+        axes[2].semilogx(t, res["norm"] / np.sqrt(2 * t), color=c)
     t = runs[0]["steps"]
-    axes[0].loglog(t, 1.0 / np.sqrt(t), color="0.5", linewidth=0.8, label="t^(-1/2)")
-    axes[0].legend(fontsize=6, ncol=2)
-    _label(axes[0], "GD step t", "|| V/||V|| - T/||T|| ||_F", "(a) direction of V")
+    axes[0].loglog(t, 1.0 / np.sqrt(t), color="0.5", linewidth=0.8)
+    _label(axes[0], "GD step t", "distance of directions", "(a) direction of V")
     axes[1].set_yscale("log")
-    _label(axes[1], "GD step t", "mean V_{s+1,s} / mean V_{s-1,s}", "(b) ratio (dash-dot p/(1-p), dashed sqrt)", legend=7)
+    _label(axes[1], "GD step t", "clockwise / counter", "(b) ratio")
     axes[2].axhline(1.0, color="0.5", linestyle="--", linewidth=0.8)
-    _label(axes[2], "GD step t", "||V||_F / sqrt(2 eta t)", "(c) norm growth", legend=7)
+    _label(axes[2], "GD step t", "||V||_F / sqrt(2 eta t)", "(c) norm growth")
+    handles = [Line2D([], [], color=PALETTE[i], label=f"p = {res['p']:g}") for i, res in enumerate(runs)]
+    handles += [Line2D([], [], color="0.2", label="(a) to Pi^T"),
+                Line2D([], [], color="0.2", linestyle="--", label="(a) to sqrt(Pi^T); (b) sqrt(p/(1-p))"),
+                Line2D([], [], color="0.2", linestyle=":", label="(a) to the sample's sqrt target"),
+                Line2D([], [], color="0.2", linestyle="-.", label="(b) p/(1-p)"),
+                Line2D([], [], color="0.5", linewidth=0.8, label="(a) t^(-1/2)")]
+    fig.legend(handles=handles, loc="outside lower center", ncol=2)
     return fig
 
 
@@ -207,9 +228,10 @@ def escape_figure(hists: dict, *, threshold: float = 1.0):
         axes[0].semilogy(h.steps, shown, color=PALETTE[i % len(PALETTE)], marker=".", label=label)
         axes[1].plot(h.steps, h["test_accuracy"], color=PALETTE[i % len(PALETTE)], label=label)
     axes[0].axhline(threshold, color="0.5", linestyle="--", linewidth=0.8)
-    _label(axes[0], "GD step", "max_j z_j - min_j z_j (real tokens)", "(a) logit spread (missing = exactly 0)", legend=7)
+    _label(axes[0], "GD step", "real-token logit spread", "(a) spread (gap = exactly 0)")
     axes[1].set_ylim(0, 1.05)
     _label(axes[1], "GD step", "test accuracy", "(b) accuracy")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=2)
     return fig
 
 
@@ -221,6 +243,6 @@ def perturbation_figure(result: dict):
     slope, intercept = np.polyfit(x, result["escape_step"], 1)
     ax.plot(x, slope * x + intercept, color="0.5", linestyle="--", linewidth=1, label=f"fit: {slope:.2f} steps per decade")
     ax.set_xlabel("log10 of the perturbation size delta")
-    ax.set_ylabel("first step with logit spread > 1")
-    ax.legend(fontsize=8)
+    ax.set_ylabel("escape step (spread > 1)")
+    ax.legend()
     return fig

@@ -190,7 +190,10 @@ def first_steps_samples(p: float = 0.7, *, seeds=tuple(range(100)), K: int = 6, 
         ``seed``, ``top_labels`` (the most frequent training labels; several when tied),
         ``label_freq_spread``, and per step ``t``: ``top_label_columns_t`` (columns of ``V^(t)`` whose maximum is a
         most frequent training label, as in :func:`first_steps_table`), ``plus_one_columns_t`` (columns whose
-        maximum, :func:`column_max_offsets`, is at offset ``+1``), ``conditional_accuracy_t`` (test mean of
+        maximum, :func:`column_max_offsets`, is at offset ``+1``), ``circulant_deviation_t``
+        (:func:`circulant_deviation` of ``V^(t)``), ``parent_attention_t`` (test mean), ``token_logit_spread_t`` and
+        ``positional_gap_t`` (as in :func:`first_steps_table`), ``predicts_top_label_t`` (share of test predictions
+        equal to the smallest most frequent training label), ``conditional_accuracy_t`` (test mean of
         ``Pi[s_{N-1}, y_hat]``) and ``optimal_t`` (every test prediction Bayes-optimal).
     """
     p = check_probability("p", p, open_low=True, open_high=True)
@@ -199,19 +202,39 @@ def first_steps_samples(p: float = 0.7, *, seeds=tuple(range(100)), K: int = 6, 
     model = WalkTransformer(K=K, N=N, M=M)
     train = batched.walk_batched_data(K, N, n_train, ps=p, seeds=seeds)
     test = batched.walk_batched_data(K, N, n_test, ps=p, seeds=[s + 1000 for s in seeds])
+    tops = []
+    for b in range(len(seeds)):
+        freq = np.bincount(train.labels[b].numpy(), weights=train.weights[b].numpy(), minlength=K)
+        tops.append((freq, np.flatnonzero(np.isclose(freq, freq.max(), rtol=0, atol=1e-12)).tolist()))
+    top_label = torch.tensor([min(top) for _, top in tops])[:, None]
+    w = test.weights.to(model.dtype)
+
+    def predicts_top_label(prm):
+        f = batched.forward_pass(model, prm, test)["f"]
+        pred = prediction.predict(f.reshape(-1, K)).reshape(f.shape[:2])
+        return ((pred == top_label).to(model.dtype) * w).sum(dim=1)
+
     rec = batched.attention_records(model, test, ps=p)
-    hist = batched.train_batched(model, train, steps=steps, lr=lr, record={"cond": rec["conditional_accuracy"]},
+    hist = batched.train_batched(model, train, steps=steps, lr=lr,
+                               record={"cond": rec["conditional_accuracy"], "parent": rec["parent_attention"],
+                                       "top": predicts_top_label},
                                snapshot_at=tuple(range(1, steps + 1)))
-    cond = np.asarray(hist["cond"])  # (T, B): steps 0..steps
+    cond, parent, top_share = (np.asarray(hist[k]) for k in ("cond", "parent", "top"))  # (T, B): steps 0..steps
     rows = []
     for b, seed in enumerate(seeds):
-        freq = np.bincount(train.labels[b].numpy(), weights=train.weights[b].numpy(), minlength=K)
-        top = np.flatnonzero(np.isclose(freq, freq.max(), rtol=0, atol=1e-12)).tolist()
+        freq, top = tops[b]
         row = {"seed": seed, "top_labels": top, "label_freq_spread": float(freq.max() - freq.min())}
         for t in range(1, steps + 1):
             V = hist.snapshots[t]["V"][b].numpy()
+            q = hist.snapshots[t]["q"][b]
+            r = (model.P.T @ q[K:]).numpy()
             row[f"top_label_columns_{t}"] = int(sum(int(np.argmax(V[:, s])) in top for s in range(K)))
             row[f"plus_one_columns_{t}"] = int(sum(o == 1 for o in column_max_offsets(V)))
+            row[f"circulant_deviation_{t}"] = circulant_deviation(V)
+            row[f"parent_attention_{t}"] = float(parent[t, b])
+            row[f"token_logit_spread_{t}"] = float(q[:K].max() - q[:K].min())
+            row[f"positional_gap_{t}"] = float(r[-2] - np.delete(r, -2).max())
+            row[f"predicts_top_label_{t}"] = float(top_share[t, b])
             row[f"conditional_accuracy_{t}"] = float(cond[t, b])
             row[f"optimal_{t}"] = bool(abs(cond[t, b] - ring.bayes_accuracy(p)) < 1e-9)
         rows.append(row)

@@ -1,6 +1,6 @@
 """The stored seed sweep of the Theorem 3.1 and 4.1 chapters: claims about one training sample, measured as rates.
 
-Three experiments, each over many training samples (data seeds), each trained with
+Four experiments, each over many training samples (data seeds), each trained with
 :func:`onelayer.walks.batched.train_batched`:
 
 * ``"first_steps"``: :func:`onelayer.walks.first_steps.first_steps_samples` at ``p = 0.7`` (how many columns of
@@ -8,7 +8,9 @@ Three experiments, each over many training samples (data seeds), each trained wi
 * ``"edge"``: :func:`onelayer.walks.edge.edge_table` for ``K = 6`` (and ``K = 3, 4``) at ``p`` near 1 (Bayes-optimal
   on the parent, or locked onto another lag);
 * ``"figure45"``: :func:`onelayer.walks.sensitivity.figure45_seeds` per positional reading (sinusoidal with the
-  seeded Gram error, exactly orthogonal) and squared norm ``||p_i||^2`` (Figures 4 and 5 reproduced or not).
+  seeded Gram error, exactly orthogonal) and squared norm ``||p_i||^2`` (Figures 4 and 5 reproduced or not);
+* ``"direction"``: :func:`onelayer.walks.direction.direction_samples` at ``p = 0.7`` (the best power ``(Pi^T)^a``
+  of ``V``'s direction under the log-loss and the squared loss; the growth of Lemma C.7's remainder).
 
 ``python -m onelayer sweep walks-seed-rates`` (or ``python -m onelayer.walks.seed_rates --out PATH``) writes
 :data:`STORED`; ``--quick`` is a tiny version for tests. :func:`load` reads it back (``"nan"`` strings become
@@ -24,7 +26,7 @@ from pathlib import Path
 import torch
 
 from .. import paths, store
-from . import edge, first_steps, sensitivity
+from . import direction, edge, first_steps, sensitivity
 
 __all__ = ["STORED", "KIND", "FULL", "QUICK", "sweep", "save", "load", "main"]
 
@@ -33,16 +35,19 @@ STORED = "walks/data/seed_rates.json"
 #: The ``kind`` of the stored file (:mod:`onelayer.store`).
 KIND = "walks-seed-rates"
 #: The full sweep: walk parameter and samples of the first steps; ``p``, ring sizes and seeds of the edge (the
-#: small rings with the same seeds); readings, squared norms and seeds of Figures 4 and 5.
+#: small rings with the same seeds); readings, squared norms and seeds of Figures 4 and 5; walk parameter, seeds and
+#: steps of the direction runs.
 FULL = {"first_p": 0.7, "first_seeds": 400, "edge_ps": edge.EDGE_PS, "edge_Ks": (6, 3, 4), "edge_seeds": 40,
-        "readings": ("sin", "exact"), "norms": (20.0, 40.0, "M/16", "M/8", "M/2"), "figure45_seeds": 40}
+        "readings": ("sin", "exact"), "norms": (20.0, 40.0, "M/16", "M/8", "M/2"), "figure45_seeds": 40,
+        "direction_p": 0.7, "direction_seeds": 40, "direction_steps": 300, "remainder_steps": 1000}
 #: The ``--quick`` variant (seconds): the same experiments, few seeds, short walks.
 QUICK = {"first_p": 0.7, "first_seeds": 4, "edge_ps": (0.9, 0.99), "edge_Ks": (6,), "edge_seeds": 3,
-         "readings": ("sin", "exact"), "norms": (40.0,), "figure45_seeds": 3, "N": 25, "M": 100, "n": 100}
+         "readings": ("sin", "exact"), "norms": (40.0,), "figure45_seeds": 3, "direction_p": 0.7, "direction_seeds": 2,
+         "direction_steps": 20, "remainder_steps": 60, "N": 25, "M": 100, "n": 100}
 
 
 def sweep(*, quick: bool = False, progress=print) -> dict:
-    """Run the three experiments with :data:`FULL` (or :data:`QUICK`) settings; returns the stored content."""
+    """Run the four experiments with :data:`FULL` (or :data:`QUICK`) settings; returns the stored content."""
     c = QUICK if quick else FULL
     size = {"N": c["N"], "M": c["M"], "n_train": c["n"], "n_test": c["n"]} if quick else {}
     out = {"meta": {"created_by": "python -m onelayer sweep walks-seed-rates" + (" --quick" if quick else ""),
@@ -67,6 +72,12 @@ def sweep(*, quick: bool = False, progress=print) -> dict:
                                                           **size)
             progress(f"figures 4/5 {reading} {norm}: {time.perf_counter() - start:.0f} s")
     out["meta"]["seconds"]["figure45"] = round(time.perf_counter() - start, 1)
+    start = time.perf_counter()
+    out["direction"] = direction.direction_samples(
+        c["direction_p"], seeds=range(c["direction_seeds"]), direction_steps=c["direction_steps"],
+        remainder_steps=c["remainder_steps"], **({"N": c["N"], "M": c["M"], "n_train": c["n"]} if quick else {}))
+    out["meta"]["seconds"]["direction"] = round(time.perf_counter() - start, 1)
+    progress(f"direction: {len(out['direction'])} samples, {out['meta']['seconds']['direction']} s")
     return out
 
 

@@ -48,3 +48,16 @@ def test_verdicts_hold_and_fail_when_the_claim_is_false(monkeypatch):
     assert chapter.verdict_rows()[1]["verdict"] == "fails"
     monkeypatch.setattr(ring, "is_circulant", lambda A, tol: False)
     assert chapter.verdict_rows()[0]["verdict"] == "fails"
+
+
+def test_the_explorer_player_keeps_one_colour_scale():
+    import matplotlib.pyplot as plt
+
+    from onelayer.walks import figures
+    limits = []
+    for K in chapter.SETTINGS.scrub_Ks:
+        for p in chapter.SETTINGS.scrub_ps[::3]:
+            fig = figures.ring_explorer(K, p)
+            limits.append(fig.axes[0].images[0].get_clim())
+            plt.close(fig)
+    assert set(limits) == {(0.0, 1.0)}  # exact: the limits are set to these two numbers

@@ -69,6 +69,7 @@ def test_verdicts_follow_from_their_measurements(monkeypatch):
     assert all(set(r) == KEYS and r["chapter"] == "theorem41" for r in rows)
     sym, sin, exact = rows
     assert "spread < 1e-12" in sym["measurement"] and sym["verdict"] == "holds exactly"
+    assert "deterministic: no sampling" in sym["settings"]  # the one row without a rate says why
     assert sin["verdict"].startswith("fails: at every norm tried") and "2*10^-12" in sin["reading"]
     assert "|p|^2=40: Fig. 4 7/40 = 0.17 [0.09, 0.32]" in sin["measurement"]
     assert exact["verdict"].startswith("depends on the norm: both in most samples only at |p|^2 in {M/8 = 125, M/2 = 500}")
@@ -107,3 +108,14 @@ def test_figure45_rates_table_reads_the_stored_sweep():
     rows = chapter.seed_sweep()["figure45"]
     sub = [r for r in rows if r["positions"] == "sin" and r["norm"] == 40.0]
     assert table[("sin", "40.0")]["fig4"].startswith(f"{sum(r['fig4_reproduced'] for r in sub)}/{len(sub)} ")
+
+
+def test_the_escape_player_keeps_one_colour_scale_and_marks_the_step():
+    import matplotlib.pyplot as plt
+    limits = []
+    for step in chapter._escape_steps(quick=True):
+        fig = chapter._draw_escape(step, quick=True)
+        limits.append(fig.axes[1].images[0].get_clim())
+        assert any(np.allclose(line.get_xdata(), step) for line in fig.axes[0].lines)  # the current-step marker
+        plt.close(fig)
+    assert len(set(limits)) == 1  # exact: the same two floats passed to every frame

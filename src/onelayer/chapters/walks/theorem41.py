@@ -154,17 +154,23 @@ def fig5(quick: bool = False):
     return _figure(fig5_runs(quick), POPULATION, "p=1, exact population and exact positions: the theorem's setting")
 
 
-@register("walks-fig5-sin-positions", "Theorem 4.1: p=1, K=6, N=97, 1000 walks, sinusoidal positions with a seeded "
-                                     "Gram error of 1e-9 in place of round-off: the symmetry is escaped")
+@register("walks-fig5-sin-positions", "Theorem 4.1: p=1, K=6, N=97, 1000 walks (one seed), sinusoidal positions with a "
+                                     "seeded Gram error of 1e-9 in place of round-off: the symmetry is escaped")
 def fig5_sin_positions(quick: bool = False):
     """Figure 5 with the paper's recipe (1000 walks, sinusoidal positions plus the seeded Gram error)."""
     runs = fig5_runs(quick)
     return _figure({SIN: runs[SIN]}, SIN, "p=1, 1000 walks, sinusoidal positions + seeded Gram error 1e-9 (float64)")
 
 
+def _escape_steps(quick: bool = False) -> list[int]:
+    steps = SETTINGS.quick_deterministic_steps if quick else SETTINGS.deterministic_steps
+    return [t for t in SETTINGS.escape_shown_steps if t <= steps]
+
+
 def _draw_escape(step: int, quick: bool = False):
     exp, hist = fig5_runs(quick)[SIN]
-    return figures.training_figure(hist, exp, step=step)
+    V = np.stack([np.asarray(hist.at("V", t)) for t in _escape_steps(quick)])
+    return figures.mark_player_frame(figures.training_figure(hist, exp, step=step), step, (float(V.min()), float(V.max())))
 
 
 def escape_player():
@@ -175,12 +181,10 @@ def escape_player():
 
 
 @register("walks-t41-escape-frames", "Theorem 4.1 player (frames): accuracy, V and attention around the escape from "
-                                     "the symmetric state (p=1, sin positions, seeded Gram error 1e-9)")
+                                     "the symmetric state (p=1, one seed, sin positions, seeded Gram error 1e-9)")
 def escape_frames(quick: bool = False):
     """The numbers behind every frame of :func:`escape_player`."""
-    steps = SETTINGS.quick_deterministic_steps if quick else SETTINGS.deterministic_steps
-    shown = [t for t in SETTINGS.escape_shown_steps if t <= steps]
-    return None, frame_numbers(lambda step: _draw_escape(step, quick), shown, labels="GD step", fmt="{:d}")
+    return None, frame_numbers(lambda step: _draw_escape(step, quick), _escape_steps(quick), labels="GD step", fmt="{:d}")
 
 
 def fig9_runs(quick: bool = False) -> dict:
@@ -223,7 +227,8 @@ def sensitivity_exact_rows() -> list[dict]:
     return list(_sensitivity_exact())
 
 
-@register("walks-sensitivity", "Theorem 4.1: Figure 4's parent attention and Figure 5's escape step against ||p_i||^2, float64 and float32")
+@register("walks-sensitivity", "Theorem 4.1: Figure 4's parent attention and Figure 5's escape step against ||p_i||^2, "
+                            "float64 and float32, one training sample (seed 0)")
 def sensitivity(quick: bool = False):
     """The sensitivity figure over the float64 and float32 rows (quick mode: three norms, float64 only)."""
     rows = sensitivity_rows("float64", quick) + ([] if quick else sensitivity_rows("float32"))
@@ -268,7 +273,8 @@ def _escape_rows(escape: dict, *, spread: bool = False) -> list[dict]:
     return rows
 
 
-@register("walks-roundoff-machine", "Theorem 4.1: logit spread at p=1 with round-off alone (sin and exact positions, float64 and float32); "
+@register("walks-roundoff-machine", "Theorem 4.1: logit spread at p=1 with round-off alone (one training sample; sin and exact positions, "
+                                   "float64 and float32); "
                                    "the machine's own rounding")
 def roundoff_machine(quick: bool = False):
     """Escape runs with round-off alone (sinusoidal and exact positions, float64 and float32): the machine's own."""
@@ -282,7 +288,7 @@ def roundoff_machine(quick: bool = False):
     return figures.escape_figure(escape), {"steps": steps, "table": _escape_rows(escape, spread=True)}
 
 
-@register("walks-roundoff-escape", "Theorem 4.1: logit spread and accuracy at p=1 when a seeded Gram error of the "
+@register("walks-roundoff-escape", "Theorem 4.1: logit spread and accuracy at p=1 (one training sample) when a seeded Gram error of the "
                                   "exact positions (1e-9, 1e-5) stands in for float64/float32 round-off")
 def roundoff_escape(quick: bool = False):
     """Escape runs on exact positions with a seeded Gram error of each size in ``GRAM_ERROR_SIZES``."""
@@ -377,7 +383,8 @@ def verdict_rows() -> list[dict]:
     rows.append({
         "claim": "Theorem 4.1: for p=1, N=rK+1, any loss and step size, attention stays uniform, V ~ 11^T, accuracy 1/K",
         "source": "[paper]", "reading": "the paper's model in exact symmetry (exactly orthogonal positions) [ours]",
-        "settings": (f"exact population, exactly orthogonal positions, K=6, N=97, {len(s.lemma_d1_losses)} losses x "
+        "settings": (f"exact population (deterministic: no sampling, so no interval), exactly orthogonal positions, "
+                     f"K=6, N=97, {len(s.lemma_d1_losses)} losses x "
                      f"{len(theorem41.SCHEDULES)} step-size schedules, {s.symmetry_steps} steps"),
         "measurement": (f"largest real-token logit spread {near_zero_text(spread)}; "
                         f"accuracy at every step {acc} (1/K = {number_text(1 / s.K, 3)})"),
