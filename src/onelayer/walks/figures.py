@@ -136,26 +136,29 @@ def training_figure(hist, exp, *, step: int | None = None, zoom: int = 10, title
     fig, axes = new_figure(4, width=13.0, height=3.2)
     plot_curves(axes[0], hist.steps, {"test accuracy": hist["test_accuracy"], "conditional accuracy": hist["conditional_accuracy"]},
                 xlabel="GD step", ylabel="accuracy")
-    axes[0].axhline(exp.bayes_accuracy, color="0.3", linestyle="--", linewidth=1)
-    axes[0].axhline(1.0 / K, color="0.6", linestyle=":", linewidth=1)
+    axes[0].get_legend().remove()
+    axes[0].axhline(exp.bayes_accuracy, color="0.3", linestyle="--", linewidth=1, label="Bayes")
+    axes[0].axhline(1.0 / K, color="0.6", linestyle=":", linewidth=1, label="1/K")
     axes[0].set_ylim(0, 1.05)
-    axes[0].set_title("(a) accuracy (dashed: Bayes, dotted: 1/K)", fontsize=9)
+    axes[0].set_title("(a) accuracy")
     V = hist.at("V", step)
-    heatmap(axes[1], V, title=f"(b) V at step {step}", annotate=K <= 8, fmt="{:.1f}", xlabel="input node", ylabel="output node")
+    heatmap(axes[1], V, title=f"(b) V at step {step}", annotate=False, xlabel="input node", ylabel="output node")
     profile = hist.at("attention_profile", step)
     N = profile.shape[0]
     pos = np.arange(1, N + 1)
     axes[2].bar(pos, profile, width=1.0, color=PALETTE[0])
     axes[2].set_xlabel("position j")
     axes[2].set_ylabel("mean attention")
-    axes[2].set_title(f"(c) attention at step {step}", fontsize=9)
+    axes[2].set_title(f"(c) attention, step {step}")
     axes[2].set_ylim(0, 1.05)
     axes[3].bar(pos[-zoom:], profile[-zoom:], color=PALETTE[0])
-    axes[3].set_xticks(pos[-zoom:], [f"N-{N - j}" if j < N else "N" for j in pos[-zoom:]], rotation=60, fontsize=7)
-    axes[3].set_title("(d) zoom on the last positions", fontsize=9)
+    ticks = pos[-2::-2][: (zoom + 1) // 2]
+    axes[3].set_xticks(ticks, [f"N-{N - j}" for j in ticks], rotation=45)
+    axes[3].set_title("(d) last positions")
     axes[3].set_ylim(0, 1.05)
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=4)
     if title:
-        fig.suptitle(title, fontsize=10)
+        fig.suptitle(title)
     return fig
 
 
