@@ -275,7 +275,7 @@ def lv_split(quick: bool = False):
     """The node-block split rate against training steps (Wilson 95% intervals), one line per (initialisation scale,
     threshold). ``quick`` reads the same stored file."""
     rows = split_curves()
-    fig, ax = new_figure(width=6.4, height=3.4)
+    fig, ax = new_figure(width=6.4, height=4.2)
     for scale in sorted({r["init"] for r in rows}):
         for threshold, style in zip(SETTINGS.lv_thresholds, ("-", "--")):
             sel = [r for r in rows if r["init"] == scale and r["threshold"] == threshold]
@@ -284,12 +284,12 @@ def lv_split(quick: bool = False):
             lo = v - np.array([r["node split"].low for r in sel])
             hi = np.array([r["node split"].high for r in sel]) - v
             ax.errorbar(t * (1.0 + 0.02 * (scale > 0.05)), v, yerr=[lo, hi], linestyle=style, marker="o", capsize=3,
-                        label=f"init sd {scale:g}, one head >= {threshold:g}")
+                        label=f"init sd {scale:g}, share >= {threshold:g}")
     ax.set_xlabel("training step")
     ax.set_ylabel("share of runs with a node split")
     ax.set_ylim(-0.02, 1.02)
-    ax.set_title(f"learned value maps: {rows[0]['node split'].n} random starts per scale (95% Wilson intervals)")
-    ax.legend(fontsize=8)
+    ax.set_title(f"{rows[0]['node split'].n} random starts per line, 95% intervals")
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=2)
     table = [{"init": r["init"], "threshold": r["threshold"], "step": r["step"], "node split": r["node split"].text(),
               "stage split": r["stage split"].text(), "all chains right": r["all chains right"].text()} for r in rows]
     return fig, {"table": table}
