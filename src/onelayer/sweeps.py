@@ -63,7 +63,7 @@ SWEEPS: dict[str, Sweep] = {
               "Trees II, Theorem 5: the two-head run and the learned-value-map split over 20 seeds each", 12),
         Sweep("trees-forward-rescaling-seeds", "onelayer.trees.forward.rescaling:main",
               "trees/data/forward_rescaling_seeds.json",
-              "Trees II, Theorem 5: learning rate 0.2 (mean, sum over positions) against 2 at equal eta_eff t, 20 seeds", 6),
+              "Trees II, Theorem 5: learning rate 0.2 (mean, sum over positions) against 2 at equal eta_eff t, 20 seeds", 7),
         Sweep("trees-forward-edge-flag", "onelayer.trees.forward.edge_flag:main", "trees/data/forward_edge_flag.json",
               "Trees II: one head against two, 20 seeds per cell, under both readings of the prompt edges' stage block", 12),
         Sweep("walks-scaling", "onelayer.walks.scaling.stored:main", "walks/data/scaling.json",

@@ -2,10 +2,11 @@
 
 One tracked training run of the structured two-head model from zero (:func:`training_run`, cached: the three
 figures over training, the sign table, the role events and the attention player all read it; one seed, an
-illustration), two short runs at the summaries' learning rate for the rescaling check (:func:`paper_lr_runs`), and
-the stored seed sweep (:func:`seeded_runs`, ``python -m onelayer sweep trees-forward-training-seeds``): the two-head
-run over 20 data seeds (:func:`seed_rates`) and the variant with learned value maps over 20 random starts per
-initialisation scale (:func:`split_curves`).
+illustration), two short runs at the summaries' learning rate for the rescaling figure (:func:`paper_lr_runs`, one
+seed), and two stored sweeps: :func:`seeded_runs` (``python -m onelayer sweep trees-forward-training-seeds``), the
+two-head run over 20 data seeds (:func:`seed_rates`) and the variant with learned value maps over 20 random starts per
+initialisation scale (:func:`split_curves`); :func:`rescaling_runs` (``python -m onelayer sweep
+trees-forward-rescaling-seeds``), the rescaling check over 20 data seeds (:func:`rescaling_seeds`).
 """
 
 from __future__ import annotations
@@ -104,7 +105,7 @@ def _curve_rows(hist) -> list[dict]:
             for i, t in enumerate(hist.steps)]
 
 
-@register("trees-forward-scalars", "Trees II, Theorem 5: loss and the symmetry-reduced scalars of both heads over training (Figure 9 analogue)")
+@register("trees-forward-scalars", "Trees II, Theorem 5: loss and the symmetry-reduced scalars of both heads over training, one seed (Figure 9 analogue)")
 def scalars(quick: bool = False):
     """The loss and the twelve symmetry-reduced scalars over training, with the phase marks."""
     _, hist = training_run(quick)
@@ -113,7 +114,7 @@ def scalars(quick: bool = False):
     return fig, {"phases": found, "max_residual": float(hist["residual"].max()), "table": _curve_rows(hist)}
 
 
-@register("trees-forward-accuracy-by-type", "Trees II, Theorem 5: teacher-forced accuracy of backward, turning and forward steps over training")
+@register("trees-forward-accuracy-by-type", "Trees II, Theorem 5: teacher-forced accuracy of backward, turning and forward steps over training, one seed")
 def accuracy_by_type(quick: bool = False):
     """Teacher-forced accuracy of each step type over training."""
     _, hist = training_run(quick)
@@ -123,7 +124,7 @@ def accuracy_by_type(quick: bool = False):
                                                      for j, name in enumerate(STEP_TYPES[:3])}}
 
 
-@register("trees-forward-roles", "Trees II, Theorem 5: where each head attends over training (traversal target, next-stage tokens) and the sign table")
+@register("trees-forward-roles", "Trees II, Theorem 5: where each head attends over training (traversal target, next-stage tokens) and the sign table, one seed")
 def roles(quick: bool = False):
     """Where each head looks over training, the steps at which each head passes a role threshold, and the learned
     signs beside the construction's."""
@@ -146,7 +147,7 @@ def paper_lr_runs(quick: bool = False) -> dict:
             for norm in ("mean", "sum")}
 
 
-@register("trees-forward-rescaling", "Trees II, Theorem 5: per-position loss of the main run (lr 2) and of lr 0.2 (mean, sum over positions) against eta_eff t")
+@register("trees-forward-rescaling", "Trees II, Theorem 5: per-position loss of the main run (lr 2) and of lr 0.2 (mean, sum over positions) against eta_eff t, one seed")
 def rescaling(quick: bool = False):
     """The per-position loss of the main run and of the two :func:`paper_lr_runs` against ``eta_eff * t``, and
     (full mode) the losses at equal ``eta_eff * t`` (``pairs``)."""
@@ -233,7 +234,7 @@ def attention_steps_player():
 
 
 @register("trees-forward-attention-steps-frames", "Trees II, Theorem 5 player (frames): attention of both heads at "
-                                                  "every step of one depth-3 training tree, over training")
+                                                  "every step of one depth-3 training tree, over training (one seed)")
 def attention_steps_frames(quick: bool = False):
     """The numbers behind every frame of :func:`attention_steps_player` (quick: the frames of the short run)."""
     return None, frame_numbers(_attention_draw(quick), _settings(quick).scrub_steps, labels="training step", fmt="{:d}")
