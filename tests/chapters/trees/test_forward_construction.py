@@ -94,3 +94,8 @@ def test_scale_player_frames_share_one_colour_scale():
         limits |= {im.get_clim() for ax in fig.axes for im in ax.images}
         plt.close(fig)
     assert limits == {(0, 1)}
+
+
+def test_the_test_set_is_built_once_however_quick_is_passed():
+    assert chapter.test_set(True) is chapter.test_set(quick=True)
+    assert chapter.test_set() is chapter.test_set(False)

@@ -13,7 +13,7 @@ from onelayer.rates import rate
 from onelayer.trees.forward.dynamics import SCALAR_NAMES
 
 KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "chapter"}
-CACHED = (chapter.training_run, chapter.paper_lr_runs)
+CACHED = (chapter._training_run, chapter._paper_lr_runs)  # the caches behind training_run and paper_lr_runs
 
 
 def test_quick_run_records_every_interval_and_keeps_the_player_snapshots():
@@ -138,3 +138,9 @@ def test_attention_player_frames_share_one_colour_scale():
         limits |= {im.get_clim() for ax in fig.axes for im in ax.images}
         plt.close(fig)
     assert limits == {(0, 1)}
+
+
+def test_the_cached_runs_do_not_depend_on_how_quick_is_passed():
+    """The notebook calls training_run() and the figures training_run(False): one run, trained once."""
+    assert chapter.training_run(True) is chapter.training_run(quick=True)
+    assert chapter.paper_lr_runs(True) is chapter.paper_lr_runs(quick=True)

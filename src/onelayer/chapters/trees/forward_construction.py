@@ -75,10 +75,15 @@ class Settings:
 SETTINGS = Settings()
 
 
-@functools.lru_cache(maxsize=2)
 def test_set(quick: bool = False):
     """Gaussian embeddings ``A`` (``S x d``, seed ``embedding_seed``) and the random test trees ``(batch, trees)``
-    (0-3 children, depth caps up to ``test_max_depth``, seed ``test_seed``; quick mode: ``test_quick_trees``)."""
+    (0-3 children, depth caps up to ``test_max_depth``, seed ``test_seed``; quick mode: ``test_quick_trees``).
+    Cached (``test_set()`` and ``test_set(False)`` are the same set)."""
+    return _test_set(bool(quick))
+
+
+@functools.lru_cache(maxsize=2)
+def _test_set(quick: bool):
     s = SETTINGS
     A = embeddings.independent_embeddings(s.S, s.d, generator(s.embedding_seed))
     count = s.test_quick_trees if quick else s.test_trees

@@ -78,10 +78,15 @@ def _settings(quick: bool) -> Settings:
     return s
 
 
-@functools.lru_cache(maxsize=2)
 def training_run(quick: bool = False):
     """The tracked two-head training run (one-hot embeddings, from zero), with parameter snapshots at
-    ``scrub_steps``: ``(A, history)``. Cached: every figure of the chapter and the player read it."""
+    ``scrub_steps``: ``(A, history)``. Cached: every figure of the chapter and the player read it (``training_run()``
+    and ``training_run(False)`` are the same run)."""
+    return _training_run(bool(quick))
+
+
+@functools.lru_cache(maxsize=2)
+def _training_run(quick: bool):
     s = _settings(quick)
     A = embeddings.one_hot_embeddings(s.S)
     hist = dynamics.tracked_training(A, m=s.m, steps=s.steps, lr=s.lr, batch_size=s.batch_size,
@@ -135,10 +140,15 @@ def roles(quick: bool = False):
                  "table": dynamics.sign_table(hist.params, A)}
 
 
-@functools.lru_cache(maxsize=2)
 def paper_lr_runs(quick: bool = False) -> dict:
     """Two runs at the summaries' learning rate ``paper_lr`` (``paper_lr_steps`` steps), under the mean and under
-    the sum over positions (both with the factor 1/2): ``{"mean": History, "sum": History}``."""
+    the sum over positions (both with the factor 1/2), data seed 0: ``{"mean": History, "sum": History}``. Cached
+    like :func:`training_run`."""
+    return _paper_lr_runs(bool(quick))
+
+
+@functools.lru_cache(maxsize=2)
+def _paper_lr_runs(quick: bool) -> dict:
     s = SETTINGS
     A = embeddings.one_hot_embeddings(s.S)
     steps = s.paper_lr_quick_steps if quick else s.paper_lr_steps
