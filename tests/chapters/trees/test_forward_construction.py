@@ -99,3 +99,12 @@ def test_scale_player_frames_share_one_colour_scale():
 def test_the_test_set_is_built_once_however_quick_is_passed():
     assert chapter.test_set(True) is chapter.test_set(quick=True)
     assert chapter.test_set() is chapter.test_set(False)
+
+
+def test_no_turning_rates_key_the_rows_by_construction_change_and_layout():
+    rows = [{"construction": "two heads", "entry": "as built", "layout": "R-F", "chains_right": 3, "trees": 4},
+            {"construction": "two heads", "entry": "V1[f,b] = -2 x scale", "layout": "no turning token",
+             "chains_right": 4, "trees": 4}]
+    rates = chapter.no_turning_rates(rows)
+    assert set(rates) == {("two heads", False, "R-F"), ("two heads", True, "no turning token")}
+    assert (rates[("two heads", False, "R-F")].k, rates[("two heads", False, "R-F")].n) == (3, 4)

@@ -144,3 +144,12 @@ def test_the_cached_runs_do_not_depend_on_how_quick_is_passed():
     """The notebook calls training_run() and the figures training_run(False): one run, trained once."""
     assert chapter.training_run(True) is chapter.training_run(quick=True)
     assert chapter.paper_lr_runs(True) is chapter.paper_lr_runs(quick=True)
+
+
+def test_split_at_reads_one_entry_and_names_a_missing_one():
+    curves = chapter.split_curves()
+    r = curves[0]
+    assert chapter.split_at(curves, r["init"], r["threshold"], r["step"]) is r["node split"]
+    assert chapter.split_at(curves, r["init"], r["threshold"], r["step"], "stage split") is r["stage split"]
+    with pytest.raises(ValueError, match="no split curve"):
+        chapter.split_at(curves, r["init"], r["threshold"], 7)

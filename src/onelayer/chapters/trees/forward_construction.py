@@ -27,7 +27,7 @@ from ...trees.shared import embeddings
 
 __all__ = ["Settings", "SETTINGS", "test_set", "margins", "attention", "scale_sweep", "one_head_and_two",
            "attention_default", "explorer", "scale_player", "scale_frames", "no_turning_search", "no_turning_check",
-           "verdict_rows"]
+           "no_turning_rates", "verdict_rows"]
 
 
 @dataclass(frozen=True)
@@ -246,6 +246,12 @@ def no_turning_check() -> list[dict]:
     return rows
 
 
+def no_turning_rates(check: list[dict]) -> dict[tuple[str, bool, str], object]:
+    """The chains right of :func:`no_turning_check`'s rows as :class:`~onelayer.rates.Rate` (with their Wilson
+    intervals), keyed by ``(construction, changed, layout)``: ``changed`` is whether the entry was set."""
+    return {(r["construction"], r["entry"] != "as built", r["layout"]): rate(r["chains_right"], r["trees"]) for r in check}
+
+
 def verdict_rows() -> list[dict]:
     """The chapter's verdicts: the construction's margins are the predicted ones at every step (a count of steps over
     the drawn trees), the scaled construction decodes every random test tree, one full head represents the chain too
@@ -271,10 +277,10 @@ def verdict_rows() -> list[dict]:
     matrix, key, query = s.no_turning_entry
     entry = f"{matrix}[{key},{query}]"
 
+    rates = no_turning_rates(check)
+
     def chains(name, changed, turning):
-        r = next(r for r in check if r["construction"] == name and (r["entry"] != "as built") == changed
-                 and (r["layout"] == "R-F") == turning)
-        return rate(r["chains_right"], r["trees"])
+        return rates[(name, changed, "R-F" if turning else "no turning token")]
 
     new = {n: chains(n, True, False) for n in ("two heads", "one full head")}
     trees = f"{s.test_trees} random test trees (0-3 children, depth caps up to {s.test_max_depth}, S = {s.S})"

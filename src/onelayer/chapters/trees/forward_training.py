@@ -33,7 +33,7 @@ from ...trees.shared.losses import LossOptions
 
 __all__ = ["Settings", "SETTINGS", "training_run", "phase_marks", "scalars", "accuracy_by_type", "roles",
            "paper_lr_runs", "rescaling", "rescaling_runs", "rescaling_seeds", "attention_steps_player",
-           "attention_steps_frames", "seeded_runs", "lv_split", "seed_rates", "split_curves", "verdict_rows"]
+           "attention_steps_frames", "seeded_runs", "lv_split", "seed_rates", "split_curves", "split_at", "verdict_rows"]
 
 
 @dataclass(frozen=True)
@@ -325,6 +325,15 @@ def split_curves() -> list[dict]:
                             "node split": node[i], "stage split": stage[i],
                             "all chains right": rate(int((chain[i] == 1.0).sum()), chain.shape[1])})  # exact: a share of 128 chains
     return out
+
+
+def split_at(curves: list[dict], scale: float, threshold: float, step: int, key: str = "node split"):
+    """One entry of :func:`split_curves`: the rate ``key`` ("node split", "stage split" or "all chains right") at
+    initialisation scale ``scale``, threshold ``threshold`` and recorded step ``step``."""
+    found = [r[key] for r in curves if r["init"] == scale and r["threshold"] == threshold and r["step"] == step]  # exact: stored settings
+    if not found:
+        raise ValueError(f"no split curve at init {scale:g}, threshold {threshold:g}, step {step}")
+    return found[0]
 
 
 @register("trees-forward-lv-split", "Trees II, Theorem 5: learned value maps: share of runs (20 random starts) in which one head writes most of the node blocks, against training steps")
