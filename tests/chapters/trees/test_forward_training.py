@@ -74,8 +74,7 @@ def test_verdicts_follow_from_their_measurements(monkeypatch):
     stored = chapter.seeded_runs()
     assert len(rows) == 4 + len(stored["learned_values"])
     assert rows[-1]["claim"].startswith("the learning rate and the loss normalisation")
-    assert rows[-1]["verdict"] in ("holds to within 1.000% in every seed",
-                                   "fails: some seed differs by 1.000% or more")
+    assert rows[-1]["verdict"] in ("holds to within 1% in every seed", "fails: some seed differs by 1% or more")
     assert rows[-1]["measurement"].count("/20 = ") == 2 and "20 data seeds" in rows[-1]["settings"]
     for row in rows:
         assert set(row) == KEYS and row["chapter"] == "forward_training"

@@ -463,7 +463,7 @@ def verdict_rows() -> list[dict]:
         parts.append(f"lr {s.paper_lr:g} ({reduction}) vs lr {s.lr:g} at eta_eff t = {g['eta_t'][0]:g} to "
                      f"{g['eta_t'][-1]:g} ({len(g['eta_t'])} points): largest gap {_pct(g['largest_gap'])}, at "
                      f"eta_eff t = {g['last']['eta_t']:g} mean {_pct(mean)} [{_pct(low)}, {_pct(high)}], seeds with "
-                     f"every gap below {_pct(s.rescaling_tol)}: {g['within']}, lower loss at lr {s.paper_lr:g} in "
+                     f"every gap below {s.rescaling_tol:.0%}: {g['within']}, lower loss at lr {s.paper_lr:g} in "
                      f"{g['a_below']}/{g['pairs']} (point, seed) pairs, seed-to-seed spread of the loss there "
                      f"{_pct(g['last']['spread'])}")
     systematic = all(g["a_below"] in (0, g["pairs"]) and g["last"]["gap"][1] > g["last"]["spread"]
@@ -479,7 +479,7 @@ def verdict_rows() -> list[dict]:
          "measurement": (f"relative loss gap |L(lr {s.paper_lr:g}) - L(lr {s.lr:g})| / L(lr {s.lr:g}): " + "; ".join(parts)
                          + ("; the gap has one sign in every seed and exceeds the seed-to-seed spread: a step-size "
                             "effect, not mini-batch noise" if systematic else "")),
-         "verdict": (f"holds to within {_pct(s.rescaling_tol)} in every seed" if within
-                     else f"fails: some seed differs by {_pct(s.rescaling_tol)} or more"),
+         "verdict": (f"holds to within {s.rescaling_tol:.0%} in every seed" if within
+                     else f"fails: some seed differs by {s.rescaling_tol:.0%} or more"),
          "chapter": "forward_training"})
     return rows
