@@ -46,10 +46,11 @@ def test_text_table():
 def test_attention_figures_and_widget_callback():
     A = one_hot_embeddings(9)
     ex = example_batch()
-    assert step_labels(ex) == ["1: [7;3;b] backward", "2: [3;5;b] backward", "3: [5;5;f] turning",
-                               "4: [5;3;f] forward", "5: [3;7;f] forward"]
+    assert step_labels(ex) == ["[7;3;b] backward", "[3;5;b] backward", "[5;5;f] turning",
+                               "[5;3;f] forward", "[3;7;f] forward"]
     fig = attention_by_step_figure(constructed_params(A, 4.0, 2.0, 2.0), A, ex)
     assert len(fig.axes) == 4  # two heads, two colour bars
+    assert fig.get_size_inches()[0] <= 6.5 and all(im.get_clim() == (0, 1) for ax in fig.axes for im in ax.images)
     _close(fig)
     _close(attention_by_step_figure(init_params(full_heads(1), A), A, ex, arch=full_heads(1)))
     _close(construction_attention_figure(1.0, 3, 2))

@@ -13,7 +13,7 @@ from onelayer.rates import rate
 from onelayer.trees.forward.dynamics import SCALAR_NAMES
 
 KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "chapter"}
-CACHED = (chapter.training_run, chapter.paper_lr_runs)
+CACHED = (chapter._training_run, chapter._paper_lr_runs)  # the caches behind training_run and paper_lr_runs
 
 
 def test_quick_run_records_every_interval_and_keeps_the_player_snapshots():
@@ -73,6 +73,9 @@ def test_verdicts_follow_from_their_measurements(monkeypatch):
             f.cache_clear()
     stored = chapter.seeded_runs()
     assert len(rows) == 4 + len(stored["learned_values"])
+    assert rows[-1]["claim"].startswith("the learning rate and the loss normalisation")
+    assert rows[-1]["verdict"] in ("holds to within 1% in every seed", "fails: some seed differs by 1% or more")
+    assert rows[-1]["measurement"].count("/20 = ") == 2 and "20 data seeds" in rows[-1]["settings"]
     for row in rows:
         assert set(row) == KEYS and row["chapter"] == "forward_training"
         assert row["source"] in {"[paper]", "[ours]"}
@@ -110,3 +113,42 @@ def test_split_curves_recount_the_stored_shares():
     fig, numbers = chapter.lv_split()
     plt.close(fig)
     assert len(numbers["table"]) == len(rows)
+
+
+def test_rescaling_seeds_read_the_stored_runs_at_the_chapter_settings():
+    """The table compares the stored runs at paper_lr (mean, sum) with the run at lr; the rates count seeds."""
+    s = chapter.SETTINGS
+    _, numbers = chapter.rescaling_seeds()
+    assert [r["run"] for r in numbers["table"]] == [f"lr {s.paper_lr:g} (mean)", f"lr {s.paper_lr:g} (sum)"]
+    seeds = len(numbers["seeds"])
+    assert seeds >= 20
+    for g in numbers["summaries"].values():
+        assert g["seeds"] == seeds and g["within"].startswith(f"{g['within_k']}/{seeds} = ")
+        assert (g["within_k"] == seeds) == (g["largest_gap"] < s.rescaling_tol)
+    # the last common points are the chapter's two comparisons (the steps of rescaling_pairs)
+    assert [r["steps at the end"] for r in numbers["table"]] == [f"{a} vs {b}" for a, b in s.rescaling_pairs]
+
+
+def test_attention_player_frames_share_one_colour_scale():
+    draw = chapter._attention_draw(True)
+    limits = set()
+    for t in (0, chapter.SETTINGS.quick_steps):
+        fig = draw(t)
+        limits |= {im.get_clim() for ax in fig.axes for im in ax.images}
+        plt.close(fig)
+    assert limits == {(0, 1)}
+
+
+def test_the_cached_runs_do_not_depend_on_how_quick_is_passed():
+    """The notebook calls training_run() and the figures training_run(False): one run, trained once."""
+    assert chapter.training_run(True) is chapter.training_run(quick=True)
+    assert chapter.paper_lr_runs(True) is chapter.paper_lr_runs(quick=True)
+
+
+def test_split_at_reads_one_entry_and_names_a_missing_one():
+    curves = chapter.split_curves()
+    r = curves[0]
+    assert chapter.split_at(curves, r["init"], r["threshold"], r["step"]) is r["node split"]
+    assert chapter.split_at(curves, r["init"], r["threshold"], r["step"], "stage split") is r["stage split"]
+    with pytest.raises(ValueError, match="no split curve"):
+        chapter.split_at(curves, r["init"], r["threshold"], 7)

@@ -119,7 +119,8 @@ def _situations(batch: ForwardBatch) -> torch.Tensor:
     return code.masked_fill(~batch.target_mask, -1)
 
 
-def margin_table(params, A: torch.Tensor, batch: ForwardBatch, arch: ForwardArchitecture | None = None) -> list[dict]:
+def margin_table(params, A: torch.Tensor, batch: ForwardBatch, arch: ForwardArchitecture | None = None, *,
+                 predicted: dict[tuple[str, str], float] | None = None) -> list[dict]:
     """Measured logit margins of both heads, by situation, over every step of every tree of ``batch``.
 
     Head 1's *target* is the token it must copy: the unique token whose
@@ -129,6 +130,9 @@ def margin_table(params, A: torch.Tensor, batch: ForwardBatch, arch: ForwardArch
     carrying the target's stage flag minus the largest logit among the
     others. Returns one row per (head, situation) with the minimum and
     maximum margin observed, the mean target logit, and the number of steps.
+    With ``predicted`` (e.g. :func:`predicted_margins`), each row also counts the steps whose margin reaches
+    the predicted one (``"reaching"``, to ``1e-9`` relative: the margins are differences of logits; for head 1 only
+    steps with a unique target count).
     """
     arch = two_head() if arch is None else arch
     if arch.kind != "structured" or arch.roles != ("swap", "stage"):
@@ -172,6 +176,9 @@ def margin_table(params, A: torch.Tensor, batch: ForwardBatch, arch: ForwardArch
                     "target_unique": bool(unique[sel].all()) if head == "head 1" else True,
                 }
             )
+            if predicted is not None:
+                want = float(predicted[(head, name)])
+                rows[-1]["reaching"] = int((marg[ok] >= want - 1e-9 * max(1.0, abs(want))).sum())  # tol: logit round-off
     return rows
 
 

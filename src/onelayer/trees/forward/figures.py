@@ -12,7 +12,7 @@ import numpy as np
 import torch
 from matplotlib.patches import Rectangle
 
-from ...plots import PALETTE, mark_steps, new_figure, plot_curves
+from ...plots import MAX_WIDTH, PALETTE, mark_steps, new_figure, plot_curves
 from ...validation import check_float, check_int
 from ..shared.data import example_tree
 from ..shared.embeddings import one_hot_embeddings
@@ -22,6 +22,7 @@ from .architecture import ForwardArchitecture, two_head
 from .decoding import greedy_decode
 
 __all__ = [
+    "MAX_TOKEN_LABELS",
     "step_labels",
     "attention_by_step_figure",
     "construction_attention_figure",
@@ -37,14 +38,17 @@ __all__ = [
     "heads_depth_figure",
 ]
 
+#: The most token labels under an attention-by-step figure; with more columns every second, third, ... one is labelled.
+MAX_TOKEN_LABELS = 26
+
 
 def step_labels(batch: ForwardBatch, index: int = 0) -> list[str]:
-    """Row labels ``"k: target (type)"`` for the chain-of-thought steps of tree ``index``."""
+    """Row labels ``"target type"`` (e.g. ``"[7;3;b] backward"``) for the chain-of-thought steps of tree ``index``."""
     K = int(batch.target_mask[index].sum())
     out = []
     for k in range(K):
         tok = (batch.target_first[index, k], batch.target_second[index, k], batch.target_stage[index, k])
-        out.append(f"{k + 1}: {forward_token_text(tok, batch.S)} {STEP_TYPES[int(batch.step_type[index, k])]}")
+        out.append(f"{forward_token_text(tok, batch.S)} {STEP_TYPES[int(batch.step_type[index, k])]}")
     return out
 
 
@@ -52,9 +56,10 @@ def attention_by_step_figure(params, A: torch.Tensor, batch: ForwardBatch, index
                              arch: ForwardArchitecture | None = None, title: str | None = None):
     """Every head's attention at every chain-of-thought step of tree ``index`` (greedy decoding).
 
-    One panel per head; rows are the steps (target token and step type), columns
+    One panel per head, stacked; rows are the steps (target token and step type), columns
     the tokens the last step can see, labelled with the tokens the model read
-    (its own generated chain after the prompt). The turning step is boxed.
+    (its own generated chain after the prompt; with more than ``MAX_TOKEN_LABELS`` columns every
+    second, third, ... one). The turning step is boxed. The colour scale is 0 to 1 in every panel.
     """
     arch = two_head() if arch is None else arch
     index = check_int("index", index, low=0, high=batch.size - 1)
@@ -69,22 +74,24 @@ def attention_by_step_figure(params, A: torch.Tensor, batch: ForwardBatch, index
     cols = [forward_token_text(t, one.S) for t in toks]
     rows = [lab + ("" if ok else "  WRONG") for lab, ok in zip(step_labels(one), res.step_correct[0, :K].tolist())]
     turn = [k for k in range(K) if int(one.step_type[0, k]) == STEP_TYPES.index("turning")]
-    fig, axes = new_figure(1, arch.heads, width=min(2.0 + 0.3 * last, 11.0), height=1.4 + 0.42 * K * arch.heads)
+    every = -(-last // MAX_TOKEN_LABELS)  # label every column, or every second, third, ... one
+    fig, axes = new_figure(1, arch.heads, width=MAX_WIDTH, height=(1.3 + 0.3 * K) * arch.heads + 1.0)
     axes = np.atleast_1d(axes)
     for h, ax in enumerate(axes):
         w = res.weights[h, 0, :K, :last].numpy()
         im = ax.imshow(w, cmap="viridis", vmin=0, vmax=1, aspect="auto")
         ax.grid(False)
-        ax.set_yticks(range(K), rows, fontsize=7, family="monospace")
-        ax.set_xticks(range(last), cols if h == len(axes) - 1 else [], rotation=90, fontsize=6, family="monospace")
+        ax.set_yticks(range(K), rows, family="monospace")
+        shown = range(0, last, every)
+        ax.set_xticks(shown, [cols[i] for i in shown] if h == len(axes) - 1 else [], rotation=90, family="monospace")
         ax.axvline(P - 0.5, color="white", lw=0.8, ls=":")
         for k in turn:
             ax.add_patch(Rectangle((-0.5, k - 0.5), last, 1, fill=False, edgecolor=PALETTE[1], lw=2))
         role = arch.roles[h] if arch.kind == "structured" else "full"
-        ax.set_title(f"head {h + 1} ({role}); boxed row = turning step", fontsize=8)
-        fig.colorbar(im, ax=ax, shrink=0.8)
+        ax.set_title(f"head {h + 1} ({role})")
+        fig.colorbar(im, ax=ax, shrink=0.9)
     if title:
-        fig.suptitle(title, fontsize=9)
+        fig.suptitle(title)
     return fig
 
 
@@ -110,7 +117,7 @@ def example_batch() -> ForwardBatch:
 def scale_sweep_figure(rows: Sequence[Mapping]):
     """Loss (log scale) and whole-path accuracy of the construction against its scale (rows of :func:`~.construction.scale_sweep`)."""
     c = [r["scale"] for r in rows]
-    fig, (a1, a2) = new_figure(2, width=8.0, height=3.0)
+    fig, (a1, a2) = new_figure(2, width=MAX_WIDTH, height=3.0)
     plot_curves(a1, c, {"teacher-forced loss": [r["loss"] for r in rows]}, xlabel="scale c", ylabel="loss", logx=True, logy=True)
     plot_curves(a2, c, {"whole path": [r["path_accuracy"] for r in rows], "steps": [r["step_accuracy"] for r in rows]},
                 xlabel="scale c", ylabel="accuracy", logx=True)
@@ -123,12 +130,14 @@ def scalars_figure(steps, loss, scalars, marks: Mapping[str, float] | None = Non
     scalars = np.asarray(scalars)
     if scalars.ndim != 2 or scalars.shape[1] != len(SCALAR_NAMES):
         raise ValueError(f"scalars must have shape (T, {len(SCALAR_NAMES)})")
-    fig, axes = new_figure(2, 2, width=9.0, height=5.6)
-    plot_curves(axes[0], steps, {"training loss": loss}, xlabel="step t", ylabel="loss", logy=True, title="(a) loss")
+    fig, axes = new_figure(1, 4, width=MAX_WIDTH, height=8.4, sharex=True)
+    plot_curves(axes[0], steps, {"training loss": loss}, ylabel="loss", logy=True, title="(a) training loss")
     groups = [("(b) node blocks U_l", range(0, 4)), ("(c) stage block V_1", range(4, 8)), ("(d) stage block V_2", range(8, 12))]
     for ax, (title, idx) in zip(axes[1:], groups):
-        plot_curves(ax, steps, {SCALAR_NAMES[i]: scalars[:, i] for i in idx}, xlabel="step t", title=title)
+        plot_curves(ax, steps, {SCALAR_NAMES[i]: scalars[:, i] for i in idx}, title=title)
+        ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5))
         ax.axhline(0, color="0.5", lw=0.6)
+    axes[-1].set_xlabel("step t")
     for ax in axes:
         mark_steps(ax, dict(marks or {}))
     return fig
@@ -140,6 +149,7 @@ def accuracy_by_type_figure(steps, accuracy, marks: Mapping[str, float] | None =
     fig, ax = new_figure(1, width=6.4, height=3.0)
     plot_curves(ax, steps, {f"{name} steps": acc[:, i] for i, name in enumerate(STEP_TYPES[:3])},
                 xlabel="step t", ylabel="accuracy", title=title)
+    ax.legend(loc="center right")
     ax.set_ylim(-0.03, 1.03)
     mark_steps(ax, dict(marks or {}))
     return fig
@@ -154,7 +164,7 @@ def roles_figure(steps, roles, marks: Mapping[str, float] | None = None):
     roles = np.asarray(roles)
     if roles.ndim != 2 or roles.shape[1] != len(ROLE_METRICS):
         raise ValueError(f"roles must have shape (T, {len(ROLE_METRICS)})")
-    fig, axes = new_figure(2, width=9.0, height=3.2)
+    fig, axes = new_figure(1, 2, width=MAX_WIDTH, height=6.4)
     for ax, metric in zip(axes, ("traversal", "stage")):
         for l, style in ((1, "-"), (2, "--")):
             for i, t in enumerate(STEP_TYPES[:3]):
@@ -163,9 +173,10 @@ def roles_figure(steps, roles, marks: Mapping[str, float] | None = None):
         ax.set_ylim(-0.03, 1.03)
         ax.set_xlabel("step t")
         mark_steps(ax, dict(marks or {}))
-    axes[0].set_ylabel("attention on the traversal target")
-    axes[1].set_ylabel("attention on next-stage tokens")
-    axes[1].legend(fontsize=6, loc="lower right")
+    axes[0].set_ylabel("on traversal target")
+    axes[1].set_ylabel("on next-stage tokens")
+    axes[0].set_title("attention mass")
+    axes[0].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return fig
 
 
@@ -175,20 +186,23 @@ def rescaling_figure(runs: Mapping[str, tuple]):
     ``loss_factor`` divides the recorded loss to bring it to the mean-with-1/2
     scale (7 for the sum over the 7 positions, 14 for the sum without 1/2).
     """
-    fig, (a1, a2) = new_figure(2, width=9.0, height=3.2)
+    fig, (a1, a2) = new_figure(2, width=MAX_WIDTH, height=3.6)
     for i, (label, (steps, loss, eta, factor)) in enumerate(runs.items()):
         steps = np.asarray(steps, dtype=float)
         y = np.asarray(loss) / factor
-        a1.plot(steps, y, color=PALETTE[i % len(PALETTE)], label=label)
+        style = {"color": PALETTE[i % len(PALETTE)], "linestyle": ("-", "--", ":")[i % 3], "label": label}
+        a1.plot(steps, y, **style)
         pos = steps > 0  # the right panel has a log axis
-        a2.plot(eta * steps[pos], y[pos], color=PALETTE[i % len(PALETTE)], label=label)
+        a2.plot(eta * steps[pos], y[pos], **style)
     a1.set_xlabel("step t")
     a2.set_xlabel("eta_eff * t")
     for ax in (a1, a2):
         ax.set_ylabel("loss (mean, 1/2)")
         ax.set_yscale("log")
     a2.set_xscale("log")
-    a1.legend(fontsize=7)
+    a1.set_ylabel("loss (mean, 1/2)")
+    a2.set_ylabel("")
+    fig.legend(*a1.get_legend_handles_labels(), loc="outside lower center", ncols=1)
     return fig
 
 

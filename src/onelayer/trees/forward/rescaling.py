@@ -1,0 +1,187 @@
+"""The learning rate and the loss normalisation only rescale time, measured over many data seeds (issue 22).
+
+The chapter "Theorem 5: the heads specialize" trains at learning rate 2 under the per-position mean loss, ten times
+the summaries' 0.2, and claims that the learning rate and the normalisation only rescale time: runs at equal
+``eta_eff * t`` (``eta_eff`` the learning rate times the factor the normalisation puts in front of the per-position
+mean, ``2m + 1`` for the sum over the chain's positions) are at the same point of one trajectory. From zero the
+parameters start fixed, but every step draws a fresh batch of training trees, so a run depends on its data seed, and
+the comparison is made over seeds.
+
+:func:`rescaling_seeds` trains the two-head model (fixed value maps, as
+:func:`onelayer.trees.forward.dynamics.tracked_training`) for each run setting ``(reduction, lr, steps,
+record_every)``, one member per data seed (member ``b`` draws its trees from ``numpy.random.default_rng(seeds[b])``,
+as :func:`~onelayer.trees.forward.model.train_forward` with ``seed=seeds[b]``; a member reproduces that separate run
+up to summation order), with :func:`onelayer.batched.batched_gd`. At every recorded step it evaluates each member's
+loss, per-position mean with the factor 1/2, on one fixed batch of training trees, so that the comparison is between
+parameters, not between the mini-batches they were trained on. :func:`compare` puts two runs side by side at the
+recorded steps where their ``eta_eff * t`` coincide.
+
+:func:`main` (``python -m onelayer sweep trees-forward-rescaling-seeds``) runs the chapter's three settings over 20
+seeds and stores them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from ... import store
+from ...batched import BatchedHistory, batched_gd, stack_params
+from ...paths import data_path
+from ...rates import mean_interval, rate
+from ...validation import check_choice, check_float, check_int, check_int_sequence
+from ..shared.embeddings import check_embeddings, one_hot_embeddings
+from ..shared.losses import REDUCTIONS, LossOptions
+from .architecture import init_params, two_head
+from .seeded_training import batched_structured_loss, stacked_data
+
+__all__ = ["RUNS", "eta_eff", "rescaling_seeds", "compare", "gap_summary", "STORED", "STORED_KIND", "load_stored", "main"]
+
+#: Where :func:`main` writes by default, inside the data directory.
+STORED = "trees/data/forward_rescaling_seeds.json"
+#: The ``kind`` of that file (:mod:`onelayer.store`).
+STORED_KIND = "trees-forward-rescaling-seeds"
+
+#: The chapter's three run settings ``(reduction, lr, steps, record_every)``: the summaries' learning rate 0.2 under
+#: the mean and under the sum over positions, and the chapter's learning rate 2 under the mean, recorded every 2
+#: steps so that its ``eta_eff * t`` meets both others' (multiples of 4 and of 28 for ``m = 3``).
+RUNS: tuple[tuple[str, float, int, int], ...] = (("mean", 0.2, 200, 20), ("sum", 0.2, 200, 20), ("mean", 2.0, 140, 2))
+
+
+def eta_eff(reduction: str, lr: float, m: int) -> float:
+    """The effective step size on the per-position mean scale: ``lr`` for the mean, ``lr * (2m + 1)`` for the sum
+    over the chain's ``2m + 1`` positions (every perfect tree of depth ``m`` has that many), rounded to 12 decimals
+    (0.2 * 7 is 1.4, not 1.4000000000000001)."""
+    check_choice("reduction", reduction, REDUCTIONS)
+    lr = check_float("lr", lr, low=0.0, low_open=True)
+    m = check_int("m", m, low=1, high=8)
+    return round(lr * (2 * m + 1 if reduction == "sum" else 1), 12)
+
+
+def _check_runs(runs) -> tuple[tuple[str, float, int, int], ...]:
+    if not isinstance(runs, (list, tuple)) or not runs:
+        raise TypeError("runs must be a non-empty sequence of (reduction, lr, steps, record_every)")
+    out = []
+    for run in runs:
+        if not isinstance(run, (list, tuple)) or len(run) != 4:
+            raise ValueError(f"every run must be (reduction, lr, steps, record_every), got {run!r}")
+        reduction, lr, steps, every = run
+        out.append((check_choice("reduction", reduction, REDUCTIONS), check_float("lr", lr, low=0.0, low_open=True),
+                    check_int("steps", steps, low=1), check_int("record_every", every, low=1)))
+    return tuple(out)
+
+
+def rescaling_seeds(A: torch.Tensor, *, m: int = 3, batch_size: int = 256, seeds: Sequence[int] = tuple(range(20)),
+                    runs=RUNS, eval_size: int = 256, eval_seed: int = 123) -> list[BatchedHistory]:
+    """One batched run per entry of ``runs`` (``(reduction, lr, steps, record_every)``), one member per data seed,
+    from zero. Each history records ``"eval_loss"`` ``(T, R)``: the loss under the per-position mean with the factor
+    1/2 on the fixed batch of ``eval_size`` training trees drawn with seed ``eval_seed`` (the batch
+    :func:`~onelayer.trees.forward.dynamics.tracked_training` evaluates on)."""
+    A = check_embeddings(A)
+    m = check_int("m", m, low=1, high=8)
+    batch_size = check_int("batch_size", batch_size, low=1)
+    seeds = check_int_sequence("seeds", seeds, low=0)
+    runs = _check_runs(runs)
+    eval_size = check_int("eval_size", eval_size, low=1)
+    eval_seed = check_int("eval_seed", eval_seed, low=0)
+    arch = two_head()
+    ev = stacked_data(A, m, eval_size, [np.random.default_rng(eval_seed) for _ in seeds])  # one batch, R copies
+    out = []
+    for reduction, lr, steps, every in runs:
+        rngs = [np.random.default_rng(s) for s in seeds]
+        options = LossOptions(reduction, True)
+
+        def loss_fn(p, rngs=rngs, options=options):
+            return batched_structured_loss(p, stacked_data(A, m, batch_size, rngs), values=arch.roles, options=options)
+
+        def eval_loss(p):
+            return batched_structured_loss(p, ev, values=arch.roles).numpy()
+
+        init = stack_params([init_params(arch, A) for _ in seeds])
+        out.append(batched_gd(init, loss_fn, steps=steps, lr=lr, record={"eval_loss": eval_loss}, record_every=every))
+    return out
+
+
+def compare(a: dict, b: dict) -> list[dict]:
+    """Two stored runs (``{"eta_eff": float, "steps": [...], "eval_loss": (T, R)}``) at every recorded step of ``a``
+    whose ``eta_eff * t`` is also a recorded ``eta_eff * t`` of ``b`` (matched to 9 digits, 0 left out): one dict per
+    such point with ``eta_t``, the two steps, both runs' losses ``(R,)`` and the relative gaps
+    ``|loss_a - loss_b| / loss_b`` ``(R,)``."""
+    for name, run in (("a", a), ("b", b)):
+        if not isinstance(run, dict) or not {"eta_eff", "steps", "eval_loss"} <= set(run):
+            raise TypeError(f"{name} must be a stored run with eta_eff, steps and eval_loss")
+    times_b = {round(b["eta_eff"] * t, 9): i for i, t in enumerate(b["steps"])}
+    la, lb = np.asarray(a["eval_loss"], dtype=np.float64), np.asarray(b["eval_loss"], dtype=np.float64)
+    if la.shape[1:] != lb.shape[1:]:
+        raise ValueError(f"a and b must have the same members, got {la.shape[1:]} and {lb.shape[1:]}")
+    rows = []
+    for i, t in enumerate(a["steps"]):
+        key = round(a["eta_eff"] * t, 9)
+        if t == 0 or key not in times_b:
+            continue
+        j = times_b[key]
+        rows.append({"eta_t": key, "step_a": int(t), "step_b": int(b["steps"][j]), "loss_a": la[i], "loss_b": lb[j],
+                     "gap": np.abs(la[i] - lb[j]) / lb[j]})
+    return rows
+
+
+def gap_summary(a: dict, b: dict, *, tol: float) -> dict:
+    """What :func:`compare` finds, over seeds: the common ``eta_t`` points, the largest relative gap over points and
+    seeds, the seeds whose every gap is below ``tol`` (a :class:`~onelayer.rates.Rate`), how many (point, seed) pairs
+    have ``loss_a < loss_b``, and at the last common point the steps, both mean losses, the mean gap with its t
+    interval and the seed-to-seed spread of ``loss_b`` (sample standard deviation over the mean)."""
+    tol = check_float("tol", tol, low=0.0, low_open=True)
+    points = compare(a, b)
+    if not points:
+        raise ValueError("a and b have no common eta_eff * t beyond 0")
+    gaps = np.stack([p["gap"] for p in points])  # (points, seeds)
+    last = points[-1]
+    mean, low, high = mean_interval(last["gap"])
+    return {"eta_t": [p["eta_t"] for p in points], "seeds": int(gaps.shape[1]), "largest_gap": float(gaps.max()),
+            "within": rate(int((gaps.max(0) < tol).sum()), int(gaps.shape[1])),
+            "a_below": int(sum((p["loss_a"] < p["loss_b"]).sum() for p in points)), "pairs": int(gaps.size),
+            "last": {"eta_t": last["eta_t"], "step_a": last["step_a"], "step_b": last["step_b"],
+                     "loss_a": float(last["loss_a"].mean()), "loss_b": float(last["loss_b"].mean()),
+                     "gap": (mean, low, high), "spread": float(last["loss_b"].std(ddof=1) / last["loss_b"].mean())}}
+
+
+def load_stored(path=None) -> dict:
+    """The stored sweep (default :data:`STORED` in the data directory)."""
+    return store.read_json(data_path(STORED) if path is None else Path(path), kind=STORED_KIND)
+
+
+def run_all(*, seeds: int = 20, m: int = 3, S: int = 25, batch_size: int = 256, runs=RUNS) -> dict:
+    """The chapter's settings (one-hot embeddings, ``m = 3``, ``S = 25``, batch 256) over ``seeds`` data seeds: the
+    stored payload of :func:`main`."""
+    seeds = check_int("seeds", seeds, low=2)
+    runs = _check_runs(runs)
+    seed_list = list(range(seeds))
+    hists = rescaling_seeds(one_hot_embeddings(S), m=m, batch_size=batch_size, seeds=seed_list, runs=runs)
+    return {"seeds": seed_list, "m": m, "S": S, "batch_size": batch_size, "eval_size": 256, "eval_seed": 123,
+            "runs": [{"reduction": red, "lr": lr, "steps_run": steps, "eta_eff": eta_eff(red, lr, m),
+                      "steps": [int(t) for t in h.steps], "eval_loss": h["eval_loss"].tolist(),
+                      "train_loss": h["loss"].tolist()}
+                     for (red, lr, steps, _), h in zip(runs, hists)]}
+
+
+def main(argv=None) -> int:
+    """``python -m onelayer sweep trees-forward-rescaling-seeds [--seeds N] [--out PATH]``."""
+    parser = argparse.ArgumentParser(prog="onelayer sweep trees-forward-rescaling-seeds",
+                                     description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, default=data_path(STORED))
+    parser.add_argument("--seeds", type=int, default=20)
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    torch.set_default_dtype(torch.float64)
+    t0 = time.perf_counter()
+    payload = run_all(seeds=args.seeds)
+    payload["seconds"] = time.perf_counter() - t0
+    payload["command"] = "python -m onelayer sweep trees-forward-rescaling-seeds"
+    store.write_json(args.out, payload, kind=STORED_KIND)
+    print(f"wrote {args.out} in {payload['seconds']:.0f} s")
+    return 0
