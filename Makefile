@@ -193,6 +193,12 @@ sweeps: $(STAMP)
 	$(PY) -m onelayer sweep trees-forward-layouts
 	$(PY) -m onelayer sweep trees-forward-limit-rates
 	$(PY) -m onelayer sweep trees-forward-beyond
+	$(PY) -m onelayer sweep walks-qa-seeds
+	$(PY) -m onelayer sweep trees-backward-seeds
+	$(PY) -m onelayer sweep trees-backward-beyond
+	$(PY) -m onelayer sweep trees-forward-training-seeds
+	$(PY) -m onelayer sweep trees-forward-rescaling-seeds
+	$(PY) -m onelayer sweep trees-forward-edge-flag
 	echo "sweeps: $$(( $$(date +%s) - start )) s"
 
 # The numbers behind every figure, linked from its caption: book/numbers/NAME.json (+ NAME.csv), written by

@@ -204,3 +204,14 @@ def test_findings_writes_and_checks_the_stored_rows(tmp_path, monkeypatch, capsy
     assert cli.main(["--data-dir", str(tmp_path), "findings", "--check"]) == 1
     err = capsys.readouterr().err
     assert "verdict" in err and findings.COMMAND in err
+
+
+def test_make_sweeps_runs_every_registered_sweep():
+    from pathlib import Path
+
+    from onelayer import sweeps
+
+    makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
+    target = makefile.split("\nsweeps:", 1)[1].split("\n\n", 1)[0]
+    missing = [name for name in sweeps.SWEEPS if f"onelayer sweep {name}" not in target]
+    assert not missing, f"make sweeps does not run: {missing}"
