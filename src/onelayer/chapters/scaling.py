@@ -21,6 +21,7 @@ from ..power_laws import fit_power_law
 from ..rates import mean_interval, rate
 from ..registry import register
 from ..trees import scaling as tree_scaling
+from ..validation import check_bool
 from ..walks import scaling as walk_scaling
 
 __all__ = ["Settings", "SETTINGS", "walks_study", "walks_table", "walks_reader_tables", "walks_glue", "walks_scaling", "walks_cost",
@@ -77,9 +78,13 @@ TREES_HEADERS = {"n": "nodes n", "population": "population recursion", "SGD": "S
 
 # --- walks ------------------------------------------------------------------------------------------------------
 
-@lru_cache(maxsize=2)
 def walks_study(quick: bool = False) -> dict[str, list[dict]]:
     """The three live grids (``N`` at ``M = 1000``, ``M`` at ``N = 97``, along ``M = ceil(N^1.5)``), run once."""
+    return _walks_study(check_bool("quick", quick))  # one cache entry per mode, however it is called
+
+
+@lru_cache(maxsize=2)
+def _walks_study(quick: bool) -> dict[str, list[dict]]:
     return walk_scaling.scaling_study(quick=quick)
 
 
@@ -127,9 +132,13 @@ def walks_cost(quick: bool = False) -> str:
             f"  (largest relative error {cost['max_rel_err']:.0%})")
 
 
-@lru_cache(maxsize=2)
 def critical_sets(quick: bool = False) -> dict[str, list[dict]]:
     """The smallest ``M`` that selects the parent at step 2, per ``N``, under both readings of "selected"."""
+    return _critical_sets(check_bool("quick", quick))  # one cache entry per mode, however it is called
+
+
+@lru_cache(maxsize=2)
+def _critical_sets(quick: bool) -> dict[str, list[dict]]:
     s = SETTINGS
     Ns, seeds = ((s.critical_quick_Ns, s.critical_quick_seeds) if quick
                  else (walk_scaling.CRITICAL_N, walk_scaling.DEFAULTS["seeds"]))
@@ -202,10 +211,14 @@ def _silent(message: str) -> None:
     """Progress messages of the quick stored runs (not shown)."""
 
 
-@lru_cache(maxsize=2)
 def trees_runs(quick: bool = False) -> dict[str, list[dict]]:
     """The backward rows against depth and labels (population recursion and stored SGD runs), the forward two-head
     steps against depth (the stored sweep of the limits chapter) and the measured seconds per step, run once."""
+    return _trees_runs(check_bool("quick", quick))  # one cache entry per mode, however it is called
+
+
+@lru_cache(maxsize=2)
+def _trees_runs(quick: bool) -> dict[str, list[dict]]:
     s = SETTINGS
     if quick:
         stored = tree_scaling.compute_stored(quick=True, progress=_silent)

@@ -77,10 +77,14 @@ def _settings(quick: bool) -> Settings:
     return replace(SETTINGS, train_batch=32, test_trees=64) if check_bool("quick", quick) else SETTINGS
 
 
-@functools.lru_cache(maxsize=2)
 def setting(quick: bool = False) -> dict:
     """The Gaussian embeddings ``A`` (``S x d``) and the evaluation batches: ``perfect`` (training distribution),
     ``random`` with its ``random_trees`` (``quick``: 32 and 64 trees)."""
+    return _setting(check_bool("quick", quick))  # one cache entry per mode, however it is called
+
+
+@functools.lru_cache(maxsize=2)
+def _setting(quick: bool) -> dict:
     s = _settings(quick)
     A = embeddings.independent_embeddings(s.S, s.d, generator(s.embedding_seed))
     rng = numpy_rng(s.batch_seed)
@@ -105,10 +109,14 @@ def _lambdas(quick: bool) -> np.ndarray:
     return np.array(SETTINGS.lambdas[::2] if quick else SETTINGS.lambdas)
 
 
-@functools.lru_cache(maxsize=2)
 def sweeps(quick: bool = False) -> dict[str, dict[str, np.ndarray]]:
     """:func:`onelayer.trees.backward.construction.lambda_sweep` of ``lambda B`` over ``lambdas`` on both batches,
     keyed by the batch's name (``quick``: every other ``lambda``)."""
+    return _sweeps(check_bool("quick", quick))  # one cache entry per mode, however it is called
+
+
+@functools.lru_cache(maxsize=2)
+def _sweeps(quick: bool) -> dict[str, dict[str, np.ndarray]]:
     s, lams = setting(quick), _lambdas(quick)
     return {PERFECT: construction.lambda_sweep(s["A"], s["perfect"], lams),
             RANDOM: construction.lambda_sweep(s["A"], s["random"], lams)}
