@@ -76,7 +76,7 @@ def _wrap(tokens: str, width: int = 7) -> str:
 def chain_figure(tree: Tree, goal: int, rng=None, *, shuffle: bool = True, title: str | None = None):
     """The tree (path highlighted) above its R-B prompt and chain of thought (12 pt text, seven tokens a line)."""
     prompt, chain = chain_text(tree, goal, rng, shuffle=shuffle)
-    fig, (ax_tree, ax_text) = new_figure(1, 2, width=6.5, height=5.4)
+    fig, (ax_tree, ax_text) = new_figure(1, 2, width=6.5, height=5.0, gridspec_kw={"height_ratios": [3, 2]})
     draw_tree(ax_tree, tree, goal, title=title or f"goal {tree.label_of(goal)}, root {tree.label_of(tree.root)}")
     ax_text.set_axis_off()
     text = f"prompt (edges [parent;child], root, goal):\n{_wrap(prompt)}\n\nchain of thought (targets):\n{_wrap(chain)}"
