@@ -31,7 +31,7 @@ def selector_figure(z, lam: float):
     z = np.asarray(z, dtype=np.float64)
     weights = attention.softmax(z, lam)
     limit = attention.selection_limit(z)
-    fig, ax = new_figure(1, width=6.0, height=3.0)
+    fig, ax = new_figure(1, width=6.5, height=3.2)
     idx = np.arange(z.size)
     ax.bar(idx - 0.2, weights, width=0.4, label=f"softmax({lam:g} z)")
     ax.bar(idx + 0.2, limit, width=0.4, label="limit", alpha=0.6)
@@ -41,8 +41,8 @@ def selector_figure(z, lam: float):
     ax.set_ylim(0, 1.05)
     err = attention.selection_error(z, lam)
     bound = attention.selection_bound(z, lam)
-    ax.set_title(f"L1 distance to limit {err:.3g} (bound {bound:.3g})")
-    ax.legend(loc="upper left")
+    ax.set_title(f"lambda = {lam:g}: L1 distance {err:.3g} (bound {bound:.3g})")
+    ax.legend(loc="upper right")
     return fig
 
 
@@ -60,6 +60,7 @@ def selection_error_figure(z, lams):
                            bound_name: attention.selection_bound(z, lams)},
                 xlabel="scale lambda", ylabel="distance to the limit", logy=True,
                 styles={bound_name: {"linestyle": "--"}})
+    ax.legend(loc="lower left")  # the curves fall from the upper left: the lower left is empty
     return fig
 
 

@@ -57,3 +57,37 @@ def test_verdict_rows_have_the_contract_keys_and_follow_their_measurement():
     assert all(r["chapter"] == "scaling" and r["verdict"] in ("holds", "fails") for r in rows)
     constant = rows[0]
     assert "/" in constant["measurement"] and "[" in constant["measurement"]  # a rate k/n with its interval
+    assert rows[1]["measurement"].count("95% t interval") == 2 and rows[2]["measurement"].count("95% t interval") == 2
+    assert "deterministic" in rows[3]["measurement"]
+    assert "/" in rows[4]["measurement"] and "[" in rows[4]["measurement"]  # runs within 0.1: a rate
+
+
+def test_seed_exponents_fit_each_seed_of_the_quick_grids():
+    exps = chapter.seed_exponents(quick=True)
+    assert list(exps)[:2] == ["log_odds2 vs M", "log_odds2 vs N"]
+    assert set(list(exps)[2:]) == set(chapter.SETTINGS.critical_labels)
+    for e in exps.values():
+        assert e["n"] == len(e["slopes"]) >= 2 and e["low"] <= e["mean"] <= e["high"]
+    # the step-2 logits are exactly (M/2) a + (M/2)^2 b: every seed's log-odds exponent in M is near 2 (the quick grid
+    # has 300 walks and three sizes, so a seed strays further than on the chapter's grid)
+    assert all(1.5 < v < 3.5 for v in exps["log_odds2 vs M"]["slopes"])
+
+
+def test_seed_slopes_skip_a_seed_that_never_selects():
+    slopes = chapter._seed_slopes([10, 20, 40], [[1.0, float("nan")], [2.0, float("nan")], [4.0, 5.0]])
+    assert slopes == [pytest.approx(1.0, rel=1e-12)]  # tol: a least-squares fit of exact powers
+
+
+def test_reader_tables_fit_the_column():
+    tables = chapter.walks_reader_tables(quick=True)
+    assert all(len(chapter.WALKS_COLUMNS) <= 6 and set(chapter.WALKS_COLUMNS) <= set(r) for rows in tables.values() for r in rows)
+    assert len(chapter.STORED_COLUMNS) <= 6 and len(chapter.TREES_COLUMNS) <= 6 and len(chapter.CRITICAL_COLUMNS) <= 6
+    trees = chapter.trees_table(quick=True)
+    assert set(trees) == {"depth", "labels"} and all(set(chapter.TREES_COLUMNS) <= set(r) for r in trees["depth"])
+
+
+def test_sgd_follows_counts_every_stored_run():
+    follows = chapter.sgd_follows()
+    gaps = chapter.trees_gaps()
+    assert follows["rate"].n == sum(len(g["seed_max_gaps"]) for g in gaps)
+    assert follows["largest"] == pytest.approx(max(g["max_weight_gap"] for g in gaps), rel=1e-12)  # tol: the same maximum

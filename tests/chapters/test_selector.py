@@ -55,3 +55,27 @@ def test_verdict_row_holds_and_fails_when_the_bound_is_broken(monkeypatch):
     real = attention.selection_bound
     monkeypatch.setattr(attention, "selection_bound", lambda z, lam: 0.5 * real(z, lam))
     assert selector.verdict_rows()[0]["verdict"] == "fails"
+
+
+def test_player_frames_share_their_axis_limits_and_name_their_scale():
+    _, numbers = selector.scale_frames()
+    panels = [frame["figure"]["axes"][0] for frame in numbers["frames"]]
+    assert all(p["xlim"] == panels[0]["xlim"] and p["ylim"] == panels[0]["ylim"] for p in panels)  # exact: rounded copies of fixed limits
+    assert [p["title"].split(":")[0] for p in panels] == [f"lambda = {lam:g}" for lam in selector.SETTINGS.scrub_lams]
+
+
+def test_tie_rows_are_uniform_on_the_maximal_logits():
+    rows = selector.tie_rows()
+    assert [r["lambda"] for r in rows] == 2 * list(selector.SETTINGS.tie_lams)
+    equal = [r for r in rows if r["case"] == "all logits equal"]
+    assert all(r["each_maximal"] == pytest.approx(1 / 5, rel=1e-15) and r["others"] == 0.0 for r in equal)  # exact: an empty sum
+    two = [r for r in rows if r["case"] == "two maximal logits"]
+    assert two[-1]["each_maximal"] == pytest.approx(0.5, rel=1e-12) and two[0]["others"] > two[1]["others"] > two[2]["others"]
+    assert np.allclose(attention.softmax(np.zeros(5), 1e6), 1 / 5)
+
+
+def test_bound_check_counts_every_case():
+    check = selector.bound_check()
+    assert check["holds"] == check["cases"] == len(selector.SETTINGS.lams) + len(selector.SETTINGS.gaps)
+    assert check["attained"] <= selector.SETTINGS.target
+    assert check["lambda_small_gap"] > check["lambda_large_gap"]

@@ -63,3 +63,21 @@ def test_verdicts_hold_and_follow_the_measurement(monkeypatch):
     monkeypatch.setattr(chapter, "first_exact_lambda", lambda quick=False: float("nan"))
     verdicts = [r["verdict"] for r in chapter.verdict_rows()]
     assert verdicts == ["holds", "fails", "holds", "fails"]
+
+
+def test_player_frames_share_one_colour_scale_and_axis_limits():
+    _, numbers = chapter.lambda_frames()
+    panels = [frame["figure"]["axes"][0] for frame in numbers["frames"]]
+    clims = [panel["images"][0]["clim"] for panel in panels]
+    assert all(c == [0.0, 1.0] for c in clims)  # exact: the fixed limits vmin=0, vmax=1 as set
+    assert all(p["xlim"] == panels[0]["xlim"] and p["ylim"] == panels[0]["ylim"] for p in panels)  # exact: one tree throughout
+    assert [p["title"] for p in panels] == [f"lambda = {lam:g}" for lam in chapter.SETTINGS.scrub_lambdas]
+
+
+def test_sweep_table_and_decoded_rates_reuse_the_sweeps():
+    table, rows = chapter.sweep_table(True), chapter.sweep_rows(True)
+    assert [r["loss_perfect"] for r in table] == [r["loss"] for r in rows if r["trees"] == chapter.PERFECT]  # exact: copies
+    rates = chapter.decoded_rates()
+    s = chapter.SETTINGS
+    assert [r.n for r in rates.values()] == [s.train_batch, s.test_trees, s.deep_count]
+    assert all(r.k == r.n and r.low > 0.98 for r in rates.values())

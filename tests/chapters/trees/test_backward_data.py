@@ -23,3 +23,15 @@ def test_verdict_holds_and_fails_on_a_broken_chain():
     test_batch.target_second[0, 0] = (test_batch.target_second[0, 0] + 1) % chapter.SETTINGS.S  # one wrong step
     checks = chapter.test_tree_checks(test_batch, test_trees)
     assert checks["path"] == checks["trees"] - 1 and checks["edges"] == checks["trees"]
+
+
+def test_batch_rows_count_the_padding():
+    train_batch, test_batch, _ = chapter.batches()
+    rows = chapter.batch_rows(train_batch, test_batch)
+    assert [r["trees"] for r in rows] == [chapter.SETTINGS.train_batch, chapter.SETTINGS.test_trees]
+    assert rows[0]["K"] == chapter.SETTINGS.m and rows[0]["L"] == 2 ** (chapter.SETTINGS.m + 1) + chapter.SETTINGS.m - 1
+    real, total = map(int, rows[0]["real tokens"].split("/"))
+    assert real == total  # perfect trees: no padding
+    real, total = map(int, rows[1]["real tokens"].split("/"))
+    assert real < total
+

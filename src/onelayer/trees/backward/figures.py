@@ -40,7 +40,10 @@ def tree_positions(tree: Tree) -> np.ndarray:
 
 
 def draw_tree(ax, tree: Tree, goal: int | None = None, *, title: str | None = None) -> None:
-    """Draw ``tree`` on ``ax`` with node labels; the goal-to-root path (if ``goal`` is given) is highlighted."""
+    """Draw ``tree`` on ``ax`` with node labels; the goal-to-root path (if ``goal`` is given) is highlighted.
+
+    The circles grow with the spacing of the leaves (a label is 12 pt, like every figure text), up to a cap.
+    """
     pos = tree_positions(tree)
     on_path = set(tree.path_to_root(goal).tolist()) if goal is not None else set()
     for p, c in tree.edges():
@@ -50,13 +53,13 @@ def draw_tree(ax, tree: Tree, goal: int | None = None, *, title: str | None = No
         colour = PALETTE[1] if v in on_path else PALETTE[0]
         if v == goal:
             colour = PALETTE[3]
-        ax.scatter(*pos[v], s=330, color=colour, zorder=2, edgecolor="white")
-        ax.text(*pos[v], str(tree.label_of(v)), ha="center", va="center", color="white", fontsize=8, zorder=3, weight="bold")
+        ax.scatter(*pos[v], s=520, color=colour, zorder=2, edgecolor="white")
+        ax.text(*pos[v], str(tree.label_of(v)), ha="center", va="center", color="white", zorder=3, weight="bold")
     ax.set_xlim(pos[:, 0].min() - 0.7, pos[:, 0].max() + 0.7)
     ax.set_ylim(pos[:, 1].min() - 0.6, 0.6)
     ax.set_axis_off()
     if title:
-        ax.set_title(title, fontsize=9)
+        ax.set_title(title)
 
 
 def chain_text(tree: Tree, goal: int, rng=None, *, shuffle: bool = True, eos: bool = False) -> tuple[str, str]:
@@ -65,19 +68,19 @@ def chain_text(tree: Tree, goal: int, rng=None, *, shuffle: bool = True, eos: bo
     return " ".join(token_text(t, tree.S) for t in prompt), " ".join(token_text(t, tree.S) for t in targets)
 
 
-def _wrap(tokens: str, width: int = 8) -> str:
+def _wrap(tokens: str, width: int = 7) -> str:
     parts = tokens.split()
     return "\n".join(" ".join(parts[i : i + width]) for i in range(0, len(parts), width))
 
 
 def chain_figure(tree: Tree, goal: int, rng=None, *, shuffle: bool = True, title: str | None = None):
-    """The tree (path highlighted) beside its R-B prompt and chain of thought."""
+    """The tree (path highlighted) above its R-B prompt and chain of thought (12 pt text, seven tokens a line)."""
     prompt, chain = chain_text(tree, goal, rng, shuffle=shuffle)
-    fig, (ax_tree, ax_text) = new_figure(2, width=9.0, height=3.4)
+    fig, (ax_tree, ax_text) = new_figure(1, 2, width=6.5, height=5.0, gridspec_kw={"height_ratios": [3, 2]})
     draw_tree(ax_tree, tree, goal, title=title or f"goal {tree.label_of(goal)}, root {tree.label_of(tree.root)}")
     ax_text.set_axis_off()
     text = f"prompt (edges [parent;child], root, goal):\n{_wrap(prompt)}\n\nchain of thought (targets):\n{_wrap(chain)}"
-    ax_text.text(0.0, 1.0, text, va="top", ha="left", family="monospace", fontsize=8, transform=ax_text.transAxes)
+    ax_text.text(0.0, 1.0, text, va="top", ha="left", family="monospace", transform=ax_text.transAxes)
     return fig
 
 
@@ -92,23 +95,44 @@ def sample_chain_figure(seed: int = 0, max_depth: int = 3, S: int = 20):
     return chain_figure(tree, goal, rng, title=f"seed {seed}: {tree.n} nodes, depth {tree.depth}")
 
 
-def attention_steps_figure(weights, token_labels, *, step_labels=None, title: str | None = None):
-    """Heatmap of attention weights ``(K, L)`` of one tree: one row per chain-of-thought step, one column per token."""
+def _most_attended(row: np.ndarray, labels: list) -> str:
+    """The label of the token with the largest weight of ``row``, or ``"tie"`` when it is not unique (relative 1e-9)."""
+    top = row.max()
+    return "tie" if np.sum(row >= top * (1 - 1e-9)) > 1 else str(labels[int(np.argmax(row))])
+
+
+def attention_steps_figure(weights, token_labels, *, step_labels=None, title: str | None = None, prompt_len=None):
+    """Heatmap of attention weights ``(K, L)`` of one tree: one row per chain-of-thought step, one column per token.
+
+    Forty token labels cannot stand under the columns at 12 pt, so each row's label names the token that step
+    attends to most (``step k: [p;c]``; ``step k: tie`` when several tokens share the largest weight up to a relative
+    ``1e-9``), then the optional ``step_labels[k]``; the columns carry their positions and
+    a white line after ``prompt_len`` tokens separates the prompt from the chain of thought. The colour scale is
+    fixed to ``[0, 1]``.
+    """
     w = np.asarray(weights, dtype=float)
     if w.ndim != 2:
         raise ValueError(f"weights must have shape (K, L), got {w.shape}")
     labels = list(token_labels)
     if len(labels) != w.shape[1]:
         raise ValueError(f"token_labels must have {w.shape[1]} entries, got {len(labels)}")
-    fig, ax = new_figure(1, width=min(1.5 + 0.28 * w.shape[1], 10.0), height=1.2 + 0.35 * w.shape[0])
+    if step_labels is not None and len(step_labels) != w.shape[0]:
+        raise ValueError(f"step_labels must have {w.shape[0]} entries, got {len(step_labels)}")
+    from matplotlib.ticker import MaxNLocator
+
+    fig, ax = new_figure(1, width=6.5, height=1.6 + 0.34 * w.shape[0])
     im = ax.imshow(w, cmap="viridis", vmin=0, vmax=1, aspect="auto")
     ax.grid(False)
-    ax.set_xticks(range(w.shape[1]), labels, rotation=90, fontsize=7, family="monospace")
-    ax.set_yticks(range(w.shape[0]), step_labels if step_labels is not None else [f"step {k + 1}" for k in range(w.shape[0])], fontsize=8)
-    ax.set_xlabel("key token")
-    fig.colorbar(im, ax=ax, shrink=0.8, label="attention")
+    rows = [f"step {k + 1}: " + _most_attended(w[k], labels)
+            + (f" {step_labels[k]}" if step_labels is not None and step_labels[k] else "") for k in range(w.shape[0])]
+    ax.set_yticks(range(w.shape[0]), rows, family="monospace")
+    ax.xaxis.set_major_locator(MaxNLocator(6, integer=True))
+    if prompt_len is not None and 0 < prompt_len < w.shape[1]:
+        ax.axvline(prompt_len - 0.5, color="w", lw=1.5)
+    ax.set_xlabel("key token (position; white line: end of the prompt)" if prompt_len is not None else "key token (position)")
+    fig.colorbar(im, ax=ax, label="attention")
     if title:
-        ax.set_title(title, fontsize=9)
+        ax.set_title(title)
     return fig
 
 
@@ -131,8 +155,8 @@ def decoded_attention_figure(B, A, batch, index: int = 0, *, title: str | None =
     second[P:] = res.second[0, : K - 1]
     labels = [token_text((a, b), batch.S) for a, b in zip(first.tolist(), second.tolist())]
     ok = res.step_correct[0, :K].tolist()
-    steps = [f"step {k + 1} {'ok' if good else 'WRONG'}" for k, good in enumerate(ok)]
-    return attention_steps_figure(res.weights[0, :K, :last].numpy(), labels, step_labels=steps, title=title)
+    steps = ["" if good else "WRONG" for good in ok]
+    return attention_steps_figure(res.weights[0, :K, :last].numpy(), labels, step_labels=steps, title=title, prompt_len=P)
 
 
 def construction_attention_figure(lam: float = 3.0, seed: int = 0, max_depth: int = 5):

@@ -95,7 +95,7 @@ def trajectory_gaps(stored: Mapping, sweep: str = "depth") -> list[dict]:
     For each stored size, the population recursion is run to the stored budget
     and compared at the recorded steps: ``max_weight_gap`` is the largest
     ``|attention on the correct edge (SGD seed) - (population)|`` over the
-    recorded steps and seeds (``at_step``: where; ``population_weight_there``:
+    recorded steps and seeds (``seed_max_gaps``: the same for each seed; ``at_step``: where; ``population_weight_there``:
     the population value there); ``final_weight`` is the population value at
     the budget.
     """
@@ -110,6 +110,7 @@ def trajectory_gaps(stored: Mapping, sweep: str = "depth") -> list[dict]:
         gap = np.abs(sampled - pop["correct_weight"][steps][None, :])
         worst = np.unravel_index(np.argmax(gap), gap.shape)
         rows.append({"m": run["m"], "S": run["S"], "max_weight_gap": float(gap.max()),
+                     "seed_max_gaps": [float(v) for v in gap.max(axis=1)],
                      "at_step": int(steps[worst[1]]), "population_weight_there": float(pop["correct_weight"][steps[worst[1]]]),
                      "final_weight": float(pop["correct_weight"][-1])})
     return rows

@@ -80,7 +80,8 @@ def critical_M(Ns=CRITICAL_N, *, K: int = 6, p: float = 0.7, seeds=DEFAULTS["see
         ``N``, ``M_crit`` (upper median over seeds, a seed whose parent is
         never selected counting as infinite; ``nan`` if that is more than half),
         ``M_crit_min``, ``M_crit_max`` (over the seeds that select the parent),
-        ``selected`` (their number), ``seeds``, ``M_for_N`` (``ceil(N^{3/2})``)
+        ``selected`` (their number), ``seeds``, ``M_crit_seeds`` (each seed's value in the order of ``seeds``,
+        ``nan`` where the parent is never selected), ``M_for_N`` (``ceil(N^{3/2})``)
         and ``ratio`` (``M_crit / N^{3/2}``).
         ``M_crit`` is a real number (the crossing of a continuous function of
         ``M``); it may lie below ``N + 1``, the smallest ``M`` that sinusoidal
@@ -114,7 +115,7 @@ def critical_M(Ns=CRITICAL_N, *, K: int = 6, p: float = 0.7, seeds=DEFAULTS["see
             "N": N, "criterion": criterion, "M_crit": med,
             "M_crit_min": float(np.nanmin(crit)) if not np.isnan(crit).all() else float("nan"),
             "M_crit_max": float(np.nanmax(crit)) if not np.isnan(crit).all() else float("nan"),
-            "selected": int((~np.isnan(crit)).sum()), "seeds": int(crit.size),
+            "selected": int((~np.isnan(crit)).sum()), "seeds": int(crit.size), "M_crit_seeds": crit.tolist(),
             "M_for_N": M_for(N), "ratio": med / N**1.5,
         })
     return rows

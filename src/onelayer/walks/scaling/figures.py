@@ -9,9 +9,9 @@ from ...power_laws import loglog_panel
 from .runs import M_FIXED, N_FIXED
 from .summary import _x_of
 
-
-_LABELS = {"N": f"N varies, M = {M_FIXED}", "M": f"M varies, N = {N_FIXED}", "curve": "N varies, M = ceil(N^1.5)",
-           "N_more_walks": f"N varies, M = {M_FIXED}, more walks"}
+#: the wall-time legend's series names (short enough for 12 pt beside the panel)
+_SHORT = {"N": f"M={M_FIXED}, N varies", "M": f"N={N_FIXED}, M varies", "curve": "M=N^1.5, N varies",
+          "N_more_walks": f"M={M_FIXED}, more walks"}
 
 
 def _spread(rows, q):
@@ -53,16 +53,18 @@ def _steps_series(ax, rows, axis, q, label, color, marker, shift=1.0):
 _STEP_TICKS = (2, 3, 4, 6, 8, 12, 16)
 
 
-def _finish_steps_axes(ax, x, xlabel, title, ymax):
+def _finish_steps_axes(ax, x, xlabel, title, ymax, *, legend_loc="upper left", headroom=1.25):
+    """Log axes with plain ticks; the legend at ``legend_loc`` inside the axes, above the points when ``headroom``
+    (the top of the y axis over the largest step shown) leaves room for it."""
+    top = max(ymax, 4) * headroom
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_ylim(1.35, max(ymax, 4) * 1.25)
-    _plain_ticks(ax, xticks=x, yticks=[t for t in _STEP_TICKS if t <= max(ymax, 4) * 1.2])
-    ax.tick_params(axis="x", labelrotation=45)
+    ax.set_ylim(1.35, top)
+    _plain_ticks(ax, xticks=x, yticks=[t for t in _STEP_TICKS if t <= top])
     ax.set_xlabel(xlabel)
     ax.set_ylabel("GD steps to converge")
     ax.set_title(title)
-    ax.legend(fontsize=7, loc="upper left")
+    ax.legend(loc=legend_loc)
 
 
 def _ymax(*row_sets) -> float:
@@ -81,47 +83,50 @@ def figure(study: dict, *, wall: bool = True):
     seeds never converged. ``wall=False`` leaves out the (machine-dependent)
     timing panel.
     """
-    ncols = 3 if wall else 2
-    fig, axes = new_figure(ncols, width=4.3 * ncols, height=3.9)
+    panels = 3 if wall else 2
+    fig, axes = new_figure(1, panels, width=6.5, height=3.0 * panels)  # one panel a row: room for 12 pt legends inside
     axes = np.atleast_1d(axes)
     ax = axes[0]
     xs = []
-    styles = {"N": (0.96, f"M = {M_FIXED}", ((PALETTE[0], "o"), (PALETTE[1], "s"))),
-              "curve": (1.04, "M = N^1.5", ((PALETTE[2], "^"), (PALETTE[3], "D"))),
+    styles = {"N": (0.96, f"M={M_FIXED}", ((PALETTE[0], "o"), (PALETTE[1], "s"))),
+              "curve": (1.04, "M=N^1.5", ((PALETTE[2], "^"), (PALETTE[3], "D"))),
               "N_more_walks": (0.92, f"M = {M_FIXED}, more walks", ((PALETTE[4], "v"),))}
     for axis, (shift, tag, looks) in styles.items():
         if axis in study and study[axis]:
             for q, (color, marker) in zip(("T_parent", "T_optimal"), looks):
                 xs.extend(_steps_series(ax, study[axis], axis, q, f"{q}, {tag}", color, marker, shift))
     if xs:
-        _finish_steps_axes(ax, xs, "N", "steps against N", _ymax(*(study[a] for a in styles if a in study)))
+        # the steps hardly change with N: the headroom above them holds the legend
+        _finish_steps_axes(ax, xs, "N", "steps against N", _ymax(*(study[a] for a in styles if a in study)), headroom=3.0)
     ax = axes[1]
     if "M" in study and study["M"]:
         x = []
         for q, color, marker in (("T_parent", PALETTE[0], "o"), ("T_optimal", PALETTE[1], "s")):
             x = _steps_series(ax, study["M"], "M", q, q, color, marker)
-        _finish_steps_axes(ax, x, "M", f"steps against M (N = {N_FIXED})", _ymax(study["M"]))
+        _finish_steps_axes(ax, x, "M", f"steps against M (N = {N_FIXED})", _ymax(study["M"]), legend_loc="upper right")
     if wall:
         ax = axes[2]
         for (axis, rows), color in zip(study.items(), PALETTE):
             x = np.array([r["N"] * (r["n_train"] + r["M"]) for r in rows], dtype=float)
             y = np.array([1e3 * r["seconds_per_step"] for r in rows], dtype=float)
             if np.isfinite(y).sum() >= 2:
-                loglog_panel(ax, x, y, label=_LABELS.get(axis, axis), color=color)
+                loglog_panel(ax, x, y, label=_SHORT.get(axis, axis), color=color)
         from matplotlib.ticker import NullFormatter
 
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.yaxis.set_minor_formatter(NullFormatter())
-        ax.set_xlabel("N (n + M)   (n = training walks per seed)")
-        ax.set_ylabel("ms per GD step (all seeds)")
-        ax.set_title("wall time per step")
-        ax.legend(fontsize=7, loc="upper left")
+        ax.set_xlabel("N (n + M), n = training walks per seed")
+        ax.set_ylabel("ms per GD step")
+        ax.set_title("wall time per step (all seeds)")
+        low, high = ax.get_ylim()
+        ax.set_ylim(low, high * 6)  # headroom for the legend above the points (the times differ from run to run)
+        ax.legend(loc="upper left")
     return fig
 
 
 def critical_figure(critical_sets: dict[str, list[dict]]):
     """``M_crit`` against ``N`` on log axes, one series per criterion (``label -> critical_M rows``), with ``N^1.5``."""
-    fig, ax = new_figure(width=5.0, height=3.9)
+    fig, ax = new_figure(width=6.5, height=4.6)
     allN = []
     for (label, rows), color in zip(critical_sets.items(), PALETTE):
         x = np.array([r["N"] for r in rows], dtype=float)
@@ -137,6 +142,6 @@ def critical_figure(critical_sets: dict[str, list[dict]]):
     ax.plot(xs, xs + 1, ":", color="0.5", label="N + 1 (smallest M allowed)")
     _plain_ticks(ax, xticks=allN)
     ax.set_xlabel("N")
-    ax.set_ylabel("smallest M selecting the parent at step 2")
-    ax.legend(fontsize=7, loc="upper left")
+    ax.set_ylabel("smallest M that selects\nthe parent at step 2")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncols=1)  # below the axes: inside it covers the points
     return fig

@@ -158,7 +158,8 @@ def measure(sizes, *, K: int = 6, p: float = 0.7, seeds=DEFAULTS["seeds"], n_tra
         ``nan`` if fewer than half did), ``T_parent_min``, ``T_parent_max``,
         ``T_parent_converged`` (number of seeds); the same for ``T_optimal``;
         ``log_odds2`` (median over seeds of the median over test walks of the
-        smallest step-2 log-odds of the parent against any other position) and
+        smallest step-2 log-odds of the parent against any other position),
+        ``log_odds2_seeds`` (that median over test walks for each seed, in the order of ``seeds``) and
         ``log_odds_needed`` (``log(thr (N-1) / (1-thr))``, enough for
         ``T_parent = 2``); ``seconds_per_step`` (one GD step of all seeds
         together) and ``member_seconds_per_step`` (divided by the number of seeds).
@@ -182,11 +183,13 @@ def measure(sizes, *, K: int = 6, p: float = 0.7, seeds=DEFAULTS["seeds"], n_tra
         T_optimal = crossing_steps(hist.steps, hist["conditional_accuracy"], bayes - o["optimal_tol"])
         seconds = _time_steps(model, train, timing_steps, o["lr"]) if timing_steps else float("nan")
         thr = o["parent_threshold"]
+        log_odds = _step2_log_odds(model, hist.snapshots[2], test)  # per seed
         rows.append({
             "axis": axis, "N": N, "M": M, "K": K, "p": p, "seeds": len(seeds), "n_train": o["n_train"],
             **_summary("T_parent", T_parent),
             **_summary("T_optimal", T_optimal),
-            "log_odds2": float(np.median(_step2_log_odds(model, hist.snapshots[2], test))),
+            "log_odds2": float(np.median(log_odds)),
+            "log_odds2_seeds": [float(v) for v in log_odds],
             "log_odds_needed": math.log(thr * (N - 1) / (1.0 - thr)),
             "seconds_per_step": seconds,
             "member_seconds_per_step": seconds / len(seeds),
