@@ -309,3 +309,62 @@ def test_output_checks_catch_what_they_should(tmp_path):
     assert len(found) == 2 and "91 characters" in found[0] and "dataframe" in found[1]
     assert len(private_file_offenders(book)) == 2
     assert visible_counts(book) == {"part/chapter": 4}
+
+
+# --- stored images: scrubber frames and figures -------------------------------------------------------------------------
+
+#: Figures are saved with a tight bounding box, which may grow a MAX_WIDTH figure by a label that sticks out.
+TIGHT_BBOX_SLACK = 1.03
+_DATA_PNG = re.compile(r"data:image/png;base64,([A-Za-z0-9+/=]+)")
+
+
+def png_info(data: bytes) -> tuple[int, int, float | None]:
+    """(width px, height px, dpi from the pHYs chunk or None) of PNG bytes."""
+    import struct
+
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        raise ValueError("not a PNG")
+    width, height = struct.unpack(">II", data[16:24])
+    at = data.find(b"pHYs")
+    dpi = None
+    if at > 0:
+        x, _, unit = struct.unpack(">IIB", data[at + 4:at + 13])
+        dpi = x * 0.0254 if unit == 1 else None
+    return width, height, dpi
+
+
+def image_offenders(book: Path = BOOK) -> list[str]:
+    """Scrubber frames saved below FRAME_DPI or players over MAX_BYTES; figure PNGs wider than MAX_WIDTH at their dpi."""
+    import base64
+    import math
+
+    from onelayer import plots, scrubber
+
+    out = []
+    for path in notebooks(book):
+        for i, cell in enumerate(cells(path)):
+            if cell["cell_type"] != "code" or tags(cell) & {"remove-output", "remove-cell"}:
+                continue
+            for o in cell.get("outputs", []):
+                data = o.get("data", {})
+                html = "".join(data.get("text/html", ""))
+                if 'class="onelayer-scrubber"' in html:
+                    dpis = {round(png_info(base64.b64decode(m))[2] or 0) for m in _DATA_PNG.findall(html)}
+                    if dpis and min(dpis) < scrubber.FRAME_DPI:
+                        out.append(f"{where(path, i, cell)}: scrubber frames at {min(dpis)} dpi "
+                                   f"(< FRAME_DPI = {scrubber.FRAME_DPI})")
+                    if len(html.encode()) > scrubber.MAX_BYTES:
+                        out.append(f"{where(path, i, cell)}: scrubber of {len(html.encode()) / 1e6:.1f} MB "
+                                   f"(> MAX_BYTES = {scrubber.MAX_BYTES / 1e6:.1f} MB)")
+                if "image/png" in data:
+                    width, _, dpi = png_info(base64.b64decode("".join(data["image/png"])))
+                    dpi = dpi or plots.BOOK_STYLE["savefig.dpi"]
+                    if width > math.ceil(plots.MAX_WIDTH * TIGHT_BBOX_SLACK * dpi):
+                        out.append(f"{where(path, i, cell)}: a figure {width / dpi:.2f} in wide at {dpi:.0f} dpi "
+                                   f"(> MAX_WIDTH = {plots.MAX_WIDTH} in)")
+    return out
+
+
+def test_stored_images_are_legible():
+    offenders = image_offenders()
+    assert not offenders, report(offenders, "stored images too small or too wide (re-execute the chapter)")
