@@ -141,7 +141,8 @@ def html_table(rows: Sequence[Mapping], *, page: str = "findings", titles: bool 
     """``rows`` (with ``doc``) as an HTML table; links are relative to the document ``page`` (e.g. ``walks/index``).
 
     Text is escaped; the settings go under the measurement in smaller type; the last column links to the chapter
-    (its title when ``titles``, else its document name).
+    (its title when ``titles``, else its document name). Each cell carries its column's header as ``data-label``:
+    on a narrow screen the book's CSS shows every row as a card, each cell under its header.
     """
     if not isinstance(page, str) or not page or page.startswith("/"):
         raise ValueError(f"page must be a document path such as 'findings' or 'walks/index', got {page!r}")
@@ -162,7 +163,8 @@ def html_table(rows: Sequence[Mapping], *, page: str = "findings", titles: bool 
             "verdict": f'<span class="{_verdict_class(str(row["verdict"]))}">{html.escape(str(row["verdict"]))}</span>',
             "doc": f'<a href="{html.escape(href)}">{html.escape(label)}</a>',
         }
-        out.append("<tr>" + "".join(f"<td>{cells[key]}</td>" for key, _ in COLUMNS) + "</tr>")
+        out.append("<tr>" + "".join(f'<td data-label="{html.escape(header)}">{cells[key]}</td>'
+                                    for key, header in COLUMNS) + "</tr>")
     out.append("</tbody></table>")
     return "\n".join(out)
 
