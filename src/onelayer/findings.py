@@ -256,7 +256,7 @@ _BLOCK = re.compile(r"^(?P<fence>`{3,}|:{3,})\{prf:(?P<kind>theorem|lemma|propos
                     r"(?P<options>(?:[ \t]*:[\w-]+:.*\n)*)", re.M)
 _PAPER_NUMBER = re.compile(r"\b(?:Theorems?|Lemmas?|Propositions?|Corollar(?:y|ies))\s+(?:[A-Z]\.)?\d+(?:\.\d+)?"
                            r"(?:\s*(?:,|and|-)\s*(?:[A-Z]\.)?\d+(?:\.\d+)?)*")
-#: The paper each part of the book follows (its bibliography key and how the map names it).
+#: The paper each part of the book follows: how the map names it, and its bibliography key (cited by the page).
 PAPERS = {"walks": ("Shi & Cao (walks)", "shi2025randomwalks"), "trees": ("Yang et al. (trees)", "yang2025multihead")}
 
 
@@ -292,18 +292,14 @@ def theorem_map(docs: Sequence[str] | None = None) -> list[dict]:
     return out
 
 
-def theorem_map_markdown(entries: Sequence[Mapping], *, cite: bool = True) -> str:
+def theorem_map_markdown(entries: Sequence[Mapping]) -> str:
     """``entries`` (:func:`theorem_map`) as a MyST table: the paper, the paper's number, the book's block (a
     ``{prf:ref}`` to its label, which renders with the book's own number and title) and the chapter (``{doc}``).
     Paths are relative to a page at the book's top level (the Findings page). A block without a label is named
     by its title."""
     lines = ["| paper | the paper's number | in this book | chapter |", "|---|---|---|---|"]
     for e in entries:
-        part = e["doc"].split("/", 1)[0]
-        paper = e["paper"]
-        if cite and part in PAPERS and paper == PAPERS[part][0]:
-            paper = f"{paper} {{cite:p}}`{PAPERS[part][1]}`"
         block = f"{{prf:ref}}`{e['label']}`" if e.get("label") else e["title"]
-        cells = [paper, e["number"], block, f"{{doc}}`{e['doc']}`"]
+        cells = [e["paper"], e["number"], block, f"{{doc}}`{e['doc']}`"]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines)
