@@ -163,7 +163,8 @@ def test_theorem_map_reads_the_chapters_blocks():
     order = findings.book_order()
     assert [order.index(e["doc"]) for e in entries] == sorted(order.index(e["doc"]) for e in entries)
     table = findings.theorem_map_markdown(entries).splitlines()
-    assert len(table) == len(entries) + 2 and "{prf:ref}`thm-walks-success`" in table[3]
+    assert len(table) == len(entries) + 6 and "{prf:ref}`thm-walks-success`" in table[6]
+    assert table[:2] == ["```{table}", ":class: onelayer-theorem-map"] and table[-1] == "```"
     with pytest.raises(ValueError, match="docs"):
         findings.theorem_map(["/abs"])
 

@@ -293,13 +293,14 @@ def theorem_map(docs: Sequence[str] | None = None) -> list[dict]:
 
 
 def theorem_map_markdown(entries: Sequence[Mapping]) -> str:
-    """``entries`` (:func:`theorem_map`) as a MyST table: the paper, the paper's number, the book's block (a
+    """``entries`` (:func:`theorem_map`) as a MyST table (class ``onelayer-theorem-map``): the paper, the paper's number, the book's block (a
     ``{prf:ref}`` to its label, which renders with the book's own number and title) and the chapter (``{doc}``).
     Paths are relative to a page at the book's top level (the Findings page). A block without a label is named
     by its title."""
-    lines = ["| paper | the paper's number | in this book | chapter |", "|---|---|---|---|"]
+    lines = ["```{table}", ":class: onelayer-theorem-map", "",
+             "| paper | the paper's number | in this book | chapter |", "|---|---|---|---|"]
     for e in entries:
         block = f"{{prf:ref}}`{e['label']}`" if e.get("label") else e["title"]
         cells = [e["paper"], e["number"], block, f"{{doc}}`{e['doc']}`"]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-    return "\n".join(lines)
+    return "\n".join(lines + ["```"])
