@@ -6,7 +6,8 @@ each chapter still has to change (issue 23):
 * no stored ipywidget output without ``remove-output`` (in the HTML it renders from saved state and looks live but
   is not: a dead widget);
 * exercises: no empty ``{solution}``; a code cell after an exercise only inside a gated ``solution-start`` /
-  ``solution-end`` pair; nothing but the solution between those two markers (no heading, no exercise);
+  ``solution-end`` pair, and visible there; nothing but the solution between those two markers (no heading, no
+  exercise);
 * no page mentions a file readers do not have ("the spec", ``trees.md``, ``walks.md``);
 * at most :data:`MAX_VISIBLE_CODE_CELLS` visible code cells per chapter (reader first: prose and figures carry the
   story);
@@ -156,6 +157,9 @@ def exercise_offenders(path: Path) -> list[str]:
             if gated is None and after_exercise and any(_HEADING.match(line) for line in text.splitlines()) \
                     and not names:
                 after_exercise = None
+        elif cell["cell_type"] == "code" and gated is not None and tags(cell) & {"remove-input", "remove-cell"}:
+            out.append(f"{here}: the solution's code is hidden (remove-input/remove-cell) inside the gated solution "
+                       f"opened at {gated}: the reader opening the solution wants to see it")
         elif cell["cell_type"] == "code" and gated is None and after_exercise is not None \
                 and "remove-cell" not in tags(cell) and source(cell).strip():
             out.append(f"{here}: a code cell after the exercise at {after_exercise} is not inside a gated "
@@ -285,6 +289,7 @@ def test_exercise_check_catches_what_it_should(tmp_path):
         _md(":::{exercise}\n:label: ex-a\nDo it.\n:::\n\n:::{solution} ex-a\n:class: dropdown\n:::"),
         _code(),
         _md(":::{solution-start} ex-a\n:::"),
+        _code(tag_list=["remove-input"]),
         _md("## Key takeaways"),
     ], stem="bad")
     found = exercise_offenders(bad)
@@ -292,6 +297,7 @@ def test_exercise_check_catches_what_it_should(tmp_path):
     assert any("not inside a gated" in f for f in found)
     assert any("a heading inside" in f for f in found)
     assert any("no solution-end" in f for f in found)
+    assert any("code is hidden" in f for f in found)
 
 
 def test_output_checks_catch_what_they_should(tmp_path):

@@ -12,6 +12,12 @@ findings``, or ``make findings``), the Findings page and the parts' introduction
 ``tests/test_findings.py`` collects them afresh and fails when the stored rows differ (the command to run is in the
 message).
 
+Each row has a stable ``id`` (:func:`row_ids`, ``<doc>:<slug of the claim>``) and its verdict a class (holds, fails,
+partly, undecided: :func:`verdict_class`): a sentence of the landing page or of a part's introduction that repeats a
+verdict names its row with ``<!-- finding: ID -->``, and ``tests/test_reader_claims.py`` checks that the sentence's
+verdict words (:func:`sentence_verdicts`) are the row's. :func:`theorem_map` reads the chapters' theorem and lemma
+blocks (the papers' numbers and the book's labels) for the Findings page's map.
+
 This module is book machinery: it imports chapter modules by name at call time, as the registry does; the papers'
 packages never import it.
 """
