@@ -10,7 +10,7 @@ each chapter still has to change (issue 23):
   exercise);
 * no page mentions a file readers do not have ("the spec", ``trees.md``, ``walks.md``);
 * at most :data:`MAX_VISIBLE_CODE_CELLS` visible code cells per chapter (reader first: prose and figures carry the
-  story);
+  story; a solution's code, folded in its dropdown, does not count);
 * no printed line wider than :data:`MAX_PRINT_WIDTH` characters (the monospace column at 784 px), and every HTML
   table output is an ``onelayer.tables.Table`` (class ``onelayer-table``) or the findings table.
 """
@@ -203,9 +203,25 @@ def test_no_page_mentions_files_readers_do_not_have():
 # --- visible code -------------------------------------------------------------------------------------------------------
 
 
+def in_gated_solutions(path: Path) -> set[int]:
+    """Indices of the cells between a ``solution-start`` and its ``solution-end`` (folded in a dropdown)."""
+    inside, out = False, set()
+    for i, cell in enumerate(cells(path)):
+        names = [n for n, _, _ in _directives(source(cell))] if cell["cell_type"] == "markdown" else []
+        if "solution-start" in names:
+            inside = True
+        elif "solution-end" in names:
+            inside = False
+        elif inside:
+            out.add(i)
+    return out
+
+
 def visible_code_cells(path: Path) -> list[int]:
+    """Code cells a reader sees unfolded: not tagged remove/hide, and not inside a gated (dropdown) solution."""
+    folded = in_gated_solutions(path)
     return [i for i, c in enumerate(cells(path))
-            if c["cell_type"] == "code" and source(c).strip() and not tags(c) & HIDING_TAGS]
+            if c["cell_type"] == "code" and source(c).strip() and not tags(c) & HIDING_TAGS and i not in folded]
 
 
 def visible_counts(book: Path = BOOK) -> dict[str, int]:
@@ -315,6 +331,9 @@ def test_output_checks_catch_what_they_should(tmp_path):
     assert len(found) == 2 and "91 characters" in found[0] and "dataframe" in found[1]
     assert len(private_file_offenders(book)) == 2
     assert visible_counts(book) == {"part/chapter": 4}
+    gated = _nb(tmp_path, [_md(":::{solution-start} ex-a\n:::"), _code(), _md(":::{solution-end}\n:::"), _code()],
+                stem="gated")
+    assert visible_code_cells(gated) == [3]
 
 
 # --- stored images: scrubber frames and figures -------------------------------------------------------------------------
