@@ -125,6 +125,17 @@ def _directives(text: str) -> list[tuple[str, str, str]]:
     return out
 
 
+def shows_nothing(cell: dict) -> bool:
+    """A code cell the page does not show: removed, or hidden input with only glue records (or nothing) as output."""
+    if tags(cell) & {"remove-cell"}:
+        return True
+    if not tags(cell) & {"remove-input"}:
+        return False
+    return bool(tags(cell) & {"remove-output"}) or all(
+        all(key.startswith("application/papermill.record/") for key in o.get("data", {}))
+        and o.get("output_type") == "display_data" for o in cell.get("outputs", []))
+
+
 def exercise_offenders(path: Path) -> list[str]:
     """Empty solutions, code outside a gated solution after an exercise, and non-solution content inside one."""
     out = []
@@ -161,7 +172,7 @@ def exercise_offenders(path: Path) -> list[str]:
             out.append(f"{here}: the solution's code is hidden (remove-input/remove-cell) inside the gated solution "
                        f"opened at {gated}: the reader opening the solution wants to see it")
         elif cell["cell_type"] == "code" and gated is None and after_exercise is not None \
-                and "remove-cell" not in tags(cell) and source(cell).strip():
+                and source(cell).strip() and not shows_nothing(cell):
             out.append(f"{here}: a code cell after the exercise at {after_exercise} is not inside a gated "
                        "solution (solution-start ... solution-end), so it gives the answer away")
     if gated is not None:
@@ -297,6 +308,8 @@ def test_exercise_check_catches_what_it_should(tmp_path):
         _code(),
         _md(":::{solution-end}\n:::"),
         _md(":::{exercise}\n:label: ex-b\nAgain.\n:::\n\n:::{solution} ex-b\n:class: dropdown\nTwo.\n:::"),
+        _code(tag_list=["remove-input"], outputs=[{"output_type": "display_data", "metadata": {},
+                                                    "data": {"application/papermill.record/text/plain": "1"}}]),
         _md("## Key takeaways"),
         _code(),
     ])
