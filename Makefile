@@ -220,7 +220,7 @@ e2e: $(STAMP)
 	@start=$$(date +%s)
 	bash tools/e2e_setup.sh
 	ONELAYER_E2E=1 $(PY) -m pytest tests/e2e -q -rfEs --durations=5
-	echo "e2e: $$(( $$(date +%s) - start )) s"
+	echo "e2e: $$(( $$(date +%s) - start )) s (screenshots in _build/e2e/screenshots/ and _build/screenshots/)"
 
 clean:
 	@rm -rf _build .pytest_cache

@@ -12,6 +12,12 @@ findings``, or ``make findings``), the Findings page and the parts' introduction
 ``tests/test_findings.py`` collects them afresh and fails when the stored rows differ (the command to run is in the
 message).
 
+Each row has a stable ``id`` (:func:`row_ids`, ``<doc>:<slug of the claim>``) and its verdict a class (holds, fails,
+partly, undecided: :func:`verdict_class`): a sentence of the landing page or of a part's introduction that repeats a
+verdict names its row with ``<!-- finding: ID -->``, and ``tests/test_reader_claims.py`` checks that the sentence's
+verdict words (:func:`sentence_verdicts`) are the row's. :func:`theorem_map` reads the chapters' theorem and lemma
+blocks (the papers' numbers and the book's labels) for the Findings page's map.
+
 This module is book machinery: it imports chapter modules by name at call time, as the registry does; the papers'
 packages never import it.
 """
@@ -30,8 +36,9 @@ from .paths import REPOSITORY_DATA, data_path
 from .registry import CHAPTERS_PACKAGE, chapter_modules
 from .store import read_json, to_jsonable, write_json
 
-__all__ = ["KEYS", "COLUMNS", "STORED", "KIND", "COMMAND", "chapter_doc", "chapter_title", "book_order", "collect",
-           "write", "load", "differences", "html_table"]
+__all__ = ["KEYS", "COLUMNS", "STORED", "KIND", "COMMAND", "VERDICT_CLASSES", "chapter_doc", "chapter_title",
+           "book_order", "collect", "row_ids", "verdict_class", "sentence_verdicts", "write", "load", "differences",
+           "html_table", "theorem_map", "theorem_map_markdown"]
 
 #: The stored rows, inside the data directory; their kind; the command that rewrites them.
 STORED = "data/findings.json"
@@ -81,7 +88,8 @@ def collect(part: str | None = None) -> list[dict]:
     """Every chapter's ``verdict_rows()`` (in the book's order), each row with its ``doc`` added.
 
     ``part``: ``"walks"`` or ``"trees"`` for one part's chapters (a chapter outside both parts, such as ``scaling``,
-    is included only when ``part`` is None). A row without the keys :data:`KEYS` raises ``ValueError``.
+    is included only when ``part`` is None). A row without the keys :data:`KEYS` raises ``ValueError``. Each row
+    also gets its stable ``id`` (:func:`row_ids`), by which a page's sentence names the verdict it repeats.
     """
     if part is not None and part not in ("walks", "trees"):
         raise ValueError(f"part must be None, 'walks' or 'trees', got {part!r}")
@@ -99,6 +107,8 @@ def collect(part: str | None = None) -> list[dict]:
             if missing:
                 raise ValueError(f"a verdict row of {module.__name__} lacks {missing}: {row.get('claim')!r}")
             rows.append({**row, "doc": doc})
+    for row, row_id in zip(rows, row_ids(rows)):
+        row["id"] = row_id
     return rows
 
 
@@ -137,7 +147,8 @@ def html_table(rows: Sequence[Mapping], *, page: str = "findings", titles: bool 
     """``rows`` (with ``doc``) as an HTML table; links are relative to the document ``page`` (e.g. ``walks/index``).
 
     Text is escaped; the settings go under the measurement in smaller type; the last column links to the chapter
-    (its title when ``titles``, else its document name).
+    (its title when ``titles``, else its document name). Each cell carries its column's header as ``data-label``:
+    on a narrow screen the book's CSS shows every row as a card, each cell under its header.
     """
     if not isinstance(page, str) or not page or page.startswith("/"):
         raise ValueError(f"page must be a document path such as 'findings' or 'walks/index', got {page!r}")
@@ -158,6 +169,144 @@ def html_table(rows: Sequence[Mapping], *, page: str = "findings", titles: bool 
             "verdict": f'<span class="{_verdict_class(str(row["verdict"]))}">{html.escape(str(row["verdict"]))}</span>',
             "doc": f'<a href="{html.escape(href)}">{html.escape(label)}</a>',
         }
-        out.append("<tr>" + "".join(f"<td>{cells[key]}</td>" for key, _ in COLUMNS) + "</tr>")
+        out.append("<tr>" + "".join(f'<td data-label="{html.escape(header)}">{cells[key]}</td>'
+                                    for key, header in COLUMNS) + "</tr>")
     out.append("</tbody></table>")
     return "\n".join(out)
+
+
+# --- stable row ids and verdict classes (what a page's sentence may repeat) -------------------------------------------
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def row_ids(rows: Sequence[Mapping]) -> list[str]:
+    """A stable id per row: ``<doc>:<slug>``, the slug being the first six words of the claim (``walks/theorem41:
+    theorem-4-1-for-p-1-n``); a claim repeated within a chapter (one row per reading) gets ``-2``, ``-3``... in order.
+
+    A page that repeats a verdict marks its sentence with ``<!-- finding: ID -->`` (``tests/test_reader_claims.py``).
+    """
+    out, seen = [], {}
+    for row in rows:
+        if "doc" not in row or "claim" not in row:
+            raise ValueError("every row needs its 'doc' and 'claim' (rows from collect())")
+        slug = "-".join(_WORD.findall(str(row["claim"]).lower())[:6]) or "row"
+        base = f"{row['doc']}:{slug}"
+        seen[base] = seen.get(base, 0) + 1
+        out.append(base if seen[base] == 1 else f"{base}-{seen[base]}")
+    return out
+
+
+#: The verdict classes, most specific first, with the words that state each in a verdict cell (:func:`verdict_class`).
+VERDICT_CLASSES = {
+    "undecided": ("undecided",),
+    "partly": ("partly", "partial", "depends", " only", "but ", "minority", "not on every", "not every"),
+    "fails": ("fails", "false", "disagree", "not reproduced", "contradict"),
+    "holds": ("holds", "agrees", "confirmed", "supported", "by symmetry", "reproduced"),
+}
+
+
+def _clause_class(clause: str) -> str | None:
+    clause = f" {clause.strip().lower()} "
+    for name, words in VERDICT_CLASSES.items():
+        if any(w in clause for w in words):
+            return name
+    return None
+
+
+def verdict_class(verdict: str) -> str | None:
+    """The class of a verdict cell: ``"holds"``, ``"fails"``, ``"partly"``, ``"undecided"``, or None if it names none.
+
+    Read from the headline (the text before the first colon), clause by clause (``;``): a qualified clause (only,
+    but, depends, minority...) is ``"partly"``, and clauses of different classes (``Task 1 fails ...; Task 2 holds``)
+    make the verdict ``"partly"``. Examples: ``"holds on the population only; ..."`` -> partly, ``"disagrees: one full
+    head converges"`` -> fails, ``"confirmed, with fewer walks ..."`` -> holds.
+    """
+    if not isinstance(verdict, str):
+        raise TypeError(f"verdict must be a str, not {type(verdict).__name__}")
+    headline = verdict.split(":", 1)[0]
+    classes = {c for c in map(_clause_class, headline.split(";")) if c is not None}
+    if not classes:
+        return None
+    return classes.pop() if len(classes) == 1 else "partly"
+
+
+#: Verdict words in a page's prose and the class each states (``not reproduced`` before ``reproduced``).
+_SENTENCE_WORDS = [
+    (re.compile(r"\b(?:not|never)\s+(?:be\s+)?reproduc(?:e|es|ed)\b|\bdo(?:es)? not reproduce\b", re.I), "fails"),
+    (re.compile(r"\b(?:fail|fails|failed|false|disagree|disagrees|disagreed|contradict|contradicts|contradicted)\b",
+                re.I), "fails"),
+    (re.compile(r"\b(?:partly|partially|partial)\b", re.I), "partly"),
+    (re.compile(r"\bundecided\b", re.I), "undecided"),
+    (re.compile(r"\b(?:hold|holds|held|agree|agrees|agreed|confirm|confirms|confirmed|reproduce|reproduces|reproduced)\b",
+                re.I), "holds"),
+]
+
+
+def sentence_verdicts(sentence: str) -> set[str]:
+    """The verdict classes a sentence of prose states by its verdict words (holds, fails, disagrees, reproduces,
+    partly, undecided...); empty when it states none. ``does not reproduce`` counts as fails, not holds."""
+    if not isinstance(sentence, str):
+        raise TypeError(f"sentence must be a str, not {type(sentence).__name__}")
+    found, rest = set(), sentence
+    for pattern, name in _SENTENCE_WORDS:
+        if pattern.search(rest):
+            found.add(name)
+            rest = pattern.sub(" ", rest)
+    return found
+
+
+# --- the theorem map: the papers' numbered results and the book's blocks that state them ------------------------------
+
+_BLOCK = re.compile(r"^(?P<fence>`{3,}|:{3,})\{prf:(?P<kind>theorem|lemma|proposition|corollary)\}[ \t]*(?P<title>.*)\n"
+                    r"(?P<options>(?:[ \t]*:[\w-]+:.*\n)*)", re.M)
+_PAPER_NUMBER = re.compile(r"\b(?:Theorems?|Lemmas?|Propositions?|Corollar(?:y|ies))\s+(?:[A-Z]\.)?\d+(?:\.\d+)?"
+                           r"(?:\s*(?:,|and|-)\s*(?:[A-Z]\.)?\d+(?:\.\d+)?)*")
+#: The paper each part of the book follows: how the map names it, and its bibliography key (cited by the page).
+PAPERS = {"walks": ("Shi & Cao (walks)", "shi2025randomwalks"), "trees": ("Yang et al. (trees)", "yang2025multihead")}
+
+
+def theorem_map(docs: Sequence[str] | None = None) -> list[dict]:
+    """Every ``{prf:theorem}``/``{prf:lemma}`` block of the chapters' notebooks, in the book's order.
+
+    One dict per block: ``doc``, ``kind``, ``label``, ``title``, ``number`` (the paper's numbering as the title gives
+    it, e.g. ``"Theorem 3.1"``, ``"Lemmas C.4, C.5"``; ``"-"`` when the title names none: a statement of ours) and
+    ``paper`` (the part's paper when the title names its number, else ``"ours"``). Read from the notebooks' markdown,
+    never typed; ``docs`` defaults to :func:`book_order`.
+    """
+    docs = book_order() if docs is None else list(docs)
+    out = []
+    for doc in docs:
+        if not isinstance(doc, str) or not doc or doc.startswith("/"):
+            raise ValueError(f"docs must be document paths such as 'walks/theorem31', got {doc!r}")
+        path = data_path(f"{doc}.ipynb")
+        if not path.exists():
+            continue
+        for cell in json.loads(path.read_text())["cells"]:
+            if cell["cell_type"] != "markdown":
+                continue
+            for m in _BLOCK.finditer("".join(cell["source"])):
+                label = re.search(r":label:\s*(\S+)", m.group("options"))
+                title = m.group("title").strip()
+                number = _PAPER_NUMBER.search(title)
+                part = doc.split("/", 1)[0]
+                out.append({
+                    "doc": doc, "kind": m.group("kind"), "label": label.group(1) if label else None, "title": title,
+                    "paper": PAPERS[part][0] if number and part in PAPERS else "ours",
+                    "number": number.group(0) if number else "-",
+                })
+    return out
+
+
+def theorem_map_markdown(entries: Sequence[Mapping]) -> str:
+    """``entries`` (:func:`theorem_map`) as a MyST table (class ``onelayer-theorem-map``): the paper, the paper's number, the book's block (a
+    ``{prf:ref}`` to its label, which renders with the book's own number and title) and the chapter (``{doc}``).
+    Paths are relative to a page at the book's top level (the Findings page). A block without a label is named
+    by its title."""
+    lines = ["```{table}", ":class: onelayer-theorem-map", "",
+             "| paper | the paper's number | in this book | chapter |", "|---|---|---|---|"]
+    for e in entries:
+        block = f"{{prf:ref}}`{e['label']}`" if e.get("label") else e["title"]
+        cells = [e["paper"], e["number"], block, f"{{doc}}`{e['doc']}`"]
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines + ["```"])

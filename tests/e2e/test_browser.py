@@ -308,14 +308,11 @@ def test_math_is_typeset_without_errors(visit, site, entry):
 
 
 @pytest.mark.parametrize("entry", PAGES)
-def test_stored_widgets_are_drawn_without_a_kernel(visit, entry):
-    """Sliders and the figure in their Output widget, drawn by the build's copy of the ipywidgets manager."""
+def test_no_stored_widget_reaches_the_page(visit, entry):
+    """A stored ipywidget draws from saved state and looks live but is not: its cell is tagged remove-output and a
+    precomputed figure or player shows the same thing (issue 23; tests/test_reader_book.py names the cells)."""
     widgets = visit(entry)["widgets"]
-    if not widgets:
-        return
-    assert all(w["rendered"] for w in widgets), f"{sum(not w['rendered'] for w in widgets)} of {len(widgets)} widgets not drawn"
-    images = [width for w in widgets for width in w["images"]]
-    assert all(width > 0 for width in images), f"widget figures that did not load: {images}"
+    assert not widgets, f"{len(widgets)} stored widget view(s) on the page (tag their cells remove-output)"
 
 
 def test_math_heavy_page_is_typeset_offline_from_the_build(visit, site):
