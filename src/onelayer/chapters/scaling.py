@@ -129,7 +129,7 @@ def walks_cost(quick: bool = False) -> str:
     """The fitted cost of one GD step and member (wall time: machine-dependent, shown but not compared)."""
     cost = walk_scaling.cost_model(walks_study(quick))
     return (f"time per step and member ~ {cost['c_us']:.0f} us + {cost['a_ns']:.1f} ns x n N + {cost['b_ns']:.2f} ns x M N"
-            f"  (largest relative error {cost['max_rel_err']:.0%})")
+            f"\n(largest relative error of the fit {cost['max_rel_err']:.0%})")
 
 
 def critical_sets(quick: bool = False) -> dict[str, list[dict]]:

@@ -156,7 +156,7 @@ def training_figure(hist, exp, *, step: int | None = None, zoom: int = 10, title
     axes[3].set_xticks(ticks, [f"N-{N - j}" for j in ticks], rotation=45)
     axes[3].set_title("(d) last positions")
     axes[3].set_ylim(0, 1.05)
-    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=4)
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=2)
     if title:
         fig.suptitle(title)
     return fig

@@ -254,7 +254,7 @@ def fig6_closest(quick: bool = False):
     readings = [(reduction, lr)] + ([] if quick else [SETTINGS.larger_step])
     runs = {f"p = {p:g}, {red}, lr={step:g}": _find(data, p, (normalize, red, step))
             for p in SETTINGS.ps for red, step in readings}
-    fig = ri.figure_curves(runs, title=f"Figure 6 under the closest reading and with a 3x larger step ({normalize}, seed 0)")
+    fig = ri.figure_curves(runs, title=f"Figure 6 under the closest reading ({normalize}, seed 0)\nand with a 3x larger step")
     return fig, {"closest_reading": {"normalize": normalize, "reduction": reduction, "lr": lr},
                  "final": {name: {k: v[-1] for k, v in r["curves"].items()} for name, r in runs.items()}}
 
