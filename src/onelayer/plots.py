@@ -33,13 +33,15 @@ __all__ = [
 #: Colours used across the book (colour-blind safe, after Okabe and Ito).
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
 
-#: The widest figure, in inches: at ``savefig.dpi`` it is about the text column (784 px), so a figure is shown
-#: at its own size on a wide screen and halved at most on a 400 px phone.
-MAX_WIDTH = 6.5
+#: The widest figure, in inches. Saved with a tight bounding box (0.1 in of padding a side) it is at most 6.5 in,
+#: about the text column (784 px) at 110 dpi, so a figure is shown at its own size on a wide screen and at about
+#: half on a 400 px phone.
+MAX_WIDTH = 6.3
 
 #: The one font size of every text in a figure, in points. With :data:`MAX_WIDTH` it gives at least 9 px
-#: on screen at the column width of a 1400 px and of a 400 px window (12 pt at 110 dpi is 18 px; a
-#: 6.5 in figure is shown at 368/715 of its size in a 400 px window: 9.4 px). No figure sets a smaller one.
+#: on screen at the column width of a 1400 px and of a 400 px window: a figure shown narrower than its pixels
+#: has text of ``12 / 72 * shown width / saved width in inches`` px, and the 400 px window's column is 352 px wide,
+#: so 12 / 72 * 352 / 6.5 = 9.0 px. No figure sets a smaller one.
 FONT_SIZE = 12
 
 #: Matplotlib rc parameters of the book.
