@@ -37,7 +37,7 @@ class Sweep:
         return getattr(importlib.import_module(module), func)
 
 
-#: Every stored sweep, in the order ``make sweeps`` runs them.
+#: Every stored sweep (``make sweeps`` runs each of them; ``tests/test_cli.py`` checks that none is missing).
 SWEEPS: dict[str, Sweep] = {
     s.name: s
     for s in (
@@ -52,7 +52,8 @@ SWEEPS: dict[str, Sweep] = {
         Sweep("walks-qa-seeds", "onelayer.walks.qa_seeds:main", "walks/data/qa_seeds.json",
               "Walks, Section 6: both question-answering tasks over 40 seeds, every bias placement and normalisation", 6),
         Sweep("trees-backward-seeds", "onelayer.trees.backward.seeds:main", "trees/data/backward_seeds.json",
-              "Trees I: backward SGD over 20 seeds (one-hot) and 20 embedding draws (Gaussian), tested on 1,024 random trees", 6),
+              "Trees I: backward SGD over 20 seeds (one-hot) and 20 embedding draws (Gaussian), tested on 1,024 random trees, "
+              "with the test loss, the margin and its bound at every checkpoint", 6),
         Sweep("trees-backward-beyond", "onelayer.trees.beyond:main", "trees/data/backward_beyond.json",
               "Trees I: the backward model past the assumptions over 20 seeds (one-hot) and 20 embedding draws (Gaussian)", 2),
         Sweep("walks-seed-rates", "onelayer.walks.seed_rates:main", "walks/data/seed_rates.json",
