@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import torch
 
-from benchmarks.harness import make_row, peak_rss_mb, time_call
+from benchmarks.harness import compare
 
 __all__ = ["run", "FULL", "QUICK"]
 
@@ -46,15 +46,8 @@ def _row(model: str, cfg: dict, quick: bool) -> dict:
     repeat = 1 if quick else 2
     config = (f"{cfg['seeds']} seeds, {model}, m={cfg['m']} S={cfg['S']}, batch {cfg['batch_size']}, lr {cfg['lr']}, "
               f"sum loss, {cfg['steps']} GD steps, float64")
-    return make_row(
-        f"trees forward sweep: {cfg['seeds']} seeds batched vs separate, {model}",
-        config,
-        ours_s=time_call(batched, repeat=repeat, warmup=0).best_s / cfg["steps"],
-        reference_s=time_call(separate, repeat=repeat, warmup=0).best_s / cfg["steps"],
-        ours_peak_mb=peak_rss_mb(batched),
-        reference_peak_mb=peak_rss_mb(separate),
-        max_abs_diff=diff,
-    )
+    return compare(f"trees forward sweep: {cfg['seeds']} seeds batched vs separate, {model}", config, batched, separate,
+                   steps=cfg["steps"], repeat=repeat, warmup=0, max_abs_diff=diff)
 
 
 def run(quick: bool = False) -> list[dict]:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from benchmarks.harness import make_row, peak_rss_mb, time_call
+from benchmarks.harness import compare
 
 __all__ = ["run", "FULL", "QUICK"]
 
@@ -35,15 +35,7 @@ LR = 1.0
 
 def _row(name: str, config: str, ours, reference, *, steps: int, quick: bool, diff: float) -> dict:
     """Time and measure both sides (the reference has already run once, which warms it up)."""
-    repeat, warmup = (1, 0) if quick else (2, 0)
-    return make_row(
-        name, config,
-        ours_s=time_call(ours, repeat=repeat, warmup=warmup).best_s / steps,
-        reference_s=time_call(reference, repeat=repeat, warmup=0).best_s / steps,
-        ours_peak_mb=peak_rss_mb(ours),
-        reference_peak_mb=peak_rss_mb(reference),
-        max_abs_diff=diff,
-    )
+    return compare(name, config, ours, reference, steps=steps, repeat=1 if quick else 2, warmup=0, max_abs_diff=diff)
 
 
 def run(quick: bool = False) -> list[dict]:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import torch
 
-from benchmarks.harness import make_row, peak_rss_mb, time_call
+from benchmarks.harness import compare
 from onelayer.walks.data import walk_data
 from onelayer.walks.model import WalkTransformer
 from onelayer.walks.batched import BatchedData, train_batched
@@ -60,15 +60,7 @@ def _row(cfg: dict, quick: bool, label: str) -> dict:
     repeat = 1 if quick else 2
     config = (f"{B} data seeds, K={cfg['K']} N={cfg['N']} M={cfg['M']}, {cfg['n']} walks, p={cfg['p']}, "
               f"{steps} GD steps from zero, float64")
-    return make_row(
-        label,
-        config,
-        ours_s=time_call(batched, repeat=repeat, warmup=0).best_s / steps,
-        reference_s=time_call(separate, repeat=repeat, warmup=0).best_s / steps,
-        ours_peak_mb=peak_rss_mb(batched),
-        reference_peak_mb=peak_rss_mb(separate),
-        max_abs_diff=diff,
-    )
+    return compare(label, config, batched, separate, steps=steps, repeat=repeat, warmup=0, max_abs_diff=diff)
 
 
 def run(quick: bool = False) -> list[dict]:
