@@ -42,6 +42,17 @@ def test_json_round_trip_with_version_and_kind(tmp_path):
         store.read_json(path, kind="other")
 
 
+def test_non_finite_floats_round_trip_through_their_strings(tmp_path):
+    content = {"runs": [{"step": float("nan"), "top": float("inf")}, {"step": 3.0, "low": float("-inf")}],
+               "name": "nan-free text", "note": "inf"}
+    path = store.write_json(tmp_path / "x.json", content, kind="test-kind")
+    back = store.from_jsonable(store.read_json(path, kind="test-kind"))
+    assert np.isnan(back["runs"][0]["step"]) and back["runs"][0]["top"] == float("inf")
+    assert back["runs"][1] == {"step": 3.0, "low": float("-inf")}
+    # the three reserved strings come back as floats, any other string is left alone
+    assert back["name"] == "nan-free text" and back["note"] == float("inf")
+
+
 def test_json_without_version_is_refused(tmp_path):
     path = tmp_path / "old.json"
     path.write_text(json.dumps({"runs": []}))

@@ -92,13 +92,17 @@ def test_figure45_seeds_members_equal_separate_rows(positions):
 
 
 def test_figure45_rates_count_the_reproduced_samples():
-    rows = [{"positions": "sin", "norm": 40.0, "norm2": 40.0, "fig4_reproduced": i < 3, "fig5_reproduced": True,
-             "both": i < 3} for i in range(10)]
-    rows += [{"positions": "exact", "norm": 40.0, "norm2": 40.0, "fig4_reproduced": False, "fig5_reproduced": True,
-              "both": False}] * 4
-    sin, exact = sensitivity.figure45_rates(rows)
+    rows = [{"positions": "sin", "relative_gram_error": 2e-12, "norm": 40.0, "norm2": 40.0 + 1e-10 * i,
+             "fig4_reproduced": i < 3, "fig5_reproduced": True, "both": i < 3} for i in range(10)]
+    rows += [{"positions": "exact", "relative_gram_error": 0.0, "norm": 40.0, "norm2": 40.0, "fig4_reproduced": False,
+              "fig5_reproduced": True, "both": False}] * 4
+    rows += [{"positions": "exact", "relative_gram_error": 1e-9, "norm": 40.0, "norm2": 40.0, "fig4_reproduced": True,
+              "fig5_reproduced": False, "both": False}] * 2
+    sin, exact, exact9 = sensitivity.figure45_rates(rows)
+    # one group per setting, however much the measured norm2 moves
     assert (sin["positions"], sin["samples"], sin["fig4_rate"].k, sin["fig5_rate"].k, sin["both_rate"].k) == ("sin", 10, 3, 10, 3)
     assert sin["fig4"].startswith("3/10 = 0.30 [") and exact["fig4_rate"].k == 0 and exact["fig5"].startswith("4/4")
+    assert (exact9["gram_error"], exact9["samples"], exact9["fig4_rate"].k, exact9["fig5_rate"].k) == (1e-9, 2, 2, 0)
     with pytest.raises(ValueError, match="rows"):
         sensitivity.figure45_rates([])
 

@@ -13,7 +13,8 @@ table) starts with one comment line ``# schema_version: 1, kind: NAME`` and then
 a header row; ``pandas.read_csv(path, comment="#")`` reads it.
 
 :func:`to_jsonable` turns NumPy and torch scalars and arrays into plain Python
-and non-finite floats into the strings ``"nan"``, ``"inf"``, ``"-inf"``.
+and non-finite floats into the strings ``"nan"``, ``"inf"``, ``"-inf"``; :func:`from_jsonable` turns those strings
+back into floats.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["SCHEMA_VERSION", "SchemaError", "to_jsonable", "write_json", "read_json", "write_csv", "read_csv"]
+__all__ = ["SCHEMA_VERSION", "SchemaError", "to_jsonable", "from_jsonable", "write_json", "read_json", "write_csv", "read_csv"]
 
 #: Version of the layout of every file written through this module.
 SCHEMA_VERSION = 1
@@ -54,6 +55,18 @@ def to_jsonable(value):
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     raise TypeError(f"cannot store a {type(value).__name__} in a JSON file: {value!r}")
+
+
+def from_jsonable(value):
+    """``value`` (read from a JSON file) with the strings ``"nan"``, ``"inf"``, ``"-inf"`` that :func:`to_jsonable`
+    wrote turned back into floats, inside any nesting of dicts and lists; every other value unchanged."""
+    if isinstance(value, str) and value in ("nan", "inf", "-inf"):
+        return float(value)
+    if isinstance(value, dict):
+        return {k: from_jsonable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [from_jsonable(v) for v in value]
+    return value
 
 
 def _check_kind(kind) -> str:

@@ -59,6 +59,9 @@ SWEEPS: dict[str, Sweep] = {
         Sweep("walks-seed-rates", "onelayer.walks.seed_rates:main", "walks/data/seed_rates.json",
               "Walks, Theorems 3.1 and 4.1: V(1) columns, the edge near p=1, Figures 4/5 and the direction of V over "
               "many training samples", 10),
+        Sweep("walks-figure45-gram-errors", "onelayer.walks.gram_errors:main", "walks/data/figure45_gram_errors.json",
+              "Walks, Theorem 4.1: Figures 4/5 over 40 training samples per size of the seeded Gram error, positional "
+              "reading and norm", 8),
         Sweep("trees-forward-training-seeds", "onelayer.trees.forward.seeded_training:main",
               "trees/data/forward_training_seeds.json",
               "Trees II, Theorem 5: the two-head run and the learned-value-map split over 20 seeds each", 12),

@@ -249,3 +249,24 @@ def perturbation_figure(result: dict):
     ax.set_ylabel("escape step (spread > 1)")
     ax.legend()
     return fig
+
+
+def rate_by_level_figure(levels: list[str], series: dict, panels: dict, *, xlabel: str):
+    """Shares of samples with their 95% intervals against a categorical level, one panel per entry of ``panels``
+    (title -> key of the rates) and one line per entry of ``series`` (label -> one dict per level holding
+    :class:`onelayer.rates.Rate` values under the panels' keys)."""
+    fig, axes = new_figure(len(panels), width=10.0, height=3.6)
+    axes = np.atleast_1d(axes)
+    x = np.arange(len(levels))
+    for ax, (title, key) in zip(axes, panels.items()):
+        for i, (label, per_level) in enumerate(series.items()):
+            rates = [r[key] for r in per_level]
+            mid = np.array([r.value for r in rates])
+            err = [mid - np.array([r.low for r in rates]), np.array([r.high for r in rates]) - mid]
+            ax.errorbar(x + 0.06 * (i - (len(series) - 1) / 2), mid, yerr=err, marker="o", capsize=3,
+                        color=PALETTE[i % len(PALETTE)], label=label)
+        ax.set_xticks(x, levels)
+        ax.set_ylim(-0.05, 1.05)
+        _label(ax, xlabel, "share of samples", title)
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=min(len(series), 3))
+    return fig

@@ -67,24 +67,68 @@ def test_escape_quick_larger_errors_escape_sooner():
 def test_verdicts_follow_from_their_measurements(monkeypatch):
     rows = chapter.verdict_rows()
     assert all(set(r) == KEYS and r["chapter"] == "theorem41" for r in rows)
-    sym, sin, exact = rows
+    sym, sin, exact, errors = rows
     assert "spread < 1e-12" in sym["measurement"] and sym["verdict"] == "holds exactly"
     assert "deterministic: no sampling" in sym["settings"]  # the one row without a rate says why
     assert sin["verdict"].startswith("fails: at every norm tried") and "2*10^-12" in sin["reading"]
     assert "|p|^2=40: Fig. 4 7/40 = 0.17 [0.09, 0.32]" in sin["measurement"]
     assert exact["verdict"].startswith("depends on the norm: both in most samples only at |p|^2 in {M/8 = 125, M/2 = 500}")
     assert "Figure 5 holds at every norm" in exact["verdict"] and "40 training samples" in exact["settings"]
+    assert errors["verdict"].startswith("depends on the error: both figures in most samples only at error 0; from 1*10^-15")
+    assert "error 0: both in most samples at |p|^2 in {M/8 = 125, M/2 = 500}" in errors["measurement"]
     # a run that left the symmetric state (accuracy above 1/K) must turn the first verdict
     broken = [dict(r, max_accuracy=1.0) for r in chapter.symmetry_rows()]
     monkeypatch.setattr(chapter, "symmetry_rows", lambda quick=False: broken)
     assert chapter.verdict_rows()[0]["verdict"] == "fails"
 
 
+def _rows(reading, counts, n=40, error=0.0):
+    """Sweep rows of one reading and Gram error from ``{norm: (fig4, fig5, both)}`` counts out of ``n``."""
+    return [{"positions": reading, "relative_gram_error": error, "norm": norm, "norm2": float(i),
+             "fig4_reproduced": i4 > j, "fig5_reproduced": i5 > j, "both": ib > j}
+            for i, (norm, (i4, i5, ib)) in enumerate(counts.items()) for j in range(n)]
+
+
 def _rates(reading, counts, n=40):
     """Rate rows of one reading from ``{norm: (fig4, fig5, both)}`` counts out of ``n``."""
-    rows = [{"positions": reading, "norm": norm, "norm2": float(i), "fig4_reproduced": i4 > j, "fig5_reproduced": i5 > j,
-             "both": ib > j} for i, (norm, (i4, i5, ib)) in enumerate(counts.items()) for j in range(n)]
-    return chapter.figure45_rate_rows(rows)
+    return chapter.figure45_rate_rows(_rows(reading, counts, n))
+
+
+def test_gram_error_verdict_follows_the_intervals():
+    zero = {40.0: (7, 40, 7), "M/2": (40, 40, 40)}
+    broken = {40.0: (7, 37, 6), "M/2": (40, 0, 0)}
+    rows = _rows("exact", zero) + _rows("exact", broken, error=1e-12) + _rows("sin", broken, error=1e-12)
+    row = chapter.gram_error_verdict(chapter.gram_error_rate_rows(rows))
+    assert row["verdict"] == ("depends on the error: both figures in most samples only at error 0; from 1*10^-12 on "
+                              "Figure 5 fails at the norms where Figure 4 holds")
+    assert "sinusoidal ones give the same counts" in row["reading"]
+    assert "error 1*10^-12: both at best in 6/40" in row["measurement"] and "M/2 = 500}" in row["measurement"]
+    other = _rows("exact", zero) + _rows("exact", broken, error=1e-12) + _rows("sin", zero, error=1e-12)
+    assert "other counts" in chapter.gram_error_verdict(chapter.gram_error_rate_rows(other))["reading"]
+    every = _rows("exact", zero) + _rows("exact", zero, error=1e-12)
+    assert chapter.gram_error_verdict(chapter.gram_error_rate_rows(every))["verdict"] == "holds at every error size tried"
+    with pytest.raises(ValueError, match="rates"):
+        chapter.gram_error_verdict(chapter.gram_error_rate_rows(_rows("sin", zero, error=1e-12)))
+
+
+def test_the_stored_gram_error_sweep_agrees_with_a_recomputation():
+    from onelayer.walks import sensitivity
+
+    rows = {(r["positions"], r["relative_gram_error"], r["norm"], r["seed"]): r for r in chapter.gram_error_sweep()["rows"]}
+    assert len(rows) == 2 * 4 * 5 * 40
+    for r in sensitivity.figure45_seeds("M/16", positions="exact", seeds=[3], relative_gram_error=1e-15):
+        stored = rows[("exact", 1e-15, "M/16", 3)]
+        for key in ("fig4_reproduced", "fig5_reproduced", "both", "fig4_T0", "fig5_escape_step"):
+            assert stored[key] == r[key]  # exact: booleans and step counts
+        assert stored["fig5_max_spread"] == pytest.approx(r["fig5_max_spread"], rel=1e-6)  # tol: summation order
+
+
+def test_the_gram_error_figure_reads_both_sweeps():
+    _, numbers = chapter.figure45_gram_errors(quick=True)
+    table = {(r["positions"], r["gram_error"], r["norm"]): r for r in numbers["table"]}
+    assert table[("exact", "0", "M/2")]["both"].startswith("40/40")  # the seed sweep's error-free runs
+    assert table[("exact", "1*10^-15", "M/2")]["fig5"].startswith("0/40")
+    assert numbers["same_counts_both_readings"] is True
 
 
 def test_figure45_verdict_follows_the_intervals():

@@ -18,12 +18,13 @@ import numpy as np
 from ...formatting import near_zero_text, number_text
 from ...registry import register
 from ...scrubber import frame_numbers, scrub
-from ...walks import experiment, figures, seed_rates, sensitivity as sens, theorem41, theory
+from ...walks import experiment, figures, gram_errors, seed_rates, sensitivity as sens, theorem41, theory
 from ...walks.data import walk_population
 
 __all__ = ["Settings", "SETTINGS", "token_averages", "lemma_d1", "symmetry_rows", "symmetry_table", "fig5_runs",
            "fig5", "fig5_sin_positions", "escape_player", "escape_frames", "sensitivity_rows", "sensitivity_exact_rows",
-           "sensitivity", "seed_sweep", "figure45_rate_rows", "figure45_rates", "figure45_verdict", "roundoff_machine", "roundoff_escape", "perturbation_escape", "fig9_runs", "fig9", "verdict_rows"]
+           "sensitivity", "seed_sweep", "figure45_rate_rows", "figure45_rates", "figure45_verdict", "gram_error_sweep", "gram_error_rate_rows",
+           "figure45_gram_errors", "gram_error_verdict", "roundoff_machine", "roundoff_escape", "perturbation_escape", "fig9_runs", "fig9", "verdict_rows"]
 
 
 @dataclass(frozen=True)
@@ -261,6 +262,64 @@ def figure45_rates(quick: bool = False):
     return None, {"source": seed_rates.STORED, "table": table}
 
 
+@lru_cache(maxsize=None)
+def gram_error_sweep() -> dict:
+    """The stored sweep :mod:`onelayer.walks.gram_errors` (``python -m onelayer sweep walks-figure45-gram-errors``);
+    cached."""
+    return gram_errors.load()
+
+
+def gram_error_rate_rows(rows: list[dict] | None = None) -> list[dict]:
+    """:func:`onelayer.walks.sensitivity.figure45_rates` over the seeded Gram error's size: the stored error sweep
+    plus the exactly orthogonal runs without error of the seed sweep (error 0), sinusoidal positions first."""
+    if rows is None:
+        rows = gram_error_sweep()["rows"] + [r for r in seed_sweep()["figure45"] if r["relative_gram_error"] == 0.0]
+    return sens.figure45_rates(rows)
+
+
+def _error_name(error: float) -> str:
+    return "0" if error == 0 else _power(error)
+
+
+def _error_tick(error: float) -> str:
+    """``0``, ``10^-15`` or ``2*10^-12`` as a figure's tick label (mathtext)."""
+    if error == 0:
+        return "0"
+    mantissa, exponent = f"{error:.0e}".split("e")
+    return (f"${mantissa}\\cdot" if mantissa != "1" else "$") + f"10^{{{int(exponent)}}}$"
+
+
+def _same_counts(rates: list[dict]) -> bool:
+    """Whether both positional readings give the same counts at every (error, norm) they share."""
+    by = {(r["positions"], r["gram_error"], str(r["norm"])): tuple(r[f"{k}_rate"].k for k in ("fig4", "fig5", "both"))
+          for r in rates}
+    shared = [(e, n) for (pos, e, n) in by if pos == "sin" and ("exact", e, n) in by]
+    return bool(shared) and all(by[("sin", e, n)] == by[("exact", e, n)] for e, n in shared)
+
+
+@register("walks-figure45-gram-errors", "Theorem 4.1: share of 40 training samples that reproduce Figure 5 and "
+                                        "both figures against the size of the seeded Gram error, one line per "
+                                        "squared norm of the exactly orthogonal positions, with 95% intervals")
+def figure45_gram_errors(quick: bool = False):
+    """(a) Figure 5 and (b) both figures against the relative Gram error (0 and the stored sizes), one line per
+    squared norm, for exactly orthogonal positions; the numbers hold every reading's rates and whether the sinusoidal
+    reading gives the same counts (quick mode reads the same stored files)."""
+    rates = gram_error_rate_rows()
+    exact = [r for r in rates if r["positions"] == "exact"]
+    errors = sorted({r["gram_error"] for r in exact})
+    series = {}
+    for norm in dict.fromkeys(str(r["norm"]) for r in exact):  # in the rates' order: by squared norm
+        sub = {r["gram_error"]: r for r in exact if str(r["norm"]) == norm}
+        series[f"|p|^2 = {_norm_name(sub[errors[0]]['norm'])}"] = [sub[e] for e in errors]
+    fig = figures.rate_by_level_figure([_error_tick(e) for e in errors], series,
+                                       {"(a) Figure 5 reproduced": "fig5_rate", "(b) both figures": "both_rate"},
+                                       xlabel="relative Gram error")
+    table = [{"positions": r["positions"], "gram_error": _error_name(r["gram_error"]), "norm": str(r["norm"]),
+              "fig4": r["fig4"], "fig5": r["fig5"], "both": r["both"]} for r in rates]
+    return fig, {"sources": [gram_errors.STORED, seed_rates.STORED], "same_counts_both_readings": _same_counts(rates),
+                 "table": table}
+
+
 # -- round-off and perturbations -----------------------------------------------------------------------------------------
 
 def _escape_rows(escape: dict, *, spread: bool = False) -> list[dict]:
@@ -370,6 +429,50 @@ def figure45_verdict(reading: str, rates: list[dict] | None = None) -> dict:
     }
 
 
+def gram_error_verdict(rates: list[dict] | None = None) -> dict:
+    """The verdict row on Figures 4 and 5 together against the size of the seeded Gram error, from
+    :func:`gram_error_rate_rows`: an error size reproduces both where the interval of the share of samples that
+    reproduce both lies above 1/2 at some norm."""
+    rates = gram_error_rate_rows() if rates is None else rates
+    exact = [r for r in rates if r["positions"] == "exact"]
+    if not exact:
+        raise ValueError("rates must hold rows of exactly orthogonal positions")
+    errors = sorted({r["gram_error"] for r in exact})
+    parts, good = [], []
+    for e in errors:
+        sub = [r for r in exact if r["gram_error"] == e]
+        most = [_norm_name(r["norm"]) for r in sub if r["both_rate"].low > 0.5]
+        best = max(sub, key=lambda r: r["both_rate"].k)
+        no5 = [_norm_name(r["norm"]) for r in sub if r["fig5_rate"].high < 0.5]
+        good += [e] if most else []
+        parts.append(f"error {_error_name(e)}: both " + (f"in most samples at |p|^2 in {{{', '.join(most)}}}" if most else
+                     f"at best in {best['both']} (|p|^2 = {_norm_name(best['norm'])})")
+                     + (f", Figure 5 in a minority at |p|^2 in {{{', '.join(no5)}}}" if no5 else ", Figure 5 at every norm"))
+    if len(good) == len(errors):
+        verdict = "holds at every error size tried"
+    elif good:
+        verdict = (f"depends on the error: both figures in most samples only at error {', '.join(map(_error_name, good))}; "
+                   f"from {_error_name(min(e for e in errors if e not in good))} on Figure 5 fails at the norms where "
+                   "Figure 4 holds")
+    else:
+        verdict = "fails at every error size tried"
+    same = _same_counts(rates)
+    samples = sorted({r["samples"] for r in rates})
+    return {
+        "claim": "Figures 4 and 5 together (zero init, 50 steps: p=1/2 learned, p=1 stays at 1/6)", "source": "[paper]",
+        "reading": ("the size of the seeded relative Gram error that stands in for round-off [ours], exactly orthogonal "
+                    "positions (sinusoidal ones give " + ("the same counts" if same else "other counts") +
+                    " at every error size and norm both were run at); criteria as in the rows above [ours]"),
+        "settings": (f"K=6, N=97, M=1000, 1000 training and 1000 test walks per sample, float64, "
+                     f"{'/'.join(map(str, samples))} training samples (data seeds) per cell, errors "
+                     f"{', '.join(map(_error_name, errors))}, |p_i|^2 in "
+                     f"{{{', '.join(dict.fromkeys(_norm_name(r['norm']) for r in exact))}}}"),
+        "measurement": "; ".join(parts),
+        "verdict": verdict,
+        "chapter": "theorem41",
+    }
+
+
 def verdict_rows() -> list[dict]:
     """The chapter's verdicts: the exact symmetric state (Theorem 4.1), and Figures 4 and 5 together, one row per
     positional reading, as rates over training samples."""
@@ -393,4 +496,5 @@ def verdict_rows() -> list[dict]:
     })
     for reading in ("sin", "exact"):
         rows.append(figure45_verdict(reading))
+    rows.append(gram_error_verdict())
     return rows
