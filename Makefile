@@ -188,6 +188,8 @@ sweeps: $(STAMP)
 	$(PY) -m onelayer sweep trees-forward-limits --part sweep --only two_head:5 --budget 8000
 	$(PY) -m onelayer sweep walks-scaling
 	$(PY) -m onelayer sweep walks-seed-rates
+	$(PY) -m onelayer sweep walks-variations-seeds
+	$(PY) -m onelayer sweep walks-direction-slopes
 	$(PY) -m onelayer sweep trees-scaling
 	$(PY) -m onelayer sweep trees-forward-seeds --jobs 2
 	$(PY) -m onelayer sweep trees-forward-layouts
