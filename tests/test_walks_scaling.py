@@ -50,6 +50,26 @@ def test_quick_study_rows(quick_study):
             assert r["log_odds_needed"] == pytest.approx(math.log(0.99 * (r["N"] - 1) / 0.01))
 
 
+def test_per_seed_steps_and_lags_agree_with_the_summary(quick_study):
+    for rows in quick_study.values():
+        for r in rows:
+            for q in ("T_parent", "T_optimal"):
+                per_seed = np.asarray(r[f"{q}_seeds"], dtype=float)
+                done = per_seed[np.isfinite(per_seed)]
+                assert per_seed.size == r["seeds"] and done.size == r[f"{q}_converged"]
+                if done.size:
+                    assert (done.min(), done.max()) == (r[f"{q}_min"], r[f"{q}_max"])  # exact: integer steps
+            assert len(r["top_lag_seeds"]) == r["seeds"] and all(1 <= lag <= r["N"] - 1 for lag in r["top_lag_seeds"])
+            # a run whose attention passed 0.99 on the parent and stayed there attends to lag 1 at the end
+            assert all(lag == 1 for T, lag in zip(r["T_parent_seeds"], r["top_lag_seeds"]) if np.isfinite(T))
+
+
+def test_a_seed_that_locks_onto_lag_two_is_reported():
+    """Along the curve at N = 193 (M = 2682), seed 11 of the scaling chapter settles on x_(N-2) (measured)."""
+    row = sc.measure([(193, 2682)], seeds=(11, 0), timing_steps=0)[0]
+    assert row["top_lag_seeds"] == [2, 1] and math.isnan(row["T_optimal_seeds"][0]) and row["T_optimal_seeds"][1] == 3
+
+
 def test_paper_size_converges_in_two_and_three_steps_and_small_M_is_slower():
     """Theorem 3.1 at the paper's size (N = 97, M = 1000), and the slowdown at M = 100 (measured: 5-8 steps)."""
     rows = sc.measure([(97, 1000), (97, 100)], seeds=(0, 1, 2), n_test=300, timing_steps=0)

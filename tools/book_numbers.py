@@ -56,7 +56,7 @@ NOT_REGENERATED: dict[str, str] = {
     "trees-forward-roles": "shares the 6.7 s training run of trees-forward-accuracy-by-type",
     "trees-forward-rescaling": "shares the 6.7 s training run of trees-forward-accuracy-by-type",
     "walks-fig10": _SLOW.format(s=4.2, when=_MEASURED),
-    "walks-scaling": _SLOW.format(s=4.2, when=_MEASURED),
+    "walks-scaling": _SLOW.format(s=9, when=_SCRUB_MEASURED) + " (20 seeds per size)",
     "trees-h-entries": _SLOW.format(s=4.1, when=_MEASURED),
     "trees-loss-rate": _SLOW.format(s=4.1, when=_MEASURED),
     "trees-generalization": _SLOW.format(s=3.6, when=_MEASURED),

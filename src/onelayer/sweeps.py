@@ -75,6 +75,11 @@ SWEEPS: dict[str, Sweep] = {
               "Trees II: Theorem 8, no chain of thought and no turning token over 20 seeds each", 20),
         Sweep("trees-forward-beyond", "onelayer.trees.beyond:forward_main", "trees/data/forward_beyond.json",
               "Trees II: the forward model past the assumptions over 20 Gaussian embedding draws", 10),
+        Sweep("walks-variations-seeds", "onelayer.walks.variations.seeds:main", "walks/data/variations_seeds.json",
+              "Walks, variations: the 1/sqrt(d) logit scale and the parent at lag 2 over 20 seeds per p", 1),
+        Sweep("walks-direction-slopes", "onelayer.walks.direction_slopes:main", "walks/data/direction_slopes.json",
+              "Walks, Theorem 3.1 item 3: the rate at which V's direction reaches the sample's own target, "
+              "over 40 training samples", 2),
         Sweep("walks-scaling", "onelayer.walks.scaling.stored:main", "walks/data/scaling.json",
               "Walks: steps to converge and time per step against N and M", 6),
         Sweep("trees-scaling", "onelayer.trees.scaling.stored:main", "trees/data/scaling.json",

@@ -24,6 +24,10 @@ Measured (``p = 0.7``, seed 0, 300 steps, ``eta = 1``): log-loss best power 0.45
 clockwise ones, distances 0.64 and 0.60. All three losses give optimal predictions. Remainder at
 ``p = 0.7`` over 1000 steps: ``||V - beta* Pi^T||_F`` from 1.4 to 8.7, log-log slope 0.41 over the
 second half (0.18 at ``p = 1/2``, where only the sample's deviation from ``Pi`` drives it).
+
+:func:`target_slopes` measures Theorem 3.1 item 3's rate seed by seed: the log-log slope of the distance of ``V``'s
+direction to the training sample's own square-root target (:func:`onelayer.walks.theory.empirical_target`), ``-1/2``
+for a ``T^(-1/2)`` rate.
 """
 
 from __future__ import annotations
@@ -39,7 +43,8 @@ from . import ring, theory
 from .experiment import setup_experiment
 from .model import WalkTransformer
 
-__all__ = ["best_power", "residual_to_line", "direction_by_loss", "lemma_c7_remainder", "direction_samples", "POWERS"]
+__all__ = ["best_power", "residual_to_line", "direction_by_loss", "lemma_c7_remainder", "direction_samples",
+           "target_slopes", "POWERS"]
 
 #: Exponents ``a`` of the candidate directions ``(Pi^T)^a`` (entrywise).
 POWERS = tuple(np.round(np.arange(0.1, 2.01, 0.05), 2))
@@ -183,4 +188,47 @@ def direction_samples(p: float = 0.7, *, seeds=tuple(range(20)), loss_names=("lo
                 t = hist.steps[keep].astype(float)
                 res = [residual_to_line(np.asarray(Vt[b]), PiT)[1] for Vt in np.asarray(hist["V"])[keep]]
                 row.update(residual_first=float(res[0]), residual_last=float(res[-1]), slope=_second_half_slope(t, res))
+    return rows
+
+
+def target_slopes(p: float = 0.7, *, seeds=tuple(range(20)), steps: int = 1000, n_records: int = 40,
+                  from_record: int = 10, lr: float = 1.0, K: int = 6, N: int = 97, M: int = 1000,
+                  n_train: int = 1000) -> list[dict]:
+    """Log-loss GD from zero on many training samples (trained together); per sample the log-log slope of the distance
+    of ``V``'s direction to the sample's own target ``sqrt(C^T)`` (:func:`onelayer.walks.theory.empirical_target`).
+
+    ``V`` is recorded at the log-spaced steps of :func:`onelayer.walks.experiment.direction_run` (``n_records`` of
+    them up to ``steps``; step 0 left out), and the slope is fitted from record ``from_record`` on, as the theorem
+    chapter fits its one-sample run (seed 0 is that run's sample).
+
+    Returns
+    -------
+    list of dict
+        One row per seed: ``seed``, ``slope``, ``from_step`` (the first fitted step), ``d_first`` and ``d_last`` (the
+        distance at step 1 and at ``steps``) and ``d_sqrt_last`` (the distance to the population's ``sqrt(Pi^T)`` at
+        ``steps``).
+    """
+    p = check_probability("p", p, open_low=True, open_high=True)
+    steps = check_int("steps", steps, low=4)
+    n_records = check_int("n_records", n_records, low=4)
+    from_record = check_int("from_record", from_record, low=0)
+    seeds = [check_int(f"seeds[{i}]", v, low=0) for i, v in enumerate(batched.member_values("seeds", seeds))]
+    record_at = np.unique(np.round(np.logspace(0, math.log10(steps), n_records)).astype(int)).tolist()
+    if len(record_at) < from_record + 2:
+        raise ValueError(f"from_record must leave at least two of the {len(record_at)} recorded steps, got {from_record}")
+    train = batched.walk_batched_data(K, N, n_train, ps=p, seeds=seeds)
+    model = WalkTransformer(K=K, N=N, M=M)
+    hist = batched.train_batched(model, train, steps=steps, lr=lr, record_at=record_at,
+                                 record={"V": lambda prm: prm["V"].clone()})
+    keep = hist.steps >= 1
+    t = hist.steps[keep].astype(float)
+    Vs = np.asarray(hist["V"])[keep]  # (T, B, K, K)
+    sqrt_PiT = np.sqrt(ring.transition_matrix(K, p).T)
+    rows = []
+    for b, seed in enumerate(seeds):
+        target = theory.empirical_target(train.member(b))
+        d = np.array([theory.direction_distance(V[b], target) for V in Vs])
+        rows.append({"seed": seed, "slope": float(np.polyfit(np.log(t[from_record:]), np.log(d[from_record:]), 1)[0]),
+                     "from_step": int(t[from_record]), "d_first": float(d[0]), "d_last": float(d[-1]),
+                     "d_sqrt_last": theory.direction_distance(Vs[-1][b], sqrt_PiT)})
     return rows

@@ -114,6 +114,10 @@ def test_verdicts_follow_from_their_measurements(monkeypatch):
     item3, c7 = verdicts["Theorem 3.1 item 3"], verdicts["Lemma C.7"]
     assert "closer to sqrt(Pi^T) than to Pi^T in 40/40" in item3["measurement"] and "40 training samples" in item3["settings"]
     assert "above 0.1 in 40/40" in c7["measurement"] and c7["verdict"].startswith("the remainder grows in all samples")
+    sr = chapter.slope_rates()
+    assert sr["samples"] == 40 and "one seed" not in item3["measurement"]
+    assert f"log-log slope {chapter.mean_text(sr['slope'])} (mean, 95% t interval) from step 14" in item3["measurement"]
+    assert item3["verdict"].endswith("the T^(-1/2) rate holds toward the sample's own sqrt target")
     assert all("one seed" not in r["measurement"] or "one seed:" in r["measurement"] for r in rows)  # labelled illustrations only
     # a population V(1) that is not circulant would make the first verdict fail
     bad = [dict(r, V1_circulant=False) for r in chapter.lemma_c1_rows()]
@@ -221,3 +225,21 @@ def test_the_steps_player_keeps_one_colour_scale_and_marks_the_step():
         assert any(np.allclose(line.get_xdata(), step) for line in fig.axes[0].lines)  # the current-step marker
         plt.close(fig)
     assert len(set(limits)) == 1  # exact: the same two floats passed to every frame
+
+
+def test_slope_rates_over_the_samples():
+    rows = [{"seed": s, "slope": -0.5 + 0.01 * (s % 5 - 2), "from_step": 14} for s in range(20)]
+    rows.append({"seed": 20, "slope": -0.3, "from_step": 14})
+    sr = chapter.slope_rates(rows)
+    assert (sr["samples"], sr["from_step"], sr["near_half"].k, sr["highest"]) == (21, 14, 20, -0.3)
+    assert sr["slope"][1] < sr["slope"][0] < sr["slope"][2]
+    with pytest.raises(ValueError, match="rows"):
+        chapter.slope_rates(rows[:1])
+
+
+def test_the_stored_slopes_contain_the_chapters_one_sample_run():
+    """Seed 0 of the stored sweep is the sample of the chapter's p = 0.7 direction run: the same fitted slope."""
+    slope, from_step = chapter.direction_slope()
+    first = chapter.slope_sweep()["samples"][0]
+    assert first["seed"] == 0 and first["from_step"] == from_step
+    assert first["slope"] == pytest.approx(slope, rel=1e-9)  # tol: batched and separate runs differ by round-off

@@ -55,11 +55,16 @@ def test_verdict_rows_have_the_keys_and_follow_from_the_measurements(rows):
     assert all(set(r) == KEYS and r["chapter"] == "variations" for r in rows)
     assert _row(rows, "a residual")["verdict"] == "holds exactly"
     scale = _row(rows, "1/sqrt(d)")
-    steps = [(int(a), int(b)) for a, b in re.findall(r"(\d+) instead of (\d+)", scale["measurement"])]
-    assert steps and all(a > b for a, b in steps) and scale["verdict"] == "holds in one run per p"
-    assert "one seed per p" in scale["settings"]
+    scale_rates = chapter.logit_scale_seed_rates()
+    assert "20 seeds per p" in scale["settings"] and all(r["seeds"] >= 20 for r in scale_rates)
+    for r in scale_rates:
+        assert f"slower than scale 1 in {r['slower'].text()}" in scale["measurement"]
+        assert r["same_end"].text() in scale["measurement"]
+    assert scale["verdict"] == chapter.logit_scale_verdict(scale_rates)
     lag = _row(rows, "with a parent at lag 2")
-    assert lag["verdict"] == "holds (formula exact; attention in one run)" and "one seed" in lag["settings"]
+    lag_rates = chapter.lag_seed_rates()
+    assert "20 seeds per p" in lag["settings"] and all(r["selected_2"].text() in lag["measurement"] for r in lag_rates)
+    assert lag["verdict"] == chapter.lag_verdict(lag_rates, True) and lag["verdict"].startswith("formula exact")
     assert "one run" in _row(rows, "a residual")["settings"] and "one run" in _row(rows, "separate W_Q")["settings"]
     nopos = _row(rows, "without positions")
     found = re.findall(r"p=([\d.]+): fitted V \d+/\d+ = ([\d.]+) \[([\d.]+), ([\d.]+)\], bound ([\d.]+)", nopos["measurement"])
@@ -132,3 +137,49 @@ def test_the_bound_table_is_the_dynamic_programme_and_matches_the_enumeration_at
     enumerated = {r["p"]: r["histogram_bayes_N13"] for r in chapter.no_position_capacity()}
     for p in chapter.SETTINGS.bound_ps:
         assert table[p, 13] == pytest.approx(enumerated[p], abs=1e-12)  # tol: two summation orders of 6 * 2^11 terms
+
+
+def test_the_seed_rates_count_the_stored_rows():
+    from onelayer.rates import rate
+
+    rows = [{"p": 0.5, "seed": 0, "T0_one": 3.0, "T0_inv_sqrt_d": 20.0, "optimal_inv_sqrt_d": 1.0, "parent_inv_sqrt_d": 0.995},
+            {"p": 0.5, "seed": 1, "T0_one": 3.0, "T0_inv_sqrt_d": float("nan"), "optimal_inv_sqrt_d": 0.6,
+             "parent_inv_sqrt_d": 0.001},
+            {"p": 0.5, "seed": 2, "T0_one": 5.0, "T0_inv_sqrt_d": 4.0, "optimal_inv_sqrt_d": 1.0, "parent_inv_sqrt_d": 0.999}]
+    (r,) = chapter.logit_scale_seed_rates(rows)
+    # a run never optimal counts as slower; seed 2 is faster with the scale
+    assert (r["slower"].k, r["slower"].n, r["same_end"].k) == (2, 3, 2) and r["other_seeds"] == [1]
+    assert r["T0_scaled"] == "12 (4-20), 1 never" and r["T0_one"] == "3 (3-5)"
+    lag_rows = [{"p": 0.5, "seed": s, "lag": 2, "lag_attention": [0.01, a, 0.9], "top_lag_end": top, "optimal_end": 1.0,
+                 "T0": 3.0} for s, (a, top) in enumerate(((0.995, 2), (0.95, 4)))]
+    (lr,) = chapter.lag_seed_rates(lag_rows)
+    assert (lr["selected_2"].k, lr["on_lag_end"].k, lr["optimal_end"].k, lr["other_lags"]) == (1, 1, 2, [4])
+    every = {"slower": rate(20, 20), "same_end": rate(20, 20)}
+    most = {"slower": rate(20, 20), "same_end": rate(18, 20)}
+    assert chapter.logit_scale_verdict([every, every]) == "holds in every seed"
+    assert chapter.logit_scale_verdict([every, most]) == "holds in most seeds"
+    assert chapter.logit_scale_verdict([every, {"slower": rate(20, 20), "same_end": rate(9, 20)}]).startswith("fails")
+    sel = [{"p": 0.7, "selected_2": rate(20, 20)}, {"p": 0.5, "selected_2": rate(19, 20)}]
+    assert chapter.lag_verdict(sel, True) == ("formula exact; attention on x_(N-2) after step 2 in every seed at p=0.7, "
+                                              "most seeds at p=0.5")
+    assert chapter.lag_verdict(sel, False).startswith("fails")
+
+
+def test_the_stored_sweep_has_the_chapter_settings():
+    meta = chapter.seed_sweep()["meta"]
+    s = chapter.SETTINGS
+    assert meta["quick"] is False and meta["settings"]["seeds"] >= 20
+    assert tuple(meta["settings"]["scale_ps"]) == s.logit_scale_ps and meta["settings"]["scale_steps"] == s.logit_scale_steps
+    assert tuple(meta["settings"]["lag_ps"]) == s.lag_ps and meta["settings"]["lag_steps"] == s.lag_steps
+    _, numbers = chapter.seed_rate_table(quick=True)
+    assert [r["p"] for r in numbers["logit_scale"]] == sorted(s.logit_scale_ps)
+    assert [r["p"] for r in numbers["lag"]] == sorted(s.lag_ps, reverse=True)
+
+
+def test_the_seed_rate_glue_quotes_the_rates():
+    glue = chapter.seed_rate_glue()
+    scale = {r["p"]: r for r in chapter.logit_scale_seed_rates()}
+    assert glue["var_ls_same_05"] == scale[0.5]["same_end"].text() and glue["var_ls_T0_07"] == scale[0.7]["T0_scaled"]
+    assert glue["var_ls_other_05"] == scale[0.5]["same_end"].n - scale[0.5]["same_end"].k
+    assert glue["var_ls_steps"] == chapter.SETTINGS.logit_scale_steps
+    assert {f"var_lag_{k}_{t}" for k in ("sel", "opt", "end") for t in ("05", "07")} <= set(glue)

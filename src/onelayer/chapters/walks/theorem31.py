@@ -4,7 +4,8 @@ The proof's steps at the paper's size: the first GD step against Lemma C.1 (on t
 paper's 1000 sampled walks), the second step's selection of the parent (Lemma C.5) and its log-odds against ``N``,
 the paper's Figures 4 and 8, the steps to Bayes-optimal predictions, the direction of ``V`` (``Pi^T`` or its
 entrywise square root), and the edge of the theorem (``p`` near 1, ``K <= 4``). Claims about one training sample are
-measured as rates over many samples, from the stored sweep :mod:`onelayer.walks.seed_rates`. Every figure and table
+measured as rates over many samples, from the stored sweeps :mod:`onelayer.walks.seed_rates` and
+:mod:`onelayer.walks.direction_slopes`. Every figure and table
 of the chapter is a registered function here; the runs several cells share are cached.
 """
 
@@ -19,13 +20,13 @@ from ...formatting import near_zero_text, number_text
 from ...rates import mean_interval, rate
 from ...registry import register
 from ...scrubber import frame_numbers, scrub
-from ...walks import direction, edge, experiment, figures, first_steps, seed_rates, theory
+from ...walks import direction, direction_slopes, edge, experiment, figures, first_steps, seed_rates, theory
 from ...walks.data import walk_population
 
 __all__ = ["Settings", "SETTINGS", "sample_experiment", "lemma_c1_rows", "lemma_c1", "first_step_by_counting",
            "lemma_c5_rows", "first_steps_rows", "parent_log_odds", "fig4_experiment", "fig4_run", "fig4", "steps_player", "steps_frames",
            "steps_to_optimal", "fig8", "direction_runs", "value_direction", "direction_slope", "DIRECTION_HEADERS", "RATIO_HEADERS", "loss_direction_rows", "lemma_c7",
-           "seed_sweep", "first_step_rates", "direction_rates", "mean_text", "edge_rate_rows", "seed_rate_tables", "edge_verdict", "pooled_edge_rates", "small_ring_verdict", "verdict_rows"]
+           "seed_sweep", "first_step_rates", "direction_rates", "slope_sweep", "slope_rates", "mean_text", "edge_rate_rows", "seed_rate_tables", "edge_verdict", "pooled_edge_rates", "small_ring_verdict", "verdict_rows"]
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,8 @@ class Settings:
     quick_direction_records: int = 8
     #: the record from which the log-log slope of d(V, sample target) is fitted (p = 0.7) [ours]
     slope_from_record: int = 10
+    #: a sample's log-log slope "is -1/2" when within this distance of it (the stored rate over samples, [ours])
+    slope_tol: float = 0.05
     #: steps of the direction-by-loss table [ours]
     loss_direction_steps: int = 300
     #: the edge of the theorem: walk parameters, ring sizes [ours]
@@ -383,6 +386,27 @@ def direction_rates(rows: list[dict] | None = None) -> dict:
             "grows": count(lambda r: r["slope"] > SETTINGS.growth_slope)}
 
 
+@lru_cache(maxsize=None)
+def slope_sweep() -> dict:
+    """The stored sweep :mod:`onelayer.walks.direction_slopes` (``python -m onelayer sweep walks-direction-slopes``)."""
+    return direction_slopes.load()
+
+
+def slope_rates(rows: list[dict] | None = None) -> dict:
+    """Theorem 3.1 item 3's rate over the stored training samples (``p = 0.7``, the paper's size, log-loss): the
+    log-log slope of the distance of ``V``'s direction to each sample's own ``sqrt(C^T)`` target, fitted from the same
+    record as :func:`direction_slope`: ``samples``, ``from_step``, ``slope`` (``(mean, low, high)``, a 95% t
+    interval), ``lowest``/``highest`` (the extreme samples) and ``near_half`` (the :class:`~onelayer.rates.Rate` of
+    samples whose slope lies within ``slope_tol`` of ``-1/2``)."""
+    rows = slope_sweep()["samples"] if rows is None else rows
+    if len(rows) < 2:
+        raise ValueError("rows must hold at least two samples")
+    slopes = [r["slope"] for r in rows]
+    return {"samples": len(rows), "from_step": int(rows[0]["from_step"]), "slope": mean_interval(slopes),
+            "lowest": min(slopes), "highest": max(slopes),
+            "near_half": rate(sum(abs(v + 0.5) <= SETTINGS.slope_tol for v in slopes), len(rows))}
+
+
 def mean_text(interval, digits: int = 3) -> str:
     """``"mean [low, high]"`` of a :func:`onelayer.rates.mean_interval` result, each through
     :func:`onelayer.formatting.number_text`."""
@@ -545,22 +569,26 @@ def verdict_rows() -> list[dict]:
                     if selected.low > 0.5 and fr["optimal_3"].low > 0.5 else "fails at the paper's size"),
         "chapter": "theorem31",
     })
-    slope, from_step = direction_slope()
+    sr = slope_rates()
     closer = dr["log_sqrt_closer"]
+    rate_holds = sr["slope"][1] >= -0.5 - s.slope_tol and sr["slope"][2] <= -0.5 + s.slope_tol
     rows.append({
         "claim": "Theorem 3.1 item 3: V/||V|| -> Pi^T/||Pi^T|| at rate T^(-1/2)", "source": "[paper]",
         "reading": "our reading of a lost display: the Frobenius distance of the normalised matrices [summary]",
         "settings": (f"p=0.7, K=6, N=97, M=1000, {m} training samples (data seeds) of 1000 walks, "
                      f"{swept['direction_steps']} steps, log-loss "
-                     f"(the paper's) and squared loss; best entrywise power (Pi^T)^a; the rate on one sample, "
-                     f"{s.direction_steps} steps"),
+                     f"(the paper's) and squared loss; best entrywise power (Pi^T)^a; the rate over {sr['samples']} "
+                     f"training samples (the same data seeds), {slope_sweep()['meta']['settings']['steps']} steps"),
         "measurement": (f"over {m} training samples: log-loss best power {mean_text(dr['log_power'], 2)}, V closer to "
                         f"sqrt(Pi^T) than to Pi^T in {closer.text()}; squared loss best power "
                         f"{mean_text(dr['squared_power'], 2)}, closer to Pi^T in {dr['squared_Pi_closer'].text()}; "
-                        + (f"one seed: distance to the sample's own sqrt target falls with log-log slope {_f(slope, 2)} "
-                           f"from step {from_step}" if slope is not None else "no rate fitted")),
+                        + f"over {sr['samples']} training samples: distance to the sample's own sqrt target falls "
+                          f"with log-log slope {mean_text(sr['slope'])} (mean, 95% t interval) from step "
+                          f"{sr['from_step']}, within {s.slope_tol:g} of -1/2 in {sr['near_half'].text()}"),
         "verdict": (f"false for p != 1/2 under the log-loss: V points to the entrywise sqrt(Pi^T) in {_share(closer)} "
-                    "samples (same argmax, so accuracy is unaffected); Pi^T only under the squared loss"
+                    "samples (same argmax, so accuracy is unaffected); Pi^T only under the squared loss; "
+                    + ("the T^(-1/2) rate holds toward the sample's own sqrt target" if rate_holds else
+                       "the rate toward the sample's own sqrt target is not T^(-1/2)")
                     if closer.low > 0.5 else "holds under the log-loss" if closer.high < 0.5 else
                     "undecided: the interval of the share of samples closer to sqrt(Pi^T) contains 1/2"),
         "chapter": "theorem31",

@@ -19,13 +19,15 @@ from ...formatting import near_zero_text, number_text
 from ...rates import rate
 from ...registry import register
 from ...walks import chains, experiment, histogram_bound, rebuttal, variations
+from ...walks.variations import seeds as variation_seeds
 from ...walks.model import WalkTransformer
 
 __all__ = ["Settings", "SETTINGS", "residual", "logit_scale", "no_position", "no_position_capacity", "no_position_bound",
            "linear_rates", "lag_result",
            "lag", "lag_rows", "transition_matrix", "chain_result", "chain_first_step", "chain", "doubly_stochastic",
            "lag_table", "chain_rows", "chain_table", "chain_summary", "separate_qk_rows", "linear_baseline", "baseline_rates", "chain_explorer", "chain_explorer_default", "lag3",
-           "logit_scale_speed", "verdict_rows"]
+           "logit_scale_speed", "seed_sweep", "logit_scale_seed_rates", "lag_seed_rates", "seed_rate_table",
+           "seed_rate_glue", "logit_scale_verdict", "lag_verdict", "verdict_rows"]
 
 
 @dataclass(frozen=True)
@@ -48,8 +50,10 @@ class Settings:
     capacity_walks: int = 20000
     bound_ps: tuple[float, ...] = (0.5, 0.7, 1.0)
     bound_Ns: tuple[int, ...] = (13, 25, 49, 97)
-    #: the parent at lag 2: walk parameters (the figure shows the first), GD steps (quick: 3)
+    #: the parent at lag 2: walk parameters (the figure shows the first), GD steps (quick: 3); a seed "selects" x_(N-2)
+    #: when its test-mean attention there after step 2 is above ``lag_selected`` (the verdict over the stored seeds)
     lag_ps: tuple[float, ...] = (0.7, 0.5)
+    lag_selected: float = 0.99
     lag_steps: int = 30
     lag_quick_steps: int = 3
     #: the non-circulant chains (K = 6): seeds of the random and of the doubly stochastic chain, GD steps (quick: 10)
@@ -354,6 +358,122 @@ def logit_scale_speed() -> float:
     return float((h_paper.params["V"] - h_scaled.params["V"]).abs().max())
 
 
+# -- rates over seeds (the stored sweep walks-variations-seeds) --------------------------------------------------------
+
+@functools.lru_cache(maxsize=1)
+def seed_sweep() -> dict:
+    """The stored sweep :mod:`onelayer.walks.variations.seeds` (``python -m onelayer sweep walks-variations-seeds``)."""
+    return variation_seeds.load()
+
+
+def _steps_text(values) -> str:
+    """``"median (min-max)"`` of steps, ``never`` counted separately (a ``nan`` is a run never optimal)."""
+    v = np.asarray(values, dtype=float)
+    done = v[np.isfinite(v)]
+    if done.size == 0:
+        return "never"
+    text = f"{number_text(float(np.median(done)), 3)} ({number_text(float(done.min()), 3)}-{number_text(float(done.max()), 3)})"
+    return text + (f", {v.size - done.size} never" if done.size < v.size else "")
+
+
+def logit_scale_seed_rates(rows: list[dict] | None = None) -> list[dict]:
+    """Per walk parameter of the stored logit-scale runs: ``T0`` of both scales over the seeds (median and range), the
+    seeds slower with ``1/sqrt(d)`` than with scale 1 on the same sample (a run never optimal counts as slower) and
+    the seeds that reach the same end state with ``1/sqrt(d)`` (every test prediction optimal and attention on the
+    parent above 0.99 at the last step), each a :class:`~onelayer.rates.Rate`; the seeds that do not reach it
+    (``other_seeds``) and their largest final attention on the parent (``other_parent_max``)."""
+    rows = seed_sweep()["logit_scale"] if rows is None else rows
+    out = []
+    for p in sorted({r["p"] for r in rows}):
+        sub = [r for r in rows if r["p"] == p]
+        one = np.array([r["T0_one"] for r in sub], dtype=float)
+        scaled = np.array([r["T0_inv_sqrt_d"] for r in sub], dtype=float)
+        slower = sum(not np.isfinite(b) or (np.isfinite(a) and b > a) for a, b in zip(one, scaled))
+        ends = [r["optimal_inv_sqrt_d"] >= 1 - 1e-12 and r["parent_inv_sqrt_d"] > 0.99 for r in sub]  # tol: a fraction, 1 up to round-off
+        others = [r for r, e in zip(sub, ends) if not e]
+        out.append({"p": p, "seeds": len(sub), "T0_one": _steps_text(one), "T0_scaled": _steps_text(scaled),
+                    "slower": rate(slower, len(sub)), "same_end": rate(sum(ends), len(sub)),
+                    "other_seeds": [r["seed"] for r in others],
+                    "other_parent_max": max((r["parent_inv_sqrt_d"] for r in others), default=float("nan"))})
+    return out
+
+
+def lag_seed_rates(rows: list[dict] | None = None) -> list[dict]:
+    """Per walk parameter of the stored lag-2 runs: the seeds whose test-mean attention on ``x_(N-2)`` after step 2 is
+    above ``lag_selected``, the seeds attending most to ``x_(N-2)`` at the end, and the seeds whose every test
+    prediction is optimal at the end (:class:`~onelayer.rates.Rate`), with the lowest step-2 attention, ``T0`` and
+    the lags other seeds attend to most at the end (``other_lags``)."""
+    rows = seed_sweep()["lag"] if rows is None else rows
+    thr = SETTINGS.lag_selected
+    out = []
+    for p in sorted({r["p"] for r in rows}, reverse=True):
+        sub = [r for r in rows if r["p"] == p]
+        step2 = [r["lag_attention"][1] for r in sub]
+        out.append({"p": p, "seeds": len(sub), "selected_2": rate(sum(a > thr for a in step2), len(sub)),
+                    "lowest_2": min(step2), "on_lag_end": rate(sum(r["top_lag_end"] == r["lag"] for r in sub), len(sub)),
+                    "optimal_end": rate(sum(r["optimal_end"] >= 1 - 1e-12 for r in sub), len(sub)),  # tol: as above
+                    "other_lags": sorted({r["top_lag_end"] for r in sub if r["top_lag_end"] != r["lag"]}),
+                    "T0": _steps_text([r["T0"] for r in sub])})
+    return out
+
+
+@register("walks-variations-seed-rates", "Variations (table): the 1/sqrt(d) logit scale and the parent at lag 2 over "
+                                         "20 seeds per p, rates with 95% Wilson intervals")
+def seed_rate_table(quick: bool = False):
+    """The rates of :func:`logit_scale_seed_rates` and :func:`lag_seed_rates` as two tables, from the stored sweep
+    (quick mode reads the same file)."""
+    scale = [{"p": r["p"], "seeds": r["seeds"], "T0 (scale 1)": r["T0_one"], "T0 (1/sqrt(d))": r["T0_scaled"],
+              "slower": r["slower"].text(), "same end state": r["same_end"].text()} for r in logit_scale_seed_rates()]
+    lag_rows = [{"p": r["p"], "seeds": r["seeds"], f"x_(N-2) > {SETTINGS.lag_selected:g} at step 2": r["selected_2"].text(),
+                 "on x_(N-2) at the end": r["on_lag_end"].text(), "optimal at the end": r["optimal_end"].text(),
+                 "T0": r["T0"]} for r in lag_seed_rates()]
+    return None, {"source": variation_seeds.STORED, "logit_scale": scale, "lag": lag_rows}
+
+
+def seed_rate_glue() -> dict:
+    """The numbers the prose quotes from the stored seed sweep: per walk parameter (tag ``05``, ``07``) the logit
+    scale's ``T0`` and rates (``var_ls_*``) and the lag-2 rates (``var_lag_*``), the sweep's steps, the seeds at
+    ``p = 0.5`` that miss the scaled end state with their largest parent attention, and where the other lag-2 seeds
+    attend at the end."""
+    scale = {r["p"]: r for r in logit_scale_seed_rates()}
+    lag2 = {r["p"]: r for r in lag_seed_rates()}
+    tags = {0.5: "05", 0.7: "07"}
+    out = {f"var_ls_T0_{tags[p]}": r["T0_scaled"] for p, r in scale.items()}
+    out.update({f"var_ls_{key}_{tags[p]}": r[field].text() for p, r in scale.items()
+                for key, field in (("slower", "slower"), ("same", "same_end"))})
+    out.update({f"var_lag_{key}_{tags[p]}": r[field].text() for p, r in lag2.items()
+                for key, field in (("sel", "selected_2"), ("opt", "optimal_end"), ("end", "on_lag_end"))})
+    out.update(var_ls_steps=int(seed_sweep()["meta"]["settings"]["scale_steps"]),
+               var_ls_other_05=len(scale[0.5]["other_seeds"]),
+               var_ls_other_parent_05=number_text(scale[0.5]["other_parent_max"], 2),
+               var_lag_low_05=number_text(lag2[0.5]["lowest_2"], 3),
+               var_lag_other_05=", ".join(f"x_(N-{lag})" for lag in lag2[0.5]["other_lags"]) or "none")
+    return out
+
+
+def logit_scale_verdict(rates: list[dict]) -> str:
+    """"holds in every seed" / "holds in most seeds" (both rates' intervals above 1/2 at every ``p``) / "fails"."""
+    if all(r["slower"].k == r["slower"].n and r["same_end"].k == r["same_end"].n for r in rates):
+        return "holds in every seed"
+    if all(r["slower"].low > 0.5 and r["same_end"].low > 0.5 for r in rates):
+        return "holds in most seeds"
+    return "fails in a large share of seeds"
+
+
+def lag_verdict(rates: list[dict], exact: bool) -> str:
+    """The lag-2 verdict: the formula's exactness and, per ``p``, whether the step-2 selection holds in every seed,
+    in most (interval above 1/2), or not."""
+    if not exact:
+        return "fails (the first-step formula)"
+    parts = []
+    for r in rates:
+        sel = r["selected_2"]
+        word = "every seed" if sel.k == sel.n else "most seeds" if sel.low > 0.5 else "a minority of seeds" \
+            if sel.high < 0.5 else "about half of the seeds"
+        parts.append(f"{word} at p={r['p']:g}")
+    return "formula exact; attention on x_(N-2) after step 2 in " + ", ".join(parts)
+
+
 def share_text(r, what: str) -> str:
     """``what`` in every run, in none, or in ``k/n`` of the runs of the rate ``r``."""
     if r.k == r.n:
@@ -367,18 +487,16 @@ def verdict_rows() -> list[dict]:
     """The chapter's verdicts: the residual connection, the logit scale and the lag-2 parent (the authors'
     expectations), what any model without positions can do, the uniform stationary law, separate ``W_Q`` and ``W_K``
     from zero, and the linear baseline (reviewers' questions). Claims whose outcome can vary with the draw are rates
-    over 20 chains or seeds with their Wilson intervals; the others say "one run" (an exact identity) or "one seed"."""
+    over 20 chains or seeds with their Wilson intervals (the logit scale and the lag-2 parent from the stored sweep
+    :mod:`onelayer.walks.variations.seeds`); the others say "one run" (an exact identity) or "one seed"."""
     def f(x, digits=3):
         return number_text(x, digits)
 
     res = _residual()
     diffs = [res[k] for k in ("output_diff", "grad_V_diff", "grad_W_diff", "V_diff", "W_diff")]
-    _, scale_rows = _logit_scale(False)
-    T0 = {(r["p"], r["logit_scale"]): r["T0"] for r in scale_rows}
-    same_end = all(r["final_accuracy"] > 0 and r["parent_attention"] > 0.99 for r in scale_rows)
-    later = all(T0[p, "inv_sqrt_d"] > T0[p, "one"] for p in SETTINGS.logit_scale_ps)
+    scale_rates, lag_rates = logit_scale_seed_rates(), lag_seed_rates()
+    sweep_settings = seed_sweep()["meta"]["settings"]
     lag2 = lag_result(SETTINGS.lag_ps[0], SETTINGS.lag_steps)
-    lag_att = float(lag2["lag_attention"][2])
     lin, n_walks = linear_rates(), SETTINGS.capacity_walks
     chance = 1.0 / 6
     bound = {(r["p"], r["N"]): r["bound"] for r in _bound_rows(False)}
@@ -408,18 +526,26 @@ def verdict_rows() -> list[dict]:
          "chapter": "variations"},
         {"claim": "1/sqrt(d) logit scaling gives the same conclusions, only more iterations", "source": "[review]",
          "reading": "the scale on the merged W (ours)",
-         "settings": f"p in {list(SETTINGS.logit_scale_ps)}, {SETTINGS.logit_scale_steps} steps; one seed per p (one run each)",
-         "measurement": ("optimal from step " + ", ".join(f"{f(T0[p, 'inv_sqrt_d'])} instead of {f(T0[p, 'one'])} (p={p:g})"
-                                                          for p in SETTINGS.logit_scale_ps)),
-         "verdict": "holds in one run per p" if same_end and later else "fails in one run per p", "chapter": "variations"},
+         "settings": (f"p in {[r['p'] for r in scale_rates]}, {sweep_settings['scale_steps']} steps, "
+                      f"{'/'.join(str(n) for n in sorted({r['seeds'] for r in scale_rates}))} seeds per p (training and "
+                      f"test walks), both scales on each seed's sample"),
+         "measurement": "; ".join(f"p={r['p']:g}: optimal from step {r['T0_scaled']} with 1/sqrt(d) vs {r['T0_one']} "
+                                  f"with scale 1 (median (min-max)); slower than scale 1 in {r['slower'].text()}; "
+                                  f"same end state (every prediction optimal, parent attention > 0.99) in "
+                                  f"{r['same_end'].text()}" for r in scale_rates),
+         "verdict": logit_scale_verdict(scale_rates), "chapter": "variations"},
         {"claim": "with a parent at lag 2, the first-step V is circulant and the attention selects x_(N-2)",
          "source": "[review]", "reading": "s_i = s_(i-2) +- 1 (ours)",
-         "settings": (f"p={SETTINGS.lag_ps[0]:g}, K=6, N=97, M=1000, {SETTINGS.lag_steps} steps, one seed (one run); "
-                      f"formula on the exact population of N=13"),
+         "settings": (f"p in {[r['p'] for r in lag_rates]}, K=6, N=97, M=1000, {sweep_settings['lag_steps']} steps, "
+                      f"{'/'.join(str(n) for n in sorted({r['seeds'] for r in lag_rates}))} seeds per p (training and "
+                      f"test walks); formula on the exact population of N=13"),
          "measurement": (f"closed form circulant {lag2['closed_form_circulant']}, max error on the population "
-                         f"{number_text(lag2['V1_error'])}; attention on x_(N-2) after step 2: {f(lag_att)}"),
-         "verdict": ("holds (formula exact; attention in one run)" if lag2["closed_form_circulant"]
-                     and lag2["V1_error"] < 1e-12 and lag_att > 0.99 else "fails"),
+                         f"{number_text(lag2['V1_error'])}; "
+                         + "; ".join(f"p={r['p']:g}: attention on x_(N-2) after step 2 above {SETTINGS.lag_selected:g} in "
+                                     f"{r['selected_2'].text()} (lowest {f(r['lowest_2'])}), every prediction optimal "
+                                     f"at step {sweep_settings['lag_steps']} in {r['optimal_end'].text()}"
+                                     for r in lag_rates)),
+         "verdict": lag_verdict(lag_rates, bool(lag2["closed_form_circulant"]) and lag2["V1_error"] < 1e-12),
          "chapter": "variations"},
         {"claim": "without positions no one-layer transformer of this form beats a random guess", "source": "[review]",
          "reading": "-",

@@ -159,7 +159,10 @@ def measure(sizes, *, K: int = 6, p: float = 0.7, seeds=DEFAULTS["seeds"], n_tra
         ``T_parent_converged`` (number of seeds); the same for ``T_optimal``;
         ``log_odds2`` (median over seeds of the median over test walks of the
         smallest step-2 log-odds of the parent against any other position),
-        ``log_odds2_seeds`` (that median over test walks for each seed, in the order of ``seeds``) and
+        ``log_odds2_seeds`` (that median over test walks for each seed, in the order of ``seeds``),
+        ``T_parent_seeds`` and ``T_optimal_seeds`` (each seed's step, ``nan`` if it never converged),
+        ``top_lag_seeds`` (each seed's most attended token position at the last step as a lag: ``1`` is the
+        parent ``x_{N-1}``, ``2`` is ``x_{N-2}``; the query slot is left out) and
         ``log_odds_needed`` (``log(thr (N-1) / (1-thr))``, enough for
         ``T_parent = 2``); ``seconds_per_step`` (one GD step of all seeds
         together) and ``member_seconds_per_step`` (divided by the number of seeds).
@@ -184,12 +187,17 @@ def measure(sizes, *, K: int = 6, p: float = 0.7, seeds=DEFAULTS["seeds"], n_tra
         seconds = _time_steps(model, train, timing_steps, o["lr"]) if timing_steps else float("nan")
         thr = o["parent_threshold"]
         log_odds = _step2_log_odds(model, hist.snapshots[2], test)  # per seed
+        final = forward_pass(model, hist.params, test)["S"].mean(dim=1)  # (B, N): mean test attention at the end
+        top_lag = (N - 1 - final[:, :-1].argmax(dim=1)).tolist()  # lag 1: the parent x_{N-1}
         rows.append({
             "axis": axis, "N": N, "M": M, "K": K, "p": p, "seeds": len(seeds), "n_train": o["n_train"],
             **_summary("T_parent", T_parent),
             **_summary("T_optimal", T_optimal),
             "log_odds2": float(np.median(log_odds)),
             "log_odds2_seeds": [float(v) for v in log_odds],
+            "T_parent_seeds": [float(v) for v in T_parent],
+            "T_optimal_seeds": [float(v) for v in T_optimal],
+            "top_lag_seeds": [int(v) for v in top_lag],
             "log_odds_needed": math.log(thr * (N - 1) / (1.0 - thr)),
             "seconds_per_step": seconds,
             "member_seconds_per_step": seconds / len(seeds),
