@@ -187,3 +187,19 @@ def test_edge_flag_table_and_the_value_map_check():
         {(r["edge_stage"], r["reduction"], r["arch"]) for r in stored["extra"]["runs"]})
     check = {r["edge_stage"]: r for r in chapter.value_map_check(S=8)}
     assert check["empty"]["edge_residual"] < 1e-12 and check["s_b"]["edge_residual"] == pytest.approx(0.5)  # tol: lstsq
+
+
+def test_heads_rows_read_each_setting_of_the_stored_sweep():
+    """One row per training depth; a verdict that differs between settings says which, and names the training length
+    when the batch size alone never changes it."""
+    rows = chapter.heads_rows()
+    assert [r["reading"][-5:] for r in rows] == ["m = 2", "m = 3"]
+    for row in rows:
+        cells = [c for c in chapter.heads_settings() if f"m = {c[0]}" in row["reading"]]
+        verdicts = [chapter.heads_verdict([r for r in chapter.heads_seeds() if (r["m"], r["batch"], r["steps"]) == c])
+                    for c in cells]
+        if len(set(verdicts)) == 1:
+            assert row["verdict"] == verdicts[0]
+        else:
+            assert row["verdict"].startswith("depends on") and all(v in row["verdict"] for v in verdicts)
+        assert "[" in row["measurement"] and "Where" in row["measurement"]
