@@ -72,7 +72,8 @@ SWEEPS: dict[str, Sweep] = {
               "Trees II: one head against two, 20 seeds per cell, under both readings of the prompt edges' stage block", 12),
         Sweep("trees-forward-limit-rates", "onelayer.trees.forward.limit_rates:main",
               "trees/data/forward_limit_rates.json",
-              "Trees II: Theorem 8, no chain of thought and no turning token over 20 seeds each", 20),
+              "Trees II: Theorem 8, no chain of thought, no turning token, and 1-4 full heads at m = 2, 3 with their "
+              "failures by tree size and goal depth, over 20 seeds each", 35),
         Sweep("trees-forward-beyond", "onelayer.trees.beyond:forward_main", "trees/data/forward_beyond.json",
               "Trees II: the forward model past the assumptions over 20 Gaussian embedding draws", 10),
         Sweep("walks-variations-seeds", "onelayer.walks.variations.seeds:main", "walks/data/variations_seeds.json",

@@ -51,7 +51,8 @@ def test_layout_tables_pair_every_model_and_child_first_is_round_off():
 def test_verdicts_are_rates_over_runs():
     """Every row rests on many runs (stored sweeps): no row is a one-seed verdict, and each says its rates."""
     rows = chapter.verdict_rows()
-    assert len(rows) == 10  # one-against-two: one row per (sweep part, edge stage, loss reduction)
+    # one-against-two: one row per (sweep part, edge stage, loss reduction); several full heads: one per training depth
+    assert len(rows) == 9 + len(dict.fromkeys(c[0] for c in chapter.heads_settings()))
     for row in rows:
         assert set(row) == KEYS and row["chapter"] == "forward_limits"
         assert row["source"] in {"[paper]", "[review]", "[ours]"}
@@ -73,14 +74,25 @@ def test_limit_rates_sweep_quick_feeds_the_chapter(tmp_path):
     assert limit_rates.main(["--quick", "--out", str(out)]) == 0
     data = limit_rates.load_stored(out)
     q = limit_rates.QUICK
-    assert len(data["theorem8"]) == q["seeds"] and len(data["heads"]) == q["seeds"] * len(q["heads"]["models"])
+    assert len(data["theorem8"]) == q["seeds"]
+    assert len(data["heads"]) == q["seeds"] * len(q["heads"]["models"]) * len(q["heads"]["cells"])
     t8 = chapter.theorem8_seeds(data)
     assert sum(r["goals"] for r in t8["rows"]) == q["seeds"] * q["theorem8"]["test_trees"]  # exact: counts
     assert [r["runs"] for r in chapter.direct_seeds(data)] == [q["seeds"]] * len(q["direct"]["models"])
     cells = chapter.no_turn_seeds(data, with_turn=data["no_turn"])
     assert {(c["arch"], c["turning"]) for c in cells} == {("full1", "yes"), ("full1", "no")}
     hs = chapter.heads_seeds(data)
-    assert sum(r[k].n for r in hs["sizes"] for k in hs["size_keys"] if r[k]) == q["seeds"] * 2 * q["heads"]["test_trees"]
+    assert len(hs) == len(q["heads"]["cells"]) * (len(q["heads"]["models"]) + 1)  # each model and 2-4 full heads
+    assert all(r["runs"] == q["seeds"] for r in hs if r["model"] != "2-4 full heads")
+    for cell in chapter.heads_settings(data):
+        joint = chapter.heads_joint(cell, data)
+        total = q["seeds"] * q["heads"]["test_trees"]
+        assert sum(r["goals"] for r in joint["rows"]) == total  # exact: every test goal in one bin
+        assert all(r["1 full head"].n == r["goals"] for r in joint["rows"])
+        regions = chapter.heads_regions(cell, data)
+        assert sum(r["goals"] for r in regions if r["arch"] == "full1") == total
+        assert sum(r["share of misses"] or 0 for r in regions if r["arch"] == "full2") == pytest.approx(1.0)  # tol: sum of shares
+    assert len(chapter.heads_rows(data)) == 1  # one training depth in the quick sweep
 
 
 def test_stored_limit_rates_have_the_module_settings_and_reproduce_seed_0():
@@ -97,6 +109,38 @@ def test_heads_bins_count_the_stored_runs():
     assert (hb["multi failing"].n, hb["full1 failing"].n) == (36, 12)
     assert {r["m"] for r in hb["rows"]} == {2, 3, 4, 5}
     assert all(r[k] is None or r[k].n >= 50 for r in hb["rows"] for k in ("size <=15", "size 16-30", "size >30"))
+
+
+def test_merge_bins_merges_small_bins_into_their_smaller_neighbour():
+    assert chapter.merge_bins({1: 500, 2: 80, 3: 30, 4: 5}, 100) == [(1, 1), (2, 4)]
+    assert chapter.merge_bins({1: 30, 2: 500, 3: 200}, 100) == [(1, 2), (3, 3)]
+    assert chapter.merge_bins({1: 10, 2: 0, 3: 20}, 100) == [(1, 3)]  # empty keys dropped, the rest merged to one
+    assert chapter.merge_bins({1: 200, 2: 100}, 100) == [(1, 1), (2, 2)]
+    with pytest.raises(ValueError, match="min_goals"):
+        chapter.merge_bins({1: 1}, 0)
+
+
+def test_stored_heads_sweep_bins_hold_enough_goals():
+    """Every joint (size, depth) bin holds at least min_bin_goals pooled goals, every shown depth bin min_shown_goals."""
+    s = chapter.SETTINGS
+    for cell in chapter.heads_settings():
+        joint = chapter.heads_joint(cell)
+        assert joint["rows"] and all(r["goals"] >= s.min_bin_goals for r in joint["rows"])
+    assert all(r["trees"] >= s.min_shown_goals for r in chapter.goal_depth_rows())
+    assert all(r["goals"] >= s.min_shown_goals for r in chapter.gaussian_seeds()["depth"] if r["test trees"] == "random trees")
+    _, numbers = chapter.over_seeds()
+    assert all(n >= s.min_shown_goals for o in numbers["by_depth_offset"].values() for n, _ in o.values())
+
+
+def test_heads_verdict_reads_the_intervals():
+    def rows(one, multi):
+        return [{"model": "1 full head", "below 99% on test": rate(one, 20)},
+                {"model": "2-4 full heads", "below 99% on test": rate(multi, 60)}]
+    assert chapter.heads_verdict(rows(0, 50)) == "holds"
+    assert chapter.heads_verdict(rows(0, 5)) == "fails"
+    assert chapter.heads_verdict(rows(3, 25)) == "undecided"
+    with pytest.raises(ValueError, match="rows"):
+        chapter.heads_verdict(rows(0, 5)[:1])
 
 
 def test_gaussian_sweep_counts_every_goal():
@@ -143,3 +187,19 @@ def test_edge_flag_table_and_the_value_map_check():
         {(r["edge_stage"], r["reduction"], r["arch"]) for r in stored["extra"]["runs"]})
     check = {r["edge_stage"]: r for r in chapter.value_map_check(S=8)}
     assert check["empty"]["edge_residual"] < 1e-12 and check["s_b"]["edge_residual"] == pytest.approx(0.5)  # tol: lstsq
+
+
+def test_heads_rows_read_each_setting_of_the_stored_sweep():
+    """One row per training depth; a verdict that differs between settings says which, and names the training length
+    when the batch size alone never changes it."""
+    rows = chapter.heads_rows()
+    assert [r["reading"][-5:] for r in rows] == ["m = 2", "m = 3"]
+    for row in rows:
+        cells = [c for c in chapter.heads_settings() if f"m = {c[0]}" in row["reading"]]
+        verdicts = [chapter.heads_verdict([r for r in chapter.heads_seeds() if (r["m"], r["batch"], r["steps"]) == c])
+                    for c in cells]
+        if len(set(verdicts)) == 1:
+            assert row["verdict"] == verdicts[0]
+        else:
+            assert row["verdict"].startswith("depends on") and all(v in row["verdict"] for v in verdicts)
+        assert "[" in row["measurement"] and "Where" in row["measurement"]

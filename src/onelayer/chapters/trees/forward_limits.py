@@ -33,8 +33,9 @@ __all__ = ["Settings", "SETTINGS", "stored", "trained_two_head", "test_set", "tr
            "goal_depth_rows", "losses", "loss_table", "single_head_blocks", "direct_runs", "direct_table",
            "heads_depth", "over_seeds", "layout_sensitivity", "layout_tables", "beyond_runs", "edge_flag_stored",
            "edge_flag_cells", "edge_flag_table", "value_map_check", "edge_flag_verdict", "limit_rates_stored",
-           "rate_texts", "theorem8_seeds", "direct_seeds", "no_turn_seeds", "heads_runs", "heads_cell_rows", "construction_layouts",
-           "heads_bins", "heads_seeds", "gaussian_stored",
+           "rate_texts", "interval_texts", "theorem8_seeds", "direct_seeds", "no_turn_seeds", "heads_runs", "heads_cell_rows", "construction_layouts",
+           "heads_bins", "heads_seeds", "heads_settings", "merge_bins", "heads_joint", "REGIONS", "heads_regions",
+           "heads_verdict", "heads_where", "heads_runs_below", "heads_rows", "merged_offsets", "gaussian_stored",
            "gaussian_seeds", "verdict_rows"]
 
 
@@ -81,6 +82,12 @@ class Settings:
     converged_below: float = 0.05
     #: a run "solves" the chains (or the paths) when at least this share of its test goals is right
     solved_at: float = 0.99
+    #: the 20-seed full-heads sweep's joint profile: lower edges of the tree-size bins (node counts); goal depths are
+    #: merged within a size bin until every (size, depth) bin holds at least ``min_bin_goals`` goals pooled over seeds
+    heads_size_edges: tuple[int, ...] = (2, 5, 8, 12, 16, 21, 26)
+    min_bin_goals: int = 100
+    #: every other depth or size bin the chapter shows holds at least this many goals (neighbours merged)
+    min_shown_goals: int = 50
 
 
 SETTINGS = Settings()
@@ -126,17 +133,33 @@ def test_decoding():
 
 
 def goal_depth_rows() -> list[dict]:
-    """Whole-path and whole-chain accuracy of :func:`test_decoding` by goal depth, and whether the training trees
+    """Whole-path and whole-chain accuracy of :func:`test_decoding` by goal depth (depths merged by
+    :func:`merge_bins` so that every row holds at least ``min_shown_goals`` trees), and whether the training trees
     have that depth."""
     test, _ = test_set()
     res = test_decoding()
+    depths = test.goal_depth
+    counts = {D: int((depths == D).sum()) for D in range(1, int(depths.max()) + 1)}
     rows = []
-    for D in range(1, int(test.goal_depth.max()) + 1):
-        sel = test.goal_depth == D
-        rows.append({"goal depth": D, "trees": int(sel.sum()), "path accuracy": float(res.answer_correct[sel].double().mean()),
+    for lo, hi in merge_bins(counts, SETTINGS.min_shown_goals):
+        sel = (depths >= lo) & (depths <= hi)
+        rows.append({"goal depth": _bin_label(lo, hi), "trees": int(sel.sum()),
+                     "path accuracy": float(res.answer_correct[sel].double().mean()),
                      "chain accuracy": float(res.chain_correct[sel].double().mean()),
-                     "seen in training": "yes" if D == SETTINGS.m else "no"})
+                     "seen in training": "yes" if lo == hi == SETTINGS.m else "no"})
     return rows
+
+
+def merged_offsets(offsets: dict[int, tuple[int, float]], min_goals: int | None = None) -> dict[int, tuple[int, float]]:
+    """``offset -> (goals, accuracy)`` with neighbouring offsets merged by :func:`merge_bins` until each holds at least
+    ``min_goals`` (default ``min_shown_goals``) goals; a merged bin is keyed by its lowest offset."""
+    min_goals = SETTINGS.min_shown_goals if min_goals is None else min_goals
+    out = {}
+    for lo, hi in merge_bins({k: n for k, (n, _) in offsets.items()}, min_goals):
+        n = sum(offsets[k][0] for k in offsets if lo <= k <= hi)
+        hits = sum(offsets[k][0] * offsets[k][1] for k in offsets if lo <= k <= hi)
+        out[lo] = (n, hits / n)
+    return out
 
 
 def losses() -> tuple[float, float]:
@@ -232,7 +255,8 @@ def over_seeds(quick: bool = False):
         sweep, seeded = stored(), seeds.load_stored()
     runs = seeds.all_seeds(sweep, seeded)
     cells = seeds.stored_cells(runs)
-    offsets = {c["arch"]: seeds.depth_offset_profile(runs, c["arch"]) for c in cells}
+    # offsets merged so that every point holds at least min_shown_goals goals (the deepest offsets are few)
+    offsets = {c["arch"]: merged_offsets(seeds.depth_offset_profile(runs, c["arch"])) for c in cells}
     keys = ("arch", "m", "seeds", "converged", "steps_median", "acc_median")
     table = [{**{k: c[k] for k in keys}, "acc_min": c["acc_range"][0], "acc_max": c["acc_range"][1]} for c in cells]
     return seeds_figure(cells, offsets), {
@@ -388,7 +412,8 @@ def _edge_flag_rows() -> list[dict]:
                             f"; loss {reduction}; lr {sweep['lr']:g}"),
                 "settings": (f"m = {sweep['m']}, S = {sweep['S']}, lr {sweep['lr']:g}, batch {sweep['batch_size']}, "
                              f"{sweep['steps']} steps, {sweep['seeds']} seeds per model; converged: final/initial loss "
-                             f"< {s.converged_below:g}; {sweep['test_trees']} random test goals per run"),
+                             f"< {s.converged_below:g}; {sweep['test_trees']} random test goals per run (the authors' "
+                             f"setting and our one-seed loss table: batch 256)"),
                 "measurement": "; ".join(
                     f"{by[a]['model']}: converged {by[a]['converged'].text()}, chain accuracy {by[a]['chain goals'].text()}, "
                     f"path accuracy {by[a]['path goals'].text()}" for a in ("full1", "full2", "two_head", "single_head")
@@ -414,6 +439,11 @@ def gaussian_stored() -> dict:
 def rate_texts(rows: list[dict]) -> list[dict]:
     """``rows`` with every :class:`~onelayer.rates.Rate` as its text ``k/n = p [low, high]`` (for a table)."""
     return [{k: (v.text() if isinstance(v, Rate) else v) for k, v in r.items()} for r in rows]
+
+
+def interval_texts(rows: list[dict]) -> list[dict]:
+    """``rows`` with every :class:`~onelayer.rates.Rate` as ``p [low, high]`` (its counts are in another column)."""
+    return [{k: (v.text()[v.text().index("= ") + 2:] if isinstance(v, Rate) else v) for k, v in r.items()} for r in rows]
 
 
 def _bin_label(lo: int, hi: int | None) -> str:
@@ -532,27 +562,210 @@ def heads_bins(runs: list[dict] | None = None) -> dict:
     return out
 
 
-def heads_seeds(data: dict | None = None) -> dict:
-    """Full heads at ``m = 2`` over the stored 20 seeds: per model the runs fitting their training trees and the runs
-    solving the random test trees (at least ``solved_at`` of the paths) as rates, and the goals pooled by goal depth
-    and by tree size (the training trees have ``2^(m+1) - 1`` nodes)."""
+def _heads_key(r: dict) -> tuple[int, int, int]:
+    return r["m"], r["batch_size"], r["steps"]
+
+
+def heads_settings(data: dict | None = None) -> list[tuple[int, int, int]]:
+    """The ``(m, batch size, steps)`` cells of the stored 20-seed full-heads sweep, in the sweep's order."""
     data = limit_rates_stored() if data is None else data
-    s, runs = data["settings"]["heads"], data["heads"]
-    n_train = 2 ** (s["m"] + 1) - 1
-    depth_bins = [(d, d) for d in range(1, s["m"] + 2)] + [(s["m"] + 2, None)]
-    size_bins = [(1, n_train), (n_train + 1, 15), (16, None)]
-    rows, sizes = [], []
-    for arch in s["models"]:
-        sub = [r for r in runs if r["arch"] == arch]
-        label = sub[0]["label"]
-        rows.append({"model": label, "runs": len(sub),
-                     "fit training trees": rate(sum(r["train"][1] >= SETTINGS.solved_at * r["train"][0] for r in sub), len(sub)),
-                     "solve test trees": rate(sum(_solved(r["by_depth"], SETTINGS.solved_at) for r in sub), len(sub)),
-                     **{f"goal depth {lab}": _rate(k, n) for lab, n, k in _pooled(sub, "by_depth", depth_bins)}})
-        sizes.append({"model": label, **{f"{lab} nodes": _rate(k, n) for lab, n, k in _pooled(sub, "by_size", size_bins)}})
-    return {"m": s["m"], "training nodes": n_train, "rows": rows, "sizes": sizes,
-            "depth_keys": [f"goal depth {_bin_label(*b)}" for b in depth_bins],
-            "size_keys": [f"{_bin_label(*b)} nodes" for b in size_bins]}
+    return [(c["m"], c["batch_size"], c["steps"]) for c in data["settings"]["heads"]["cells"]]
+
+
+def _heads_cell(data: dict, cell: tuple[int, int, int]) -> list[dict]:
+    runs = [r for r in data["heads"] if _heads_key(r) == tuple(cell)]
+    if not runs:
+        raise ValueError(f"cell must be one of the stored (m, batch size, steps) cells, got {cell!r}")
+    return runs
+
+
+def _joint_total(r: dict) -> tuple[int, int]:
+    """``(goals, whole paths right)`` of one run's joint profile."""
+    return sum(c[0] for c in r["joint"].values()), sum(c[1] for c in r["joint"].values())
+
+
+def _run_solves(r: dict) -> bool:
+    """Whether a run gets at least ``solved_at`` of its test paths right (a diverged run does not)."""
+    if r["joint"] is None:
+        return False
+    n, k = _joint_total(r)
+    return k >= SETTINGS.solved_at * n
+
+
+def heads_seeds(data: dict | None = None) -> list[dict]:
+    """1-4 full heads over the stored seeds, one row per ``(m, batch size, steps, model)``: runs fitting their
+    training trees and runs below ``solved_at`` on their own random test trees (rates over runs), the test paths
+    pooled over the runs, and the same rates for 2-4 full heads together (``model`` "2-4 full heads")."""
+    data = limit_rates_stored() if data is None else data
+    rows = []
+    for cell in heads_settings(data):
+        runs = _heads_cell(data, cell)
+        groups = [(r0["label"], [r for r in runs if r["arch"] == a])
+                  for a, r0 in {r["arch"]: r for r in runs}.items()]
+        groups.append(("2-4 full heads", [r for r in runs if r["arch"] != "full1"]))
+        for label, sub in groups:
+            totals = [_joint_total(r) for r in sub if r["joint"] is not None]
+            rows.append({"m": cell[0], "batch": cell[1], "steps": cell[2], "model": label, "runs": len(sub),
+                         "fit training trees": rate(sum(r["train"][1] >= SETTINGS.solved_at * r["train"][0] for r in sub), len(sub)),
+                         "below 99% on test": rate(sum(not _run_solves(r) for r in sub), len(sub)),
+                         "paths right": rate(sum(k for _, k in totals), sum(n for n, _ in totals)),
+                         "goals per run": sub[0]["joint"] and _joint_total(sub[0])[0]})
+    return rows
+
+
+def _seed_goals(runs: list[dict]) -> dict[tuple[int, int], int]:
+    """Test goals by ``(tree size, goal depth)`` pooled over the distinct seeds of ``runs`` (every model of a seed
+    sees the same test trees, so each seed counts once)."""
+    per_seed = {r["seed"]: r["joint"] for r in runs if r["joint"] is not None}
+    out: dict[tuple[int, int], int] = {}
+    for joint in per_seed.values():
+        for key, c in joint.items():
+            n, d = (int(x) for x in key.split(","))
+            out[(n, d)] = out.get((n, d), 0) + c[0]
+    return out
+
+
+def merge_bins(counts: dict[int, int], min_goals: int) -> list[tuple[int, int]]:
+    """Contiguous ``(low, high)`` bins over the sorted keys of ``counts`` (value -> goals) such that every bin holds
+    at least ``min_goals`` goals: start from one bin per key and merge the smallest bin below ``min_goals`` into its
+    smaller neighbour until none is left (one bin if the total is below ``min_goals``)."""
+    if not isinstance(counts, dict):
+        raise TypeError("counts must be a dict value -> goals")
+    if not isinstance(min_goals, int) or min_goals < 1:
+        raise ValueError(f"min_goals must be a positive integer, got {min_goals!r}")
+    bins = [[k, k, n] for k, n in sorted(counts.items()) if n > 0]
+    while len(bins) > 1:
+        small = [i for i, b in enumerate(bins) if b[2] < min_goals]
+        if not small:
+            break
+        i = min(small, key=lambda i: bins[i][2])
+        j = i - 1 if i == len(bins) - 1 or (i > 0 and bins[i - 1][2] <= bins[i + 1][2]) else i + 1
+        lo, hi = min(i, j), max(i, j)
+        bins[lo:hi + 1] = [[bins[lo][0], bins[hi][1], bins[lo][2] + bins[hi][2]]]
+    return [(b[0], b[1]) for b in bins]
+
+
+def heads_joint(cell: tuple[int, int, int], data: dict | None = None) -> dict:
+    """The joint profile of one stored cell: tree-size bins (``heads_size_edges``), and within each the goal depths
+    merged by :func:`merge_bins` so that every (size, depth) bin holds at least ``min_bin_goals`` goals pooled over
+    the seeds; per bin the goals and each model's pooled path accuracy (:class:`~onelayer.rates.Rate`)."""
+    data = limit_rates_stored() if data is None else data
+    runs = _heads_cell(data, cell)
+    s = SETTINGS
+    goals = _seed_goals(runs)
+    edges = [e for e in s.heads_size_edges if e <= max(n for n, _ in goals)] + [max(n for n, _ in goals) + 1]
+    archs = list(dict.fromkeys(r["arch"] for r in runs))
+    labels = {r["arch"]: r["label"] for r in runs}
+    rows = []
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        by_depth: dict[int, int] = {}
+        for (n, d), g in goals.items():
+            if lo <= n < hi:
+                by_depth[d] = by_depth.get(d, 0) + g
+        for dlo, dhi in merge_bins(by_depth, s.min_bin_goals):
+            row = {"tree size": _bin_label(lo, hi - 1), "goal depth": _bin_label(dlo, dhi),
+                   "goals": sum(g for d, g in by_depth.items() if dlo <= d <= dhi)}
+            for a in archs:
+                n = k = 0
+                for r in runs:
+                    if r["arch"] != a or r["joint"] is None:
+                        continue
+                    for key, c in r["joint"].items():
+                        size, d = (int(x) for x in key.split(","))
+                        if lo <= size < hi and dlo <= d <= dhi:
+                            n, k = n + c[0], k + c[1]
+                row[labels[a]] = _rate(k, n)
+            rows.append(row)
+    return {"cell": tuple(cell), "training nodes": 2 ** (cell[0] + 1) - 1, "models": [labels[a] for a in archs],
+            "rows": rows}
+
+
+#: The four regions of :func:`heads_regions`: (name, size above the training trees', goal deeper than m).
+REGIONS = (("trees no larger, goals no deeper", False, False), ("trees no larger, goals deeper", False, True),
+           ("larger trees, goals no deeper", True, False), ("larger trees, goals deeper", True, True))
+
+
+def heads_regions(cell: tuple[int, int, int], data: dict | None = None) -> list[dict]:
+    """Where the misses sit in one stored cell: per (region of :data:`REGIONS`, model) the goals, the paths right
+    (pooled), the runs below ``solved_at`` in that region (per-run rate) and the region's share of the model's
+    misses. Larger = more nodes than the perfect training trees (``2^(m+1) - 1``); deeper = goal depth above ``m``."""
+    data = limit_rates_stored() if data is None else data
+    runs = _heads_cell(data, cell)
+    m, n_train = cell[0], 2 ** (cell[0] + 1) - 1
+    rows = []
+    for arch in dict.fromkeys(r["arch"] for r in runs):
+        sub = [r for r in runs if r["arch"] == arch and r["joint"] is not None]
+        per_run = []
+        for r in sub:
+            counts = {name: [0, 0] for name, _, _ in REGIONS}
+            for key, c in r["joint"].items():
+                size, d = (int(x) for x in key.split(","))
+                name = next(nm for nm, big, deep in REGIONS if big == (size > n_train) and deep == (d > m))
+                counts[name][0] += c[0]
+                counts[name][1] += c[1]
+            per_run.append(counts)
+        misses = sum(n - k for c in per_run for n, k in c.values())
+        for name, _, _ in REGIONS:
+            n, k = sum(c[name][0] for c in per_run), sum(c[name][1] for c in per_run)
+            if n == 0:
+                continue
+            with_goals = [c[name] for c in per_run if c[name][0]]
+            rows.append({"model": sub[0]["label"], "arch": arch, "region": name, "goals": n,
+                         "goals per run (min)": min(g for g, _ in with_goals),
+                         "paths right": rate(k, n),
+                         "runs below 99%": rate(sum(kk < SETTINGS.solved_at * g for g, kk in with_goals), len(with_goals)),
+                         "share of misses": (n - k) / misses if misses else None})
+    return rows
+
+
+def heads_where(m: int, data: dict | None = None) -> tuple[int, int, int]:
+    """The stored cell at training depth ``m`` whose misses the chapter locates: the one with the most runs of 2-4 full
+    heads below ``solved_at`` (ties: the smaller batch, then fewer steps)."""
+    data = limit_rates_stored() if data is None else data
+    cells = [c for c in heads_settings(data) if c[0] == m]
+    if not cells:
+        raise ValueError(f"m must be a training depth of the stored sweep, got {m!r}")
+    below = {(r["m"], r["batch"], r["steps"]): r["below 99% on test"].k for r in heads_seeds(data) if r["model"] == "2-4 full heads"}
+    return min(cells, key=lambda c: (-below[c], c[1], c[2]))
+
+
+def heads_runs_below(cell: tuple[int, int, int], archs, sizes: tuple[int, int], depths: tuple[int, int] = (1, 99),
+                     data: dict | None = None):
+    """Runs of the models ``archs`` in one stored cell whose path accuracy on the goals with tree size in ``sizes``
+    and goal depth in ``depths`` (inclusive ranges) is below ``solved_at``, as a rate over the runs with such goals;
+    and the fewest such goals in one run: ``(Rate, min goals per run)``."""
+    data = limit_rates_stored() if data is None else data
+    below, counts = 0, []
+    for r in _heads_cell(data, cell):
+        if r["arch"] not in archs or r["joint"] is None:
+            continue
+        n = k = 0
+        for key, c in r["joint"].items():
+            size, d = (int(x) for x in key.split(","))
+            if sizes[0] <= size <= sizes[1] and depths[0] <= d <= depths[1]:
+                n, k = n + c[0], k + c[1]
+        if n:
+            counts.append(n)
+            below += k < SETTINGS.solved_at * n
+    if not counts:
+        raise ValueError("no run has goals in these sizes and depths")
+    return rate(below, len(counts)), min(counts)
+
+
+def heads_verdict(rows: list[dict]) -> str:
+    """The verdict on "several full heads do not generalize as one does" in one cell, from :func:`heads_seeds` rows
+    of that cell: "holds" when the runs of 2-4 full heads below ``solved_at`` form a rate whose interval lies above
+    one full head's (disjoint), "fails" when that rate's interval lies below 1/2 (most runs of 2-4 heads
+    generalize), "undecided" otherwise."""
+    by = {r["model"]: r["below 99% on test"] for r in rows}
+    if "1 full head" not in by or "2-4 full heads" not in by:
+        raise ValueError("rows must hold one full head and 2-4 full heads of one cell")
+    multi, one = by["2-4 full heads"], by["1 full head"]
+    if multi.excludes(one) and multi.value > one.value:
+        return "holds"
+    if multi.high < 0.5:
+        return "fails"
+    return "undecided"
 
 
 def gaussian_seeds(data: dict | None = None) -> dict:
@@ -602,6 +815,69 @@ def _pool_rates(rates) -> str:
     return rate(sum(r.k for r in rs), sum(r.n for r in rs)).text()
 
 
+def _setting_text(cell: tuple[int, int, int]) -> str:
+    return f"batch {cell[1]}, {number_text(cell[2], 4)} steps"
+
+
+def heads_rows(data: dict | None = None) -> list[dict]:
+    """One verdict row per training depth of the stored 20-seed full-heads sweep: per (batch size, steps) setting
+    the runs below ``solved_at`` (1 full head, 2-4 full heads, and each of 2-4), the runs of 2-4 full heads fitting
+    their training trees, and where the misses of 2-4 full heads sit (:func:`heads_regions` of the longest run at
+    the smallest batch); the verdict of each setting by :func:`heads_verdict`."""
+    data = limit_rates_stored() if data is None else data
+    hs = heads_seeds(data)
+    cs = data["settings"]["heads"]
+    out = []
+    for m in dict.fromkeys(c[0] for c in heads_settings(data)):
+        cells = [c for c in heads_settings(data) if c[0] == m]
+        parts, verdicts = [], {}
+        for cell in cells:
+            rows = [r for r in hs if (r["m"], r["batch"], r["steps"]) == cell]
+            by = {r["model"]: r for r in rows}
+            verdicts[cell] = heads_verdict(rows)
+            parts.append(f"{_setting_text(cell)}: runs below {SETTINGS.solved_at:g} on the test trees, "
+                         + ", ".join(f"{r['model']} {r['below 99% on test'].text()}" for r in rows)
+                         + f"; 2-4 full heads fitting their training trees {by['2-4 full heads']['fit training trees'].text()}")
+        where = heads_where(m, data)
+        regions = [r for r in heads_regions(where, data) if r["arch"] != "full1"]
+        misses = {name: sum(r["goals"] - r["paths right"].k for r in regions if r["region"] == name) for name, _, _ in REGIONS}
+        top = max(misses, key=misses.get)
+        multi = [a for a in data["settings"]["heads"]["models"] if a != "full1"]
+        S = 2 ** (m + 1) + 9
+        edges = [e for e in SETTINGS.heads_size_edges if e <= S]
+        small, large = (edges[0], edges[1] - 1), (edges[-1], S)
+        parts_where = []
+        for lab, rng in ((f"trees of {small[0]}-{small[1]} nodes", small), (f"of {large[0]}-{large[1]} nodes", large),
+                         (f"of {small[1] + 1}-{large[0] - 1} nodes", (small[1] + 1, large[0] - 1))):
+            r_, n_min = heads_runs_below(where, multi, rng, data=data)
+            parts_where.append(f"{lab} {r_.text()} (at least {n_min} goals per run)")
+        where_text = (f". Where ({_setting_text(where)}, 2-4 full heads; training trees of {2 ** (m + 1) - 1} nodes): "
+                      f"{number_text(misses[top] / sum(misses.values()), 3)} of the misses in {top}; runs below "
+                      f"{SETTINGS.solved_at:g} on " + ", ".join(parts_where))
+        words = set(verdicts.values())
+        if len(words) == 1:
+            verdict = next(iter(words))
+        else:
+            # the batch size alone never changes the verdict when every step count has one verdict
+            by_steps = {c[2] for c in verdicts} if all(len({v for c, v in verdicts.items() if c[2] == st}) == 1
+                                                        for st in {c[2] for c in verdicts}) else None
+            verdict = ("depends on the training length: " if by_steps else "depends on the setting: ") + "; ".join(
+                f"{v} at {_setting_text(c)}" for c, v in verdicts.items())
+        out.append({
+            "claim": "several full heads fit the training trees but do not generalize as one full head does",
+            "source": "[ours]", "reading": f"R-F layout (ours), full heads from N(0, {cs['init_scale']:g}^2), trained at m = {m}",
+            "settings": (f"{data['settings']['seeds']} seeds per model trained together (batched): 1-4 full heads, m = {m}, "
+                         f"S = {2 ** (m + 1) + 9}, lr {cs['lr']:g} (mean loss), "
+                         + " / ".join(_setting_text(c) for c in cells)
+                         + f"; each run tested on its own {cs['test_trees']:,} random trees (0-3 children, depth caps "
+                         f"1-{cs['test_max_depth']}), training fit on {cs['train_trees']} perfect trees; the three-seed "
+                         f"heads x depth sweep (batch 256, trained to twice its convergence step) is an illustration"),
+            "measurement": "; ".join(parts) + where_text,
+            "verdict": verdict,
+            "chapter": "forward_limits"})
+    return out
+
+
 def verdict_rows() -> list[dict]:
     """The chapter's verdicts, every one over runs: Theorem 8, the runs without a chain of thought and without a
     turning token over 20 seeds, Gaussian embeddings over 20 draws (stored sweeps), several full heads over the
@@ -612,24 +888,22 @@ def verdict_rows() -> list[dict]:
     ls = data["settings"]
     t8 = theorem8_seeds(data)
     direct = direct_seeds(data)
-    hb, hs = heads_bins(), heads_seeds(data)
     nt = {(c["arch"], c["turning"]): c for c in no_turn_seeds(data)}
     g, gd = gaussian_seeds(), gaussian_stored()
     gshape = {r["test trees"]: r for r in g["rows"]}
     g_deep = next(r for r in g["depth"] if (r["goal depth"], r["test trees"]) == ("10-12", "random trees"))
     edge_rows = _edge_flag_rows()
-    t8s, ds, ns, hss = ls["theorem8"], ls["direct"], ls["no_turn"], ls["heads"]
-    by_m = {r["m"]: r for r in hb["rows"]}
-    heads_row = {r["model"]: r for r in hs["rows"]}
+    t8s, ds, ns = ls["theorem8"], ls["direct"], ls["no_turn"]
     full1_nt, two_nt, full1_t = nt[("full1", "no")], nt[("two_head", "no")], nt[("full1", "yes")]
     seeds_note = f"{data['settings']['seeds']} seeds trained together (batched)"
+    batch_note = " (the chapter's one-seed illustrations use batch 256; the batch is 32 here)"
     return [
         {"claim": "Theorem 8: trained on perfect binary trees, the two-head model solves any tree (any shape, depth "
                   "and goal)",
          "source": "[review]", "reading": "R-F layout (ours), structured two heads with fixed value maps",
          "settings": (f"{seeds_note}: m = {t8s['m']}, S = {t8s['S']}, lr {t8s['lr']:g} (mean loss), batch "
                       f"{t8s['batch_size']}, {t8s['steps']} steps; each run tested on its own {t8s['test_trees']} random "
-                      f"trees (0-3 children, depth caps 1-{t8s['test_max_depth']}, any non-root goal)"),
+                      f"trees (0-3 children, depth caps 1-{t8s['test_max_depth']}, any non-root goal)" + batch_note),
          "measurement": (f"runs with at least {s.solved_at:g} of their paths right {t8['paths solved'].text()}, of their "
                          f"chains {t8['chains solved'].text()}; goals pooled: path accuracy {t8['path'].text()}, chain "
                          f"accuracy (every token, flags included) {t8['chain'].text()}, goals deeper than any training "
@@ -642,7 +916,7 @@ def verdict_rows() -> list[dict]:
          "source": "[paper]", "reading": "R-F layout (ours), answer-only targets (the turning token and the forward steps)",
          "settings": (f"{seeds_note} per model, from zero: m = {ds['m']}, S = {ds['S']}, lr {ds['lr']:g} (mean loss), "
                       f"batch {ds['batch_size']}, {ds['steps']} steps; {ds['test_trees']} perfect depth-{ds['m']} "
-                      f"trees per run"),
+                      f"trees per run" + batch_note),
          "measurement": ("; ".join(f"{r['model']}: runs solving the perfect trees (at least {s.solved_at:g} of the "
                                    f"paths) {r['runs solving'].text()}, paths right {r['perfect trees'].text()}, random "
                                    f"trees by goal depth 1 / 2 / 3+: {r['random, depth 1'].value:.2f} / "
@@ -652,30 +926,14 @@ def verdict_rows() -> list[dict]:
                                        sum(r["runs solving"].n for r in direct)),
                                   "no run solves the perfect trees without the chain of thought"),
          "chapter": "forward_limits"},
-        {"claim": "several full heads fit the training trees but do not generalize as one full head does",
-         "source": "[ours]", "reading": "R-F layout (ours), full heads from N(0, 0.01^2)",
-         "settings": (f"heads x depth sweep: 1-4 full heads, m = 2-5, lr 2, batch 256, three seeds per cell, 1,024 "
-                      f"random test trees per run; and {hs['rows'][0]['runs']} seeds of 1 and 2 full heads at m = "
-                      f"{hss['m']} (batch {hss['batch_size']}, {hss['steps']} steps)"),
-         "measurement": (f"2-4 full heads below {s.solved_at:g} test accuracy in {hb['multi failing'].text()} runs, "
-                         f"fitting their training trees in {hb['multi fit'].text()}; one full head below in "
-                         f"{hb['full1 failing'].text()}. Where (seeds 1-2, goals pooled): trained at m = 2, goals "
-                         f"deeper than m {by_m[2]['goal depth > m'].text()}, trees of 16-30 nodes "
-                         f"{by_m[2]['size 16-30'].text()}; trained at m = 3-5, trees of at most 15 nodes "
-                         f"{_pool_rates(by_m[m]['size <=15'] for m in (3, 4, 5))}, larger trees "
-                         f"{_pool_rates([by_m[m]['size 16-30'] for m in (3, 4, 5)] + [by_m[m]['size >30'] for m in (4, 5)])}"
-                         f". At m = {hss['m']} over {hs['rows'][0]['runs']} seeds: runs solving the test trees, "
-                         + ", ".join(f"{r['model']} {r['solve test trees'].text()}" for r in hs["rows"])),
-         "verdict": ("holds: the runs' intervals are disjoint" if hb["multi failing"].excludes(hb["full1 failing"])
-                     and hb["multi failing"].value > hb["full1 failing"].value else "undecided"),
-         "chapter": "forward_limits"},
+        *heads_rows(data),
         {"claim": "the single-head outcome does not depend on the turning token",
          "source": "[ours]", "reading": "alternative layout without a turning token (chain of 2m steps), prompt edges "
                                         "with an empty stage block",
          "settings": (f"{seeds_note} per model: m = {ns['m']}, S = {ns['S']}, lr {ns['lr']:g}, batch {ns['batch_size']}, "
                       f"{ns['steps']} steps, loss {ns['reduction']} (the one-against-two sweep's settings; with the "
                       f"turning token: that sweep's runs); converged: final/initial loss < {s.converged_below:g}; "
-                      f"{ns['test_trees']} random test trees per cell"),
+                      f"{ns['test_trees']} random test trees per cell" + batch_note),
          "measurement": (f"one full head without the turning token: converged {full1_nt['converged'].text()}, paths "
                          f"solved {full1_nt['paths solved'].text()}, final/initial loss {_interval_text(full1_nt['loss ratio'])}; "
                          f"with it: converged {full1_t['converged'].text()}, paths solved {full1_t['paths solved'].text()}; "
@@ -688,7 +946,8 @@ def verdict_rows() -> list[dict]:
          "source": "[ours]", "reading": "R-F layout (ours), Gaussian embeddings d = S, end token at test time",
          "settings": (f"{g['runs']} embedding draws (draw i with training seed i, trained together): S = {gd['S']}, "
                       f"m = {gd['m']}, lr {gd['lr']:g}, batch {gd['batch_size']}, {gd['steps']} steps; each run tested "
-                      f"on its own {gd['count']} paths of depth 12, stars of 20 leaves and random trees of 30-70 nodes"),
+                      f"on its own {gd['count']} paths of depth 12, stars of 20 leaves and random trees of 30-70 nodes "
+                      f"(the one-seed illustration: batch {s.beyond_batch})"),
          "measurement": (", ".join(f"{k}: runs solving {gshape[k]['runs solving'].text()}, paths right "
                                    f"{gshape[k]['path accuracy'].text()}" for k in beyond.SHAPES)
                          + f"; random trees, goals 10-12 deep: {g_deep['path accuracy'].text()}"),

@@ -15,6 +15,11 @@ parameters and its own stream of perfect training trees, ``numpy`` generator ``s
   one-against-two sweep (:data:`onelayer.trees.forward.edge_flag.SWEEP`: sum loss, learning rate 0.2, batch 32,
   500 steps, one test set of 512 random trees per cell), so the stored cells of that sweep with the turning token
   are the comparison (:func:`onelayer.trees.forward.edge_flag.cell_runs` with ``turning=False``).
+* ``heads``: 1-4 full heads from ``N(0, 0.01^2)`` at training depths ``m = 2`` and ``3`` (``S = 2^(m+1) + 9``, the
+  heads x depth sweep of :mod:`onelayer.trees.forward.limits`), mean loss, learning rate 2, in several (batch size,
+  steps) cells: ``m = 2`` at batch 32 and 256 for 300 steps and at batch 32 for 1,000; ``m = 3`` at batch 32 for
+  500 and 1,500 steps. Each member is scored on 256 perfect training trees and on its own 2,048 random test trees
+  with the joint profile :func:`joint_counts`: goals, paths right and chains right per (tree size, goal depth).
 
 :func:`gaussian_members` trains the two-head model with a different Gaussian embedding draw per member (the
 batched run behind :func:`onelayer.trees.beyond.forward_beyond_runs`). Reproduce::
@@ -47,14 +52,15 @@ from .layout import forward_target_vectors, forward_token_vectors, perfect_forwa
 from .limits import architecture
 from .seeded_training import batched_structured_loss, stacked_data
 
-__all__ = ["STORED", "STORED_KIND", "load_stored", "SETTINGS", "QUICK", "PARTS", "depth_counts", "theorem8_runs",
+__all__ = ["STORED", "STORED_KIND", "load_stored", "SETTINGS", "QUICK", "PARTS", "depth_counts", "joint_counts", "theorem8_runs",
            "direct_runs", "no_turn_runs", "heads_runs", "gaussian_members", "main"]
 
 STORED = "trees/data/forward_limit_rates.json"
 STORED_KIND = "trees-forward-limit-rates"
 
 #: The stored sweep's sizes (module docstring); ``no_turn`` repeats the one-against-two sweep's settings. Batches of 32
-#: trees instead of the chapter's 256 keep the sweep within minutes on a shared machine.
+#: trees instead of the chapter's 256 keep the sweep within minutes on a shared machine; the ``heads`` part measures
+#: one cell at both batch sizes.
 SETTINGS = {
     "seeds": 20,
     "theorem8": {"m": 3, "S": 25, "steps": 1000, "lr": 2.0, "batch_size": 32, "reduction": "mean, 1/2",
@@ -63,8 +69,11 @@ SETTINGS = {
                "models": ["two_head", "full1"], "test_trees": 1024, "test_max_depth": 6},
     "no_turn": {**{k: EDGE_SWEEP[k] for k in ("m", "S", "steps", "lr", "batch_size", "test_trees", "test_max_depth")},
                 "reduction": "sum, 1", "models": ["full1", "two_head"]},
-    "heads": {"m": 2, "S": 17, "steps": 300, "lr": 2.0, "batch_size": 32, "reduction": "mean, 1/2", "init_scale": 0.01,
-              "models": ["full1", "full2"], "test_trees": 1024, "test_max_depth": 6, "train_trees": 256},
+    "heads": {"lr": 2.0, "reduction": "mean, 1/2", "init_scale": 0.01, "models": ["full1", "full2", "full3", "full4"],
+              "cells": [{"m": 2, "batch_size": 32, "steps": 300}, {"m": 2, "batch_size": 256, "steps": 300},
+                        {"m": 2, "batch_size": 32, "steps": 1000}, {"m": 3, "batch_size": 32, "steps": 500},
+                        {"m": 3, "batch_size": 32, "steps": 1500}],
+              "test_trees": 2048, "test_max_depth": 6, "train_trees": 256},
 }
 #: The seconds-long version (tests).
 QUICK = {
@@ -75,8 +84,9 @@ QUICK = {
                "models": ["two_head", "full1"], "test_trees": 16, "test_max_depth": 4},
     "no_turn": {"m": 2, "S": 15, "steps": 10, "lr": 0.2, "batch_size": 8, "reduction": "sum, 1",
                 "models": ["full1"], "test_trees": 16, "test_max_depth": 4},
-    "heads": {"m": 2, "S": 15, "steps": 10, "lr": 2.0, "batch_size": 8, "reduction": "mean, 1/2", "init_scale": 0.01,
-              "models": ["full1", "full2"], "test_trees": 16, "test_max_depth": 4, "train_trees": 16},
+    "heads": {"lr": 2.0, "reduction": "mean, 1/2", "init_scale": 0.01, "models": ["full1", "full2"],
+              "cells": [{"m": 2, "batch_size": 8, "steps": 10}, {"m": 2, "batch_size": 16, "steps": 10}],
+              "test_trees": 16, "test_max_depth": 4, "train_trees": 16},
 }
 #: The parts of the sweep, in the order :func:`main` runs them.
 PARTS = ("no_turn", "theorem8", "direct", "heads")
@@ -157,33 +167,54 @@ def no_turn_runs(s: dict, seeds: Sequence[int]) -> list[dict]:
     return rows
 
 
+def joint_counts(result, trees) -> dict[str, list[int]]:
+    """``"size,depth" -> [goals, whole paths right, whole chains right]`` of a greedy decoding of ``trees`` (tree
+    size = node count, goal depth = the goal's distance from the root), the keys sorted by size, then depth."""
+    if len(trees) != len(result.answer_correct):
+        raise ValueError("trees must be the decoded batch's trees, one per goal")
+    out: dict[tuple[int, int], list[int]] = {}
+    for t, d, ok, chain in zip(trees, result.batch.goal_depth.tolist(), result.answer_correct.tolist(),
+                               result.chain_correct.tolist()):
+        c = out.setdefault((int(t.n), int(d)), [0, 0, 0])
+        c[0], c[1], c[2] = c[0] + 1, c[1] + int(ok), c[2] + int(chain)
+    return {f"{n},{d}": c for (n, d), c in sorted(out.items())}
+
+
 def heads_runs(s: dict, seeds: Sequence[int]) -> list[dict]:
-    """Full heads (``s`` is ``SETTINGS["heads"]``: 1-3 heads from ``N(0, init_scale^2)``, the heads x depth sweep's
-    ``m = 2`` cell trained for a fixed ``steps`` instead of to twice its convergence step), one member per seed:
-    whole paths right on ``train_trees`` perfect training trees (generator ``60_000 + seed``) and, on the member's
-    own random test trees (generator ``70_000 + seed``, as the heads x depth sweep), by goal depth and by tree size
-    (``by_size``: node count -> ``[goals, whole paths right]``)."""
+    """Full heads (``s`` is ``SETTINGS["heads"]``: every model of ``s["models"]``, from ``N(0, init_scale^2)``) in
+    every cell of ``s["cells"]`` (training depth ``m`` with ``S = 2^(m+1) + 9`` as in the heads x depth sweep of
+    :mod:`onelayer.trees.forward.limits`, batch size, a fixed number of steps), one member per seed, trained
+    together. Each member is scored on ``train_trees`` perfect training trees (generator ``60_000 + seed``) and on
+    its own ``test_trees`` random test trees (0-3 children, depth caps 1-``test_max_depth``, any non-root goal;
+    generator ``70_000 + seed``, so every model of a cell and seed sees the same trees), with the joint profile
+    :func:`joint_counts` (goals by tree size and goal depth together)."""
     seeds = check_int_sequence("seeds", seeds, low=0)
-    A = one_hot_embeddings(s["S"])
+    if not isinstance(s, dict) or not s.get("cells"):
+        raise ValueError("s must be a heads settings dict with a non-empty 'cells' list")
     rows = []
-    for name in s["models"]:
-        params, hist = train_members(name, m=s["m"], S=s["S"], steps=s["steps"], lr=s["lr"], reduction=s["reduction"],
-                                     edge_stage="empty", seeds=seeds, batch_size=s["batch_size"],
-                                     init_scale=s["init_scale"], record_every=s["steps"])
-        arch = architecture(name)
-        for i, seed in enumerate(seeds):
-            p = {k: v[i] for k, v in params.items()}
-            train = perfect_forward_batch(s["m"], s["S"], s["train_trees"], np.random.default_rng(60_000 + seed))
-            test, trees = random_forward_batch(s["S"], s["test_trees"], np.random.default_rng(70_000 + seed),
-                                               max_depth=s["test_max_depth"])
-            res = greedy_decode(p, arch, A, test)
-            by_size: dict = {}
-            for t, ok in zip(trees, res.answer_correct.tolist()):
-                c = by_size.setdefault(str(t.n), [0, 0])
-                c[0], c[1] = c[0] + 1, c[1] + int(ok)
-            rows.append({"arch": name, "label": arch.label(), "seed": seed, "loss": [float(x) for x in hist["loss"][:, i]],
-                         "train": [s["train_trees"], int(greedy_decode(p, arch, A, train).answer_correct.sum())],
-                         "by_depth": depth_counts(res), "by_size": dict(sorted(by_size.items(), key=lambda kv: int(kv[0])))})
+    for cell in s["cells"]:
+        m = check_int("m", cell["m"], low=1, high=6)
+        S = 2 ** (m + 1) + 9
+        A = one_hot_embeddings(S)
+        tests = [random_forward_batch(S, s["test_trees"], np.random.default_rng(70_000 + seed),
+                                      max_depth=s["test_max_depth"]) for seed in seeds]
+        trains = [perfect_forward_batch(m, S, s["train_trees"], np.random.default_rng(60_000 + seed)) for seed in seeds]
+        for name in s["models"]:
+            start = time.perf_counter()
+            params, hist = train_members(name, m=m, S=S, steps=cell["steps"], lr=s["lr"], reduction=s["reduction"],
+                                         edge_stage="empty", seeds=seeds, batch_size=cell["batch_size"],
+                                         init_scale=s["init_scale"], record_every=cell["steps"])
+            arch = architecture(name)
+            for i, seed in enumerate(seeds):
+                p = {k: v[i] for k, v in params.items()}
+                ok = _finite(p)
+                test, trees = tests[i]
+                rows.append({"arch": name, "label": arch.label(), "m": m, "S": S, "batch_size": cell["batch_size"],
+                             "steps": cell["steps"], "seed": seed, "loss": [float(x) for x in hist["loss"][:, i]],
+                             "train": [s["train_trees"], int(greedy_decode(p, arch, A, trains[i]).answer_correct.sum())
+                                       if ok else 0],
+                             "joint": joint_counts(greedy_decode(p, arch, A, test), trees) if ok else None})
+            print(f"heads: {name} m={m} batch {cell['batch_size']}: {time.perf_counter() - start:.0f} s", flush=True)
     return rows
 
 
