@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from onelayer.paths import data_path
+from onelayer.rates import rate
 from onelayer.walks import WalkTransformer, random_init as ri, walk_population
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,18 +37,42 @@ def test_stored_sweep_is_complete(sweep):
     for key in ("K", "N", "M", "sigma", "epsilon", "n_train", "n_test", "steps"):
         assert meta[key] == ri.PAPER[key], key
     assert [tuple(r) for r in meta["readings"]] == list(ri.READINGS)
+    assert meta["seeds"] == list(range(20)) and meta["detail_seeds"] == [0, 1, 2]
     expected = len(meta["normalizations"]) * len(meta["readings"]) * len(meta["ps"]) * len(meta["seeds"])
-    assert len(sweep["runs"]) == expected == 108
+    assert len(sweep["runs"]) == expected == 720
     for r in sweep["runs"]:
         assert r["steps"][0] == 0 and r["steps"][-1] == 1000
-        assert set(r["curves"]) == set(ri.RECORD_KEYS)
+        detail = r["config"]["seed"] in meta["detail_seeds"]
+        assert set(r["curves"]) == (set(ri.RECORD_KEYS) if detail else {"optimal_fraction"})
+        assert ("V" in r) == ("profile" in r) == detail
+        assert set(r["final"]) == set(ri.RECORD_KEYS)
+        assert r["final"]["optimal_fraction"] == r["curves"]["optimal_fraction"][-1]  # exact: the same stored number
+        assert 0 <= r["peak"][0] < meta["N"] and 0 < r["peak"][1] <= 1
         assert sorted(r["table"], key=int) == [str(s) for s in ri.TABLE_STEPS]
+
+
+def test_a_summary_run_is_reproducible(sweep):
+    """Recompute one whole summary run (seed 7, 1000 steps) and compare every stored number."""
+    settings = dict(p=0.5, normalize="keys", reduction="mean", lr=1.0, seed=7)
+    live = ri.run_config(ri.RunConfig(**settings), detail=False)
+    stored = ri.find_run(sweep, **settings)
+    assert set(live) == set(stored) and live["steps"] == stored["steps"]
+    np.testing.assert_allclose(live["curves"]["optimal_fraction"], stored["curves"]["optimal_fraction"], rtol=1e-7,
+                               atol=1e-9)  # tol: 10 stored digits
+    for k in ri.RECORD_KEYS:
+        np.testing.assert_allclose(live["final"][k], stored["final"][k], rtol=1e-7, atol=1e-9, err_msg=k)
+    assert live["peak"][0] == stored["peak"][0]
+    np.testing.assert_allclose(live["peak"][1], stored["peak"][1], rtol=1e-7)  # tol: 10 stored digits
+    for s in ri.TABLE_STEPS:
+        for part in ("example", "variance"):
+            np.testing.assert_allclose(live["table"][str(s)][part], stored["table"][str(s)][part], rtol=1e-6, atol=1e-12)
 
 
 @pytest.mark.parametrize("settings", [
     dict(p=1.0, normalize="keys_and_query", reduction="mean", lr=0.01, seed=0),
     dict(p=1.0, normalize="keys", reduction="mean", lr=0.01, seed=1),
     dict(p=0.5, normalize="keys_and_query", reduction="sum", lr=0.1, seed=2),
+    dict(p=1.0, normalize="none", reduction="mean", lr=3.0, seed=19),
 ])
 def test_stored_runs_are_reproducible(sweep, settings):
     """Recompute the first 100 steps of a stored run and compare every recorded number."""
@@ -55,21 +80,25 @@ def test_stored_runs_are_reproducible(sweep, settings):
     stored = ri.find_run(sweep, **settings)
     n = len(live["steps"])
     assert live["steps"] == stored["steps"][:n]
-    for k in ri.RECORD_KEYS:
+    for k in stored["curves"]:  # every curve of a detailed run, the optimal fraction of a summary
         np.testing.assert_allclose(live["curves"][k], stored["curves"][k][:n], rtol=1e-7, atol=1e-9, err_msg=k)
-    np.testing.assert_allclose(live["V"]["100"], stored["V"]["100"], rtol=1e-7, atol=1e-9)
+    if "V" in stored:
+        np.testing.assert_allclose(live["V"]["100"], stored["V"]["100"], rtol=1e-7, atol=1e-9)
     for part in ("example", "variance"):
         np.testing.assert_allclose(live["table"]["100"][part], stored["table"]["100"][part], rtol=1e-6, atol=1e-12)
 
 
 def test_no_reading_reproduces_the_papers_ordering(sweep):
     rows = ri.ordering_table(sweep)
-    assert len(rows) == 54
+    assert len(rows) == 360
     assert sum(r["paper_pattern"] for r in rows) == 0
+    per = ri.setting_rates(rows)
+    assert len(per) == 18 and all(r["n"] == 20 and r["p=0.5 only"].k == 0 for r in per)
+    assert all(r["p=0.5 only"].high < 0.17 for r in per)  # 0/20: Wilson upper bound 0.161
     first = [r["first"] for r in rows]
     assert first.count("p=1") > 5 * first.count("p=0.5")
     literal = [r for r in rows if (r["normalize"], r["reduction"], r["lr"]) == ("keys_and_query", "mean", 0.01)]
-    assert [r["first"] for r in literal] == ["neither"] * 3
+    assert [r["first"] for r in literal] == ["neither"] * 20
     assert all(abs(r["final_one"] - 1 / 6) < 0.05 for r in literal)
 
 
@@ -82,6 +111,9 @@ def test_closest_reading_to_the_authors_table(sweep):
     best = min(dist, key=lambda k: np.mean(dist[k]))
     assert best == ("keys_and_query", "mean", 1.0)
     assert np.mean(dist[best]) < 1.0 < np.mean(dist[("keys_and_query", "mean", 0.01)])
+    tv = ri.table_variances(sweep, normalize=best[0], reduction=best[1], lr=best[2])
+    assert tv["seeds"] == 20 and tv["pattern"].low > 0.5  # the authors' picture in most seeds
+    assert all(s["log10_ratio"][2] < 0 for s in tv["steps"])  # ours smaller than theirs at every step
     run = ri.find_run(sweep, p=1.0, normalize=best[0], reduction=best[1], lr=best[2], seed=0)
     var = [np.mean(run["table"][str(s)]["variance"]) for s in ri.TABLE_STEPS]
     assert all(b > a for a, b in zip(var, var[1:]))  # the perturbation grows, as in the authors' table
@@ -168,3 +200,81 @@ def test_random_init_validation_errors():
         ri.load(ROOT / "no_such_sweep.json")
     with pytest.raises(KeyError):
         ri.find_run({"runs": []}, p=0.5, normalize="keys", reduction="mean", lr=1.0)
+
+
+# -- the rates over seeds -------------------------------------------------------------------------------------------------
+
+def _fake_run(p, seed, fractions, parent=0.0, lag2=0.0, normalize="keys", lr=1.0, variances=None, example=None):
+    table = {str(s): {"example": list(example or [1 / 6] * 6), "variance": [v] * 6}
+             for s, v in zip(ri.TABLE_STEPS, variances or [1e-6] * len(ri.TABLE_STEPS))}
+    return {"config": {"p": p, "normalize": normalize, "reduction": "mean", "lr": lr, "seed": seed},
+            "steps": [0, 10, 20], "curves": {"optimal_fraction": list(fractions)},
+            "final": {"optimal_fraction": fractions[-1], "parent_attention": parent, "lag2_attention": lag2},
+            "table": table}
+
+
+def _fake_sweep():
+    """Two settings x 4 seeds with known outcomes: setting A (lr=1) has the paper's pattern in seeds 0 and 1, both
+    learned in seed 2 (p=1 first), neither in seed 3; setting B (lr=3) has p=1 only in every seed."""
+    yes, no, late = [0.2, 0.96, 0.99], [0.2, 0.3, 0.4], [0.2, 0.5, 0.97]
+    runs = []
+    for seed, (half, one) in enumerate([(yes, no), (yes, no), (late, yes), (no, no)]):
+        runs += [_fake_run(0.5, seed, half, parent=0.95 if seed else 0.02, lag2=0.01 if seed else 0.93),
+                 _fake_run(1.0, seed, one, variances=[1e-6 * 10 ** k for k in range(5)])]
+    for seed in range(4):
+        runs += [_fake_run(0.5, seed, no, lr=3.0), _fake_run(1.0, seed, yes, lr=3.0, variances=[1e-3] * 5)]
+    return {"meta": {"n_train": 1000}, "runs": runs}
+
+
+def test_setting_rates_count_every_outcome_per_setting():
+    rows = ri.ordering_table(_fake_sweep())
+    assert [r["outcome"] for r in rows[:4]] == ["p=0.5 only", "p=0.5 only", "both", "neither"]
+    a, b = ri.setting_rates(rows)
+    assert (a["lr"], a["n"], b["lr"], b["n"]) == (1.0, 4, 3.0, 4)  # exact: config values read back
+    assert [a[o].k for o in ri.OUTCOMES] == [2, 0, 1, 1] and (a["both_n"], a["p=1 first"]) == (1, 1)
+    assert [b[o].k for o in ri.OUTCOMES] == [0, 4, 0, 0]
+    assert a["p=0.5 only"].text() == rate(2, 4).text()
+    with pytest.raises(TypeError, match="rows"):
+        ri.setting_rates("rows")
+
+
+def test_learned_attention_over_all_learned_runs_and_per_setting():
+    out = ri.learned_attention(_fake_sweep())
+    assert (out["all"]["n"], out["all"]["runs"]) == (3, 8)
+    assert (out["all"]["parent"].k, out["all"]["lag2"].k) == (2, 1)
+    a, b = out["settings"]
+    assert (a["n"], a["parent"].k, a["lag2"].k) == (3, 2, 1) and (b["n"], b["parent"]) == (0, None)
+    assert ri.learned_attention(_fake_sweep(), attention=0.99)["all"]["parent"].k == 0
+    with pytest.raises(ValueError, match="attention"):
+        ri.learned_attention(_fake_sweep(), attention=1.5)
+
+
+def test_table_variances_over_the_seeds():
+    out = ri.table_variances(_fake_sweep(), normalize="keys", reduction="mean", lr=1.0)
+    assert out["seeds"] == 4 and out["pattern"].k == 4  # every fake run grows by a decade a step, at 1/6
+    for k, step in enumerate(out["steps"]):
+        mean, lo, hi = step["variance"]
+        assert mean == pytest.approx(1e-6 * 10 ** k, rel=1e-9) and lo == pytest.approx(mean, rel=1e-9)  # tol: equal seeds
+        assert step["authors"] == pytest.approx(np.mean(ri.AUTHORS_TABLE[step["step"]][1]), rel=1e-12)
+        assert step["log10_ratio"][0] == pytest.approx(np.log10(mean / step["authors"]), abs=1e-9)
+    flat = ri.table_variances(_fake_sweep(), normalize="keys", reduction="mean", lr=3.0)
+    assert flat["pattern"].k == 0  # constant variances do not grow
+    with pytest.raises(ValueError, match="two seeds"):
+        ri.table_variances(_fake_sweep(), normalize="none", reduction="mean", lr=1.0)
+    with pytest.raises(ValueError, match="drift"):
+        ri.table_variances(_fake_sweep(), normalize="keys", reduction="mean", lr=1.0, drift=0.0)
+
+
+def test_summary_runs_keep_only_what_the_rates_need():
+    kw = dict(steps=10, record_every=5, N=13, M=50, n_train=20, n_test=20, table_steps=(5,), snapshot_steps=(10,))
+    full = ri.run_config(ri.RunConfig(p=0.5, seed=3), **kw)
+    summary = ri.run_config(ri.RunConfig(p=0.5, seed=3), detail=False, **kw)
+    assert set(full) - set(summary) == {"V", "profile"} and set(summary["curves"]) == {"optimal_fraction"}
+    assert summary["curves"]["optimal_fraction"] == full["curves"]["optimal_fraction"]  # exact: the same run
+    assert summary["final"] == full["final"] == {k: v[-1] for k, v in full["curves"].items()}  # exact: the same run
+    prof = np.array(full["profile"])
+    assert summary["peak"][0] == int(prof.argmax()) and summary["peak"][1] == pytest.approx(prof.max(), rel=1e-9)
+    with pytest.raises(TypeError, match="detail"):
+        ri.run_config(ri.RunConfig(p=0.5), detail="no", **kw)
+    with pytest.raises(ValueError, match="detail_seeds"):
+        ri.sweep(seeds=(0, 1), detail_seeds=(2,), **kw)

@@ -42,7 +42,8 @@ SWEEPS: dict[str, Sweep] = {
     s.name: s
     for s in (
         Sweep("walks-random-init", "onelayer.walks.random_init.stored:main", "walks/data/random_init_sweep.json",
-              "Walks, Section 5.2: GD from small Gaussian initialisation over p, scale and seeds", 15),
+              "Walks, Section 5.2: GD from small Gaussian initialisation, 3 normalisations x 6 step readings x 2 walks "
+              "x 20 seeds", 35),
         Sweep("trees-forward-limits", "onelayer.trees.forward.limits:main", "trees/data/forward_sweep.json",
               "Trees II: the loss table and the heads x depth sweep of the limits chapter", 75),
         Sweep("trees-forward-seeds", "onelayer.trees.forward.seeds:main", "trees/data/forward_seeds.json",

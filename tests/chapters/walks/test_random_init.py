@@ -26,10 +26,16 @@ def test_quick_sweep_has_the_quick_grid_and_sizes():
 def test_ordering_counts_add_up_and_settings_rows_group_the_seeds():
     rows = chapter.ordering()[1]["table"]
     counts = chapter.ordering_counts(rows)
-    assert sum(counts[k] for k in ("p=0.5", "p=1", "tie", "neither")) == counts["pairs"] == len(rows) == 108 // 2
+    assert sum(counts[k] for k in ("p=0.5", "p=1", "tie", "neither")) == counts["pairs"] == len(rows) == 720 // 2
+    assert sum(counts["outcomes"].values()) == counts["pairs"] and counts["outcomes"]["p=0.5 only"] == counts["paper_pattern"]
     assert (counts["paper_rate"].k, counts["paper_rate"].n) == (counts["paper_pattern"], counts["pairs"])
-    grouped = chapter.ordering_settings_rows(rows)
-    assert len(grouped) == 3 * 6 and all(len(g["first"].split(", ")) == 3 for g in grouped)
+    assert (counts["settings"], counts["seeds"]) == (18, 20)
+    per = chapter.setting_rates()
+    assert len(per) == 18 and all(r["n"] >= chapter.SETTINGS.min_seeds for r in per)
+    assert all(sum(r[o].k for o in ri.OUTCOMES) == r["n"] for r in per)
+    grouped = chapter.ordering_settings_rows()
+    assert len(grouped) == 18 and all(len(g) == 6 for g in grouped)  # six columns: fits the page
+    assert [g["p=0.5 only (paper)"] for g in grouped] == [chapter._short(r["p=0.5 only"]) for r in per]
 
 
 def test_closest_ranking_is_sorted_by_the_mean_distance_to_the_authors_table():
@@ -60,24 +66,40 @@ def test_lock_rows_point_at_the_profile_maximum():
 
 def test_verdict_rows_have_the_keys_and_follow_from_the_measurements(rows):
     assert all(set(r) == KEYS and r["chapter"] == "random_init" for r in rows)
-    order = ri.ordering_table(ri.load())
-    hits = sum(bool(r["paper_pattern"]) for r in order)
-    assert f"in {rate(hits, len(order)).text()} of the (setting, seed) pairs" in rows[0]["measurement"]
-    assert "3 seeds" in rows[0]["settings"]
-    assert (hits == 0) == rows[0]["verdict"].startswith("not reproduced")
-    assert rows[1]["verdict"] == "holds qualitatively in one run" and "one run" in rows[1]["settings"]
+    per = chapter.setting_rates()
+    assert len(rows) == len(per) + 2
+    for row, r in zip(rows, per):  # one Figure 6 row per setting, in the sweep's order
+        assert row["claim"].startswith("Figure 6") and f"{r['effective_lr']:g}" in row["reading"]
+        assert f"in {r['p=0.5 only'].text()}; instead: p=1 only {r['p=1 only'].text()}" in row["measurement"]
+        assert f"{r['n']} seeds" in row["settings"] and r["n"] >= 20
+        assert row["verdict"] == chapter._figure6_verdict(r["p=0.5 only"])
+    literal = [row for row in rows if "the paper's stated numbers" in row["reading"]]
+    assert len(literal) == 1 and literal[0]["verdict"] == "fails in every run (0/20)"
+    tv = chapter.table_variances()
+    assert rows[-2]["claim"].startswith("Figure 13") and f"{tv['seeds']} seeds" in rows[-2]["settings"]
+    assert tv["pattern"].text() in rows[-2]["measurement"]
     learned = chapter.learned_half_runs()
-    half = chapter.learned_half_rates()
-    assert half["n"] == len(learned) == len(chapter.learned_half_rows())
-    assert f"{len(learned)} runs learned p=1/2" in rows[2]["measurement"]
-    assert f"on x_(N-1) in {half['parent'].text()}" in rows[2]["measurement"]
-    assert rows[2]["verdict"].startswith("partly")  # two learned runs attend to x_(N-2)
+    half = chapter.learned_half_rates()["all"]
+    assert half["n"] == len(learned) == sum(int(r["learned p=1/2"].split("/")[0]) for r in chapter.learned_half_rows())
+    assert f"{len(learned)} of {half['runs']} runs learned p=1/2" in rows[-1]["measurement"]
+    assert f"on x_(N-1) in {half['parent'].text()}" in rows[-1]["measurement"]
+
+
+def test_figure6_verdict_follows_the_interval():
+    assert chapter._figure6_verdict(rate(0, 20)) == "fails in every run (0/20)"
+    assert chapter._figure6_verdict(rate(20, 20)) == "holds in every run (20/20)"
+    assert chapter._figure6_verdict(rate(3, 20)) == "holds in a minority of runs"  # upper bound 0.36
+    assert chapter._figure6_verdict(rate(17, 20)) == "holds in most runs"  # lower bound 0.64
+    assert chapter._figure6_verdict(rate(10, 20)) == "holds in some runs"
 
 
 def test_the_table_helpers_show_the_ranking_and_the_authors_table():
     ranking = chapter.ranking_rows()
-    assert len(ranking) == chapter.SETTINGS.top_ranked
+    assert len(ranking) == chapter.SETTINGS.top_ranked and all(r["seeds"] == 20 for r in ranking)
     assert [r["mean distance"] for r in ranking] == sorted(r["mean distance"] for r in ranking)
+    variances = chapter.table_variance_rows()
+    assert [r["step"] for r in variances] == list(ri.TABLE_STEPS)
+    assert all(r["variance, ours"] > 0 and r["ours / authors"] > 0 for r in variances)
     table = chapter.weighted_token_table()
     assert [r["step"] for r in table] == [r["step"] for r in chapter.weighted_token_rows()]
     assert all(len(r["ours"].split()) == len(r["authors"].split()) == 6 for r in table)
@@ -85,8 +107,9 @@ def test_the_table_helpers_show_the_ranking_and_the_authors_table():
 
 def test_figure6_verdict_follows_the_count_of_runs_with_the_pattern(monkeypatch):
     real = ri.ordering_table
-    monkeypatch.setattr(ri, "ordering_table", lambda data, **kw: [{**r, "paper_pattern": True} for r in real(data, **kw)])
-    assert chapter.verdict_rows()[0]["verdict"].startswith("reproduced only in")
+    monkeypatch.setattr(ri, "ordering_table",
+                        lambda data, **kw: [{**r, "paper_pattern": True, "outcome": "p=0.5 only"} for r in real(data, **kw)])
+    assert chapter.verdict_rows()[0]["verdict"] == "holds in every run (20/20)"
 
 
 def test_player_frames_share_their_axes():

@@ -80,23 +80,28 @@ def figure_weighted_token(run: dict, *, authors: bool = True):
 
 def figure_ordering(rows: list[dict]):
     """Heat-map of the sweep: for each normalisation (rows) and reading (columns), coloured by (#seeds with ``p = 1``
-    first - #seeds with ``p = 0.5`` first) / #seeds (the steps themselves are in the chapter's table)."""
+    first - #seeds with ``p = 0.5`` first) / #seeds, and labelled with the count of seeds showing the paper's pattern
+    (``p = 0.5`` learned, ``p = 1`` not) out of the setting's seeds."""
     norms = list(dict.fromkeys(r["normalize"] for r in rows))
     reads = list(dict.fromkeys((r["reduction"], r["lr"]) for r in rows))
     grid = np.full((len(norms), len(reads)), np.nan)
+    labels = {}
     for i, n in enumerate(norms):
         for j, rd in enumerate(reads):
             cell = [r for r in rows if r["normalize"] == n and (r["reduction"], r["lr"]) == rd]
             if not cell:
                 continue
             grid[i, j] = (sum(r["first"] == "p=1" for r in cell) - sum(r["first"] == "p=0.5" for r in cell)) / len(cell)
+            labels[i, j] = f"{sum(bool(r['paper_pattern']) for r in cell)}/{len(cell)}"
     fig, ax = new_figure(1, width=6.5, height=3.6)
     ax.imshow(grid, cmap="coolwarm", vmin=-1, vmax=1, aspect="auto")
+    for (i, j), text in labels.items():
+        ax.text(j, i, text, ha="center", va="center", fontsize=9)
     ax.grid(False)
     ax.set_xticks(range(len(reads)), [f"{r}\n{lr:g}" for r, lr in reads])
     ax.set_yticks(range(len(norms)), [n.replace("_", "\n") for n in norms])
     ax.set_xlabel("loss reduction and step size")
-    ax.set_title("red: p=1 learned first; blue: p=0.5 first")
+    ax.set_title("red: p=1 learned first; blue: p=0.5 first\nlabels: seeds with the paper's pattern")
     return fig
 
 
@@ -109,14 +114,16 @@ def sweep_explorer(data: dict, normalize: str = "keys_and_query", reading: str =
 
 
 def sweep_widget(data: dict):
-    """Menus for the normalisation, the reading and the seed of a stored sweep, redrawing :func:`sweep_explorer`."""
+    """Menus for the normalisation, the reading and the seed of a stored sweep, redrawing :func:`sweep_explorer`
+    (the seeds stored with every curve: ``meta["detail_seeds"]``, else every seed)."""
     import ipywidgets as widgets
 
     meta = data["meta"]
+    seeds = meta.get("detail_seeds", meta["seeds"])
     readings = [f"{r}, lr={lr:g}" for r, lr in meta["readings"]]
     controls = {
         "normalize": widgets.Dropdown(options=meta["normalizations"], value=meta["normalizations"][0], description="normalize"),
         "reading": widgets.Dropdown(options=readings, value=readings[0], description="loss, step"),
-        "seed": widgets.Dropdown(options=meta["seeds"], value=meta["seeds"][0], description="seed"),
+        "seed": widgets.Dropdown(options=seeds, value=seeds[0], description="seed"),
     }
     return slider_app(lambda **kw: sweep_explorer(data, **kw), controls)

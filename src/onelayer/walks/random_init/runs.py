@@ -116,16 +116,26 @@ def _round(x, digits: int = 10):
 
 def run_config(cfg: RunConfig, *, steps: int = 1000, record_every: int = 10, table_steps=TABLE_STEPS,
                snapshot_steps=SNAPSHOT_STEPS, K: int = PAPER["K"], N: int = PAPER["N"], M: int = PAPER["M"],
-               n_train: int = PAPER["n_train"], n_test: int = PAPER["n_test"], sigma: float = PAPER["sigma"]) -> dict:
+               n_train: int = PAPER["n_train"], n_test: int = PAPER["n_test"], sigma: float = PAPER["sigma"],
+               detail: bool = True) -> dict:
     """Train one setting from the Gaussian initialisation and return its JSON-able summary.
 
     Keys: ``config`` (the :class:`RunConfig` fields), ``steps`` (recorded steps),
-    ``curves`` (``name -> list``, see :data:`RECORD_KEYS`), ``V`` (``step -> K x K``
-    at ``snapshot_steps``), ``profile`` (final test-mean attention over the ``N``
-    positions), ``table`` (``step -> {"example", "variance"}`` of
-    :func:`weighted_token_stats` on the training walks at ``table_steps``),
-    ``seconds``.
+    ``curves`` (``name -> list``, see :data:`RECORD_KEYS`), ``final`` (``name ->`` the
+    last value of every curve), ``peak`` (``[j, weight]``: the 0-based position of
+    the largest final test-mean attention weight and that weight), ``V``
+    (``step -> K x K`` at ``snapshot_steps``), ``profile`` (final test-mean
+    attention over the ``N`` positions), ``table`` (``step -> {"example",
+    "variance"}`` of :func:`weighted_token_stats` on the training walks at
+    ``table_steps``), ``seconds``.
+
+    With ``detail=False`` (the summary stored for most seeds of the sweep) the run
+    is the same; only ``curves`` is reduced to ``"optimal_fraction"`` (what
+    :func:`~onelayer.walks.random_init.readings.learned_step` needs) and ``V`` and
+    ``profile`` are left out.
     """
+    if not isinstance(detail, bool):
+        raise TypeError("detail must be True or False")
     if not isinstance(cfg, RunConfig):
         raise TypeError("cfg must be a RunConfig")
     steps = check_int("steps", steps, low=1)
@@ -148,35 +158,53 @@ def run_config(cfg: RunConfig, *, steps: int = 1000, record_every: int = 10, tab
     for s in table_steps:
         tok = hist.at("token", s)
         table[str(s)] = {"example": _round(tok[:K]), "variance": _round(tok[K:])}
-    return {
+    curves = {k: _round(stats[:, i]) for i, k in enumerate(RECORD_KEYS)}
+    j = int(profile.argmax())
+    out = {
         "config": asdict(cfg),
         "steps": hist.steps[on_grid].tolist(),
-        "curves": {k: _round(stats[:, i]) for i, k in enumerate(RECORD_KEYS)},
-        "V": {str(s): _round(hist.snapshots[s]["V"].numpy()) for s in snapshot_steps},
-        "profile": _round(profile.numpy()),
+        "curves": curves if detail else {"optimal_fraction": curves["optimal_fraction"]},
+        "final": {k: v[-1] for k, v in curves.items()},
+        "peak": [j, _round(profile[j].item())],
         "table": table,
-        "seconds": round(time.perf_counter() - start, 2),
     }
+    if detail:
+        out["V"] = {str(s): _round(hist.snapshots[s]["V"].numpy()) for s in snapshot_steps}
+        out["profile"] = _round(profile.numpy())
+    out["seconds"] = round(time.perf_counter() - start, 2)
+    return out
 
 
-def sweep(*, normalizations=NORMALIZE[::-1], readings=READINGS, ps=(0.5, 1.0), seeds=(0,), steps: int = 1000,
-          record_every: int = 10, progress: bool = False, **sizes) -> dict:
+def sweep(*, normalizations=NORMALIZE[::-1], readings=READINGS, ps=(0.5, 1.0), seeds=(0,), detail_seeds=None,
+          steps: int = 1000, record_every: int = 10, progress: bool = False, **sizes) -> dict:
     """Run :func:`run_config` for every normalisation x reading x ``p`` x seed.
 
-    ``sizes`` go to :func:`run_config` (``K``, ``N``, ``M``, ``n_train``, ``n_test``, ``sigma``).
+    Runs of ``detail_seeds`` (default: every seed) keep every curve, ``V`` and the
+    attention profile; the others are stored as summaries (``detail=False`` of
+    :func:`run_config`). ``sizes`` go to :func:`run_config` (``K``, ``N``, ``M``,
+    ``n_train``, ``n_test``, ``sigma``, ``table_steps``, ``snapshot_steps``).
     Returns ``{"meta": {...}, "runs": [...]}``.
     """
+    seeds = [int(s) for s in check_int_sequence("seeds", seeds, low=0)]
+    detail_seeds = seeds if detail_seeds is None else [int(s) for s in check_int_sequence("detail_seeds", detail_seeds, low=0)]
+    if not set(detail_seeds) <= set(seeds):
+        raise ValueError(f"detail_seeds must be among seeds {seeds}, got {detail_seeds}")
     runs = []
+    start = time.perf_counter()
+    total = len(normalizations) * len(readings) * len(seeds) * len(ps)
     for norm in normalizations:
         for reduction, lr in readings:
             for seed in seeds:
                 for p in ps:
                     cfg = RunConfig(p=float(p), normalize=norm, reduction=reduction, lr=float(lr), seed=int(seed))
-                    runs.append(run_config(cfg, steps=steps, record_every=record_every, **sizes))
+                    runs.append(run_config(cfg, steps=steps, record_every=record_every, detail=seed in detail_seeds,
+                                           **sizes))
                     if progress:
-                        print(f"{cfg.label()}, p={p}, seed={seed}: {runs[-1]['seconds']:.1f} s", flush=True)
+                        print(f"[{len(runs)}/{total}, {time.perf_counter() - start:.0f} s] {cfg.label()}, p={p}, "
+                              f"seed={seed}: {runs[-1]['seconds']:.1f} s", flush=True)
+    sizes = {k: list(v) if isinstance(v, tuple) else v for k, v in sizes.items()}
     meta = {**PAPER, **sizes, "steps": steps, "record_every": record_every, "normalizations": list(normalizations),
-            "readings": [list(r) for r in readings], "ps": list(ps), "seeds": list(seeds),
+            "readings": [list(r) for r in readings], "ps": list(ps), "seeds": seeds, "detail_seeds": detail_seeds,
             "kl": "KL(P_true || P_hat), P_hat = (max(f, 0) + 1e-6) / sum, mean over the test walks",
             "torch": torch.__version__}
     return {"meta": meta, "runs": runs}

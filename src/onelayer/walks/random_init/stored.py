@@ -39,7 +39,10 @@ def main(argv=None) -> int:
     """Command line: run the sweep and write it as JSON (see the module docstring)."""
     parser = argparse.ArgumentParser(prog="python -m onelayer.walks.random_init", description=DESCRIPTION)
     parser.add_argument("--out", type=Path, required=True, help="output JSON file")
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="seeds (default 0 1 2)")
+    parser.add_argument("--seeds", type=int, nargs="+", default=list(range(20)), help="seeds (default 0 to 19)")
+    parser.add_argument("--detail-seeds", type=int, nargs="+", default=[0, 1, 2],
+                        help="seeds whose runs keep every curve, V and the attention profile (default 0 1 2); the "
+                             "other seeds keep the optimal-fraction curve, the final values and the weighted-token table")
     parser.add_argument("--quick", action="store_true", help="tiny version for tests (seconds)")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
@@ -47,7 +50,8 @@ def main(argv=None) -> int:
         data = sweep(normalizations=("keys_and_query",), readings=(("mean", 0.01), ("sum", 0.01)), seeds=args.seeds[:1],
                      progress=True, **QUICK)
     else:
-        data = sweep(seeds=tuple(args.seeds), progress=True)
+        data = sweep(seeds=tuple(args.seeds), detail_seeds=tuple(s for s in args.detail_seeds if s in args.seeds),
+                     progress=True)
     save(data, args.out)
     print(f"wrote {args.out} ({len(data['runs'])} runs)")
     return 0
