@@ -67,14 +67,18 @@ def test_lock_rows_point_at_the_profile_maximum():
 def test_verdict_rows_have_the_keys_and_follow_from_the_measurements(rows):
     assert all(set(r) == KEYS and r["chapter"] == "random_init" for r in rows)
     per = chapter.setting_rates()
-    assert len(rows) == len(per) + 2
-    for row, r in zip(rows, per):  # one Figure 6 row per setting, in the sweep's order
-        assert row["claim"].startswith("Figure 6") and f"{r['effective_lr']:g}" in row["reading"]
-        assert f"in {r['p=0.5 only'].text()}; instead: p=1 only {r['p=1 only'].text()}" in row["measurement"]
-        assert f"{r['n']} seeds" in row["settings"] and r["n"] >= 20
-        assert row["verdict"] == chapter._figure6_verdict(r["p=0.5 only"])
+    groups = list(dict.fromkeys(r["normalize"] for r in per))
+    assert len(rows) == len(groups) + 2
+    for row, normalize in zip(rows, groups):  # one Figure 6 row per normalisation, in the sweep's order
+        group = [r for r in per if r["normalize"] == normalize]
+        assert row["claim"].startswith("Figure 6") and row["reading"].startswith(chapter.NORMALIZE_NAMES[normalize])
+        for r in group:  # every setting's own count is in the row
+            assert f"{r['reduction']}, {r['lr']:g} (eff. {r['effective_lr']:g}): {r['p=0.5 only'].k}/{r['n']}" in row["measurement"]
+            assert r["n"] >= 20
+        verdicts = {chapter._figure6_verdict(r["p=0.5 only"]) for r in group}
+        assert row["verdict"].startswith(verdicts.pop()) if len(verdicts) == 1 else row["verdict"].startswith("depends")
     literal = [row for row in rows if "the paper's stated numbers" in row["reading"]]
-    assert len(literal) == 1 and literal[0]["verdict"] == "fails in every run (0/20)"
+    assert len(literal) == 1 and literal[0]["verdict"] == "fails in every run (0/20) of each of its 6 settings"
     tv = chapter.table_variances()
     assert rows[-2]["claim"].startswith("Figure 13") and f"{tv['seeds']} seeds" in rows[-2]["settings"]
     assert tv["pattern"].text() in rows[-2]["measurement"]
@@ -109,7 +113,16 @@ def test_figure6_verdict_follows_the_count_of_runs_with_the_pattern(monkeypatch)
     real = ri.ordering_table
     monkeypatch.setattr(ri, "ordering_table",
                         lambda data, **kw: [{**r, "paper_pattern": True, "outcome": "p=0.5 only"} for r in real(data, **kw)])
-    assert chapter.verdict_rows()[0]["verdict"] == "holds in every run (20/20)"
+    assert chapter.verdict_rows()[0]["verdict"] == "holds in every run (20/20) of each of its 6 settings"
+
+
+def test_figure6_rows_name_a_step_size_that_differs():
+    per = chapter.setting_rates()
+    group = [r for r in per if r["normalize"] == per[0]["normalize"]]
+    mixed = [dict(r, **{"p=0.5 only": rate(20, 20)}) if i == 0 else r for i, r in enumerate(group)]
+    row = chapter.figure6_rows(mixed)[0]
+    assert row["verdict"].startswith(f"depends on the step size: eff. {group[0]['effective_lr']:g}: holds in every run")
+    assert f": 20/{group[0]['n']}" in row["measurement"]
 
 
 def test_player_frames_share_their_axes():

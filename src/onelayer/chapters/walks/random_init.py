@@ -28,6 +28,7 @@ __all__ = ["Settings", "SETTINGS", "sweep", "live_check", "literal_runs", "liter
            "closest_ranking", "closest_reading",
            "closest_runs", "fig13", "weighted_token_rows", "fig6_closest", "fig11_run", "fig11", "fig12", "value_rows",
            "explorer", "explorer_default", "player_kl_limits", "sweep_player", "sweep_frames", "equivalence", "lock_rows",
+           "NORMALIZE_NAMES", "figure6_rows",
            "verdict_rows"]
 
 
@@ -418,36 +419,60 @@ def _figure6_verdict(r) -> str:
     return "holds in some runs"
 
 
-def _reading_text(normalize: str, reduction: str, lr: float, effective: float) -> str:
-    what = {"none": "nothing normalised", "keys": "keys normalised",
-            "keys_and_query": "keys and query normalised"}[normalize]
-    return f"{what}, {reduction} loss, eta = {lr:g} (effective step {effective:g} on the mean loss)"
+#: How a verdict row names each normalisation of the sweep.
+NORMALIZE_NAMES = {"none": "nothing normalised", "keys": "keys normalised", "keys_and_query": "keys and query normalised"}
+
+
+def _outcome_text(r) -> str:
+    """One setting's outcomes as ``"sum, 0.01 (eff. 10): 0/20; p=1 only 3/20, both 17/20, neither 0/20"``."""
+    outcomes = ", ".join(f"{o} {r[o].k}/{r[o].n}" for o in ("p=1 only", "both", "neither") if r[o].k)
+    return (f"{r['reduction']}, {r['lr']:g} (eff. {r['effective_lr']:g}): {r['p=0.5 only'].k}/{r['n']}"
+            + (f"; {outcomes}" if outcomes else ""))
+
+
+def figure6_rows(per: list[dict] | None = None) -> list[dict]:
+    """The verdict rows on Figure 6, one per normalisation: the rate of the paper's pattern in each of its settings
+    (loss reduction x step size, every seed of the sweep), what happens instead, and the verdict per setting, stated
+    once where every setting has the same one."""
+    per = setting_rates() if per is None else per
+    rows = []
+    for normalize in dict.fromkeys(r["normalize"] for r in per):
+        group = [r for r in per if r["normalize"] == normalize]
+        hits = [r["p=0.5 only"] for r in group]
+        verdicts = [_figure6_verdict(h) for h in hits]
+        pooled = rate(sum(h.k for h in hits), sum(h.n for h in hits))
+        seeds = sorted({r["n"] for r in group})
+        if len(set(verdicts)) == 1:
+            verdict = f"{verdicts[0]} of each of its {len(group)} settings" if len(group) > 1 else verdicts[0]
+        else:
+            verdict = "depends on the step size: " + "; ".join(
+                f"eff. {r['effective_lr']:g}: {v}" for r, v in zip(group, verdicts))
+        literal = any((r["normalize"], r["reduction"], r["lr"]) == SETTINGS.literal for r in group)
+        steps = ", ".join(f"{r['reduction']} {r['lr']:g}" for r in group)
+        rows.append({
+            "claim": "Figure 6 (small random init): p=1/2 is learned within 1000 steps and p=1 is not", "source": "[paper]",
+            "reading": (NORMALIZE_NAMES[normalize] + f" (ours); loss reduction and step size "
+                        f"{steps}" + (", among them the paper's stated numbers (sum, 0.01; the scope of the "
+                                      "normalisation is our reading)" if literal else "")),
+            "settings": (f"K=6, N=97, M=1000, sigma=0.01, 1000 training and 1000 test walks, 1000 GD steps; "
+                         f"{'/'.join(map(str, seeds))} seeds per setting (each its own walks and initialisation); "
+                         f"learned = optimal fraction >= {SETTINGS.learned_threshold:g} from some recorded step to the end"),
+            "measurement": (f"the paper's pattern (p=1/2 learned, p=1 not), per setting (loss, eta (effective step)): "
+                            + "; ".join(_outcome_text(r) for r in group) + f"; pooled {pooled.text()}"),
+            "verdict": verdict,
+            "chapter": "random_init",
+        })
+    return rows
 
 
 def verdict_rows() -> list[dict]:
-    """The chapter's verdicts, from the stored sweep: the paper's ordering (Figure 6) as a rate per setting (one row
-    per normalisation x loss reduction x step size, over every seed of the sweep), the weighted token of Figure 13 over
-    the seeds of the closest reading, and what the learned ``p = 1/2`` runs attend to (Figure 11) as a rate over all of
-    them (with the settings that differ)."""
+    """The chapter's verdicts, from the stored sweep: the paper's ordering (Figure 6) as a rate per setting, one row
+    per normalisation (:func:`figure6_rows`), the weighted token of Figure 13 over the seeds of the closest reading,
+    and what the learned ``p = 1/2`` runs attend to (Figure 11) as a rate over all of them (with the settings that
+    differ)."""
     data = sweep()
     per = setting_rates()
-    rows = []
-    for r in per:
-        hit = r["p=0.5 only"]
-        instead = (f"p=1 only {r['p=1 only'].text()}, both {r['both'].text()} (p=1 first in {r['p=1 first']} of "
-                   f"{r['both_n']}), neither {r['neither'].text()}")
-        rows.append({
-            "claim": "Figure 6 (small random init): p=1/2 is learned within 1000 steps and p=1 is not", "source": "[paper]",
-            "reading": _reading_text(r["normalize"], r["reduction"], r["lr"], r["effective_lr"])
-                       + (" (the paper's stated numbers; the scope of the normalisation is our reading)"
-                          if (r["normalize"], r["reduction"], r["lr"]) == SETTINGS.literal else ""),
-            "settings": (f"K=6, N=97, M=1000, sigma=0.01, 1000 training and 1000 test walks, 1000 GD steps; {r['n']} seeds "
-                         f"(each its own walks and initialisation); learned = optimal fraction >= "
-                         f"{SETTINGS.learned_threshold:g} from some recorded step to the end"),
-            "measurement": f"the paper's pattern (p=1/2 learned, p=1 not) in {hit.text()}; instead: {instead}",
-            "verdict": _figure6_verdict(hit),
-            "chapter": "random_init",
-        })
+    rows = figure6_rows(per)
     best = closest_reading()
     tv = table_variances()
     first, last = tv["steps"][0], tv["steps"][-1]
