@@ -251,11 +251,11 @@ def perturbation_figure(result: dict):
     return fig
 
 
-def rate_by_level_figure(levels: list[str], series: dict, panels: dict, *, xlabel: str):
+def rate_by_level_figure(levels: list[str], series: dict, panels: dict, *, xlabel: str, legend_title: str | None = None):
     """Shares of samples with their 95% intervals against a categorical level, one panel per entry of ``panels``
     (title -> key of the rates) and one line per entry of ``series`` (label -> one dict per level holding
     :class:`onelayer.rates.Rate` values under the panels' keys)."""
-    fig, axes = new_figure(len(panels), width=10.0, height=3.6)
+    fig, axes = new_figure(len(panels), width=6.3, height=3.6)
     axes = np.atleast_1d(axes)
     x = np.arange(len(levels))
     for ax, (title, key) in zip(axes, panels.items()):
@@ -268,5 +268,6 @@ def rate_by_level_figure(levels: list[str], series: dict, panels: dict, *, xlabe
         ax.set_xticks(x, levels)
         ax.set_ylim(-0.05, 1.05)
         _label(ax, xlabel, "share of samples", title)
-    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=min(len(series), 3))
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=min(len(series), 5),
+               title=legend_title)
     return fig

@@ -64,7 +64,7 @@ def test_verdict_rows_have_the_keys_and_follow_from_the_measurements(rows):
     lag = _row(rows, "with a parent at lag 2")
     lag_rates = chapter.lag_seed_rates()
     assert "20 seeds per p" in lag["settings"] and all(r["selected_2"].text() in lag["measurement"] for r in lag_rates)
-    assert lag["verdict"] == chapter.lag_verdict(lag_rates, True) and lag["verdict"].startswith("formula exact")
+    assert lag["verdict"] == chapter.lag_verdict(lag_rates, True) and lag["verdict"].startswith("holds: formula exact")
     assert "one run" in _row(rows, "a residual")["settings"] and "one run" in _row(rows, "separate W_Q")["settings"]
     nopos = _row(rows, "without positions")
     found = re.findall(r"p=([\d.]+): fitted V \d+/\d+ = ([\d.]+) \[([\d.]+), ([\d.]+)\], bound ([\d.]+)", nopos["measurement"])
@@ -160,8 +160,11 @@ def test_the_seed_rates_count_the_stored_rows():
     assert chapter.logit_scale_verdict([every, most]) == "holds in most seeds"
     assert chapter.logit_scale_verdict([every, {"slower": rate(20, 20), "same_end": rate(9, 20)}]).startswith("fails")
     sel = [{"p": 0.7, "selected_2": rate(20, 20)}, {"p": 0.5, "selected_2": rate(19, 20)}]
-    assert chapter.lag_verdict(sel, True) == ("formula exact; attention on x_(N-2) after step 2 in every seed at p=0.7, "
-                                              "most seeds at p=0.5")
+    assert chapter.lag_verdict(sel, True) == ("holds: formula exact; attention on x_(N-2) after step 2 in every seed at "
+                                              "p=0.7, most seeds at p=0.5")
+    half = [{"p": 0.7, "selected_2": rate(20, 20)}, {"p": 0.5, "selected_2": rate(10, 20)}]
+    assert chapter.lag_verdict(half, True).startswith("partly: formula exact") and "about half of the seeds" in \
+        chapter.lag_verdict(half, True)
     assert chapter.lag_verdict(sel, False).startswith("fails")
 
 

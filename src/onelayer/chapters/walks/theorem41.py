@@ -310,10 +310,10 @@ def figure45_gram_errors(quick: bool = False):
     series = {}
     for norm in dict.fromkeys(str(r["norm"]) for r in exact):  # in the rates' order: by squared norm
         sub = {r["gram_error"]: r for r in exact if str(r["norm"]) == norm}
-        series[f"|p|^2 = {_norm_name(sub[errors[0]]['norm'])}"] = [sub[e] for e in errors]
+        series[_norm_name(sub[errors[0]]["norm"]).split(" = ")[0]] = [sub[e] for e in errors]
     fig = figures.rate_by_level_figure([_error_tick(e) for e in errors], series,
                                        {"(a) Figure 5 reproduced": "fig5_rate", "(b) both figures": "both_rate"},
-                                       xlabel="relative Gram error")
+                                       xlabel="relative Gram error", legend_title="squared norm |p_i|^2")
     table = [{"positions": r["positions"], "gram_error": _error_name(r["gram_error"]), "norm": str(r["norm"]),
               "fig4": r["fig4"], "fig5": r["fig5"], "both": r["both"]} for r in rates]
     return fig, {"sources": [gram_errors.STORED, seed_rates.STORED], "same_counts_both_readings": _same_counts(rates),

@@ -462,16 +462,17 @@ def logit_scale_verdict(rates: list[dict]) -> str:
 
 def lag_verdict(rates: list[dict], exact: bool) -> str:
     """The lag-2 verdict: the formula's exactness and, per ``p``, whether the step-2 selection holds in every seed,
-    in most (interval above 1/2), or not."""
+    in most (interval above 1/2), or not; "holds" where it does in most seeds at every ``p``, else "partly"."""
     if not exact:
         return "fails (the first-step formula)"
-    parts = []
+    parts, most = [], True
     for r in rates:
         sel = r["selected_2"]
         word = "every seed" if sel.k == sel.n else "most seeds" if sel.low > 0.5 else "a minority of seeds" \
             if sel.high < 0.5 else "about half of the seeds"
+        most &= sel.low > 0.5 or sel.k == sel.n
         parts.append(f"{word} at p={r['p']:g}")
-    return "formula exact; attention on x_(N-2) after step 2 in " + ", ".join(parts)
+    return ("holds" if most else "partly") + ": formula exact; attention on x_(N-2) after step 2 in " + ", ".join(parts)
 
 
 def share_text(r, what: str) -> str:
