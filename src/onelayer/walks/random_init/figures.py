@@ -96,7 +96,7 @@ def figure_ordering(rows: list[dict]):
     fig, ax = new_figure(1, width=6.5, height=3.6)
     ax.imshow(grid, cmap="coolwarm", vmin=-1, vmax=1, aspect="auto")
     for (i, j), text in labels.items():
-        ax.text(j, i, text, ha="center", va="center", fontsize=9)
+        ax.text(j, i, text, ha="center", va="center", color="white" if abs(grid[i, j]) > 0.6 else "black")
     ax.grid(False)
     ax.set_xticks(range(len(reads)), [f"{r}\n{lr:g}" for r, lr in reads])
     ax.set_yticks(range(len(norms)), [n.replace("_", "\n") for n in norms])
