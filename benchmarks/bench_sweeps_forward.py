@@ -12,7 +12,9 @@ Rows, at the sweeps' sizes (float64, one-hot labels, prompt edges with an empty 
   one full head;
 * the heads sweep: ``m = 2``, ``S = 17``, lr 2, the mean loss, for two full heads at batch 32 and four full heads at
   batch 256 (its smallest and its largest members);
-* ``ours``: one :func:`~onelayer.trees.forward.edge_flag.train_members` call with 20 seeds;
+* ``ours``: one :func:`~onelayer.trees.forward.edge_flag.train_members` call with 20 seeds, with the
+  ``member_chunk`` the sweep uses at that batch size (:func:`onelayer.trees.forward.limit_rates.member_chunk`: 5
+  members per batched call at batch 256, where all 20 at once are compute-bound);
 * ``reference``: 20 calls of the same function with one seed each (the separate runs the batched call replaces);
 * one *step* is one GD update of every member; ``max_abs_diff`` is the largest difference of the final parameters
   between the batched members and the separate runs (the same arithmetic per member, so round-off only).
@@ -38,14 +40,17 @@ QUICK = (dict(seeds=3, m=2, S=15, batch_size=8, steps=3, lr=0.2, reduction="sum,
 
 def _row(cfg: dict, quick: bool) -> dict:
     from onelayer.trees.forward.edge_flag import train_members
+    from onelayer.trees.forward.limit_rates import member_chunk
 
     model = cfg["model"]
     kwargs = dict(m=cfg["m"], S=cfg["S"], steps=cfg["steps"], lr=cfg["lr"], reduction=cfg["reduction"],
                   edge_stage="empty", batch_size=cfg["batch_size"], record_every=cfg["steps"])
     seeds = list(range(cfg["seeds"]))
 
+    chunk = member_chunk(cfg["batch_size"])
+
     def batched():
-        return train_members(model, seeds=seeds, **kwargs)[0]
+        return train_members(model, seeds=seeds, member_chunk=chunk, **kwargs)[0]
 
     def separate():
         return [train_members(model, seeds=[s], **kwargs)[0] for s in seeds]
@@ -53,7 +58,8 @@ def _row(cfg: dict, quick: bool) -> dict:
     ours, ref = batched(), separate()
     diff = max(float((ours[k] - torch.cat([r[k] for r in ref])).abs().max()) for k in ours)
     repeat = 1 if quick else 2
-    config = (f"{cfg['seeds']} seeds, {model}, m={cfg['m']} S={cfg['S']}, batch {cfg['batch_size']}, lr {cfg['lr']}, "
+    config = (f"{cfg['seeds']} seeds{f' ({chunk} per call)' if chunk else ''}, {model}, m={cfg['m']} S={cfg['S']}, "
+              f"batch {cfg['batch_size']}, lr {cfg['lr']}, "
               f"loss {cfg['reduction']}, {cfg['steps']} GD steps, float64")
     return compare(f"trees forward sweep: {cfg['seeds']} seeds batched vs separate, {model}", config, batched, separate,
                    steps=cfg["steps"], repeat=repeat, warmup=0, max_abs_diff=diff)

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from benchmarks import problems
-from onelayer.batched import BatchedHistory, batched_gd, grid, stack_params, unstack_params
+from onelayer.batched import BatchedHistory, batched_gd, concat_histories, grid, stack_params, unstack_params
 from onelayer.training import train
 
 B, D, STEPS = 5, 3, 30
@@ -106,6 +106,22 @@ def test_members_are_independent():
     sweep = batched_gd(init, lambda p: 0.5 * (p["x"] ** 2).sum(-1), steps=5, lr=torch.tensor([0.5, 3.0]))
     assert sweep.params["x"][0, 0] == 0.5**5  # exact: x - 0.5 x halves a power of two
     assert sweep.params["x"][1, 0] == (-2.0) ** 5  # exact: x - 3 x on powers of two
+
+
+def test_concat_histories_joins_groups_of_members_in_order():
+    def run(x0):
+        init = {"x": torch.tensor(x0)}
+        return batched_gd(init, lambda p: 0.5 * (p["x"] ** 2).sum(-1), steps=4, lr=0.5, snapshot_at=(2,))
+
+    both = concat_histories([run([[1.0], [2.0]]), run([[4.0]])])
+    assert both.size == 3 and both["loss"].shape == (5, 3) and both.snapshots[2]["x"].shape == (3, 1)
+    assert both.params["x"][:, 0].tolist() == [1 / 16, 2 / 16, 4 / 16]  # exact: halving powers of two
+    assert both["loss"][0].tolist() == [0.5, 2.0, 8.0]  # exact: x^2 / 2 of powers of two
+    with pytest.raises(TypeError, match="parts"):
+        concat_histories([])
+    short = batched_gd({"x": torch.tensor([[1.0]])}, lambda p: 0.5 * (p["x"] ** 2).sum(-1), steps=3, lr=0.5)
+    with pytest.raises(ValueError, match="same steps"):
+        concat_histories([run([[1.0]]), short])
 
 
 def test_stack_unstack_and_grid():

@@ -60,3 +60,19 @@ def test_stored_heads_part_has_every_cell_and_reproduces_seed_0():
                       == (row["arch"], row["m"], row["batch_size"], row["steps"], 0))
         assert row["train"] == stored["train"] and row["joint"] == stored["joint"]  # exact: counts of right goals
         assert row["loss"][-1] == pytest.approx(stored["loss"][-1], rel=1e-6)  # tol: one member vs 20
+
+
+def test_member_chunks_give_the_same_members_as_one_call():
+    from onelayer.trees.forward.edge_flag import train_members
+
+    kw = dict(m=2, S=15, steps=3, lr=2.0, reduction="mean, 1/2", edge_stage="empty", batch_size=8, record_every=1)
+    one, h1 = train_members("full2", seeds=[0, 1, 2], **kw)
+    chunked, h2 = train_members("full2", seeds=[0, 1, 2], member_chunk=2, **kw)
+    for k in one:
+        assert torch.allclose(one[k], chunked[k], rtol=0, atol=1e-12)  # tol: batched products of other sizes
+    assert np.allclose(h1["loss"], h2["loss"], rtol=0, atol=1e-12)  # tol: as above
+    assert limit_rates.member_chunk(256) == limit_rates.MEMBER_CHUNK and limit_rates.member_chunk(32) is None
+    with pytest.raises(ValueError, match="member_chunk"):
+        train_members("full2", seeds=[0], member_chunk=0, **kw)
+    with pytest.raises(ValueError, match="batch_size"):
+        limit_rates.member_chunk(0)

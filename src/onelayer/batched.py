@@ -47,7 +47,7 @@ separate ``train`` runs up to floating-point summation order (tested to
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -60,6 +60,7 @@ from .validation import check_bool, check_choice, check_int
 
 __all__ = [
     "BatchedHistory",
+    "concat_histories",
     "batched_gd",
     "stack_params",
     "unstack_params",
@@ -96,6 +97,25 @@ class BatchedHistory(History):
             snapshots={t: {n: p[b].clone() for n, p in snap.items()} for t, snap in self.snapshots.items()},
             params={n: p[b].clone() for n, p in self.params.items()},
         )
+
+
+def concat_histories(parts: Sequence[BatchedHistory]) -> BatchedHistory:
+    """One :class:`BatchedHistory` from histories of disjoint groups of members recorded at the same steps (for
+    instance the chunks of one sweep trained one after the other): members in the order of ``parts``."""
+    parts = list(parts)
+    if not parts or not all(isinstance(h, BatchedHistory) for h in parts):
+        raise TypeError("parts must be a non-empty sequence of BatchedHistory")
+    first = parts[0]
+    if any(not np.array_equal(h.steps, first.steps) or set(h.records) != set(first.records)
+           or set(h.snapshots) != set(first.snapshots) for h in parts):
+        raise ValueError("parts must be recorded at the same steps, with the same records and snapshots")
+    return BatchedHistory(
+        steps=first.steps.copy(),
+        records={n: np.concatenate([h.records[n] for h in parts], axis=1) for n in first.records},
+        snapshots={t: {n: torch.cat([h.snapshots[t][n] for h in parts]) for n in snap}
+                   for t, snap in first.snapshots.items()},
+        params={n: torch.cat([h.params[n] for h in parts]) for n in first.params},
+    )
 
 
 def stack_params(members: Iterable[Mapping[str, torch.Tensor]]) -> dict[str, torch.Tensor]:

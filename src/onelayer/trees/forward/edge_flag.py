@@ -36,7 +36,7 @@ import numpy as np
 import torch
 
 from ... import store
-from ...batched import batched_gd
+from ...batched import batched_gd, concat_histories
 from ...paths import data_path
 from ...validation import check_bool, check_choice, check_float, check_int
 from ..shared.embeddings import one_hot_embeddings
@@ -98,15 +98,26 @@ def value_map_residual(S: int, edge_stage: str, dtype=torch.float64) -> dict:
 
 def train_members(arch_name: str, *, m: int, S: int, steps: int, lr: float, reduction: str, edge_stage: str,
                   seeds, batch_size: int = 32, init_scale: float = 0.01, record_every: int = 50, cot: bool = True,
-                  turning: bool = True):
+                  turning: bool = True, member_chunk: int | None = None):
     """Train one member per seed at once; returns ``(params (M, ...), BatchedHistory)``.
 
     Member ``i`` (seed ``seeds[i]``) starts from :func:`~.architecture.init_params` (zero for the structured
     models; ``N(0, init_scale^2)`` from ``torch.Generator().manual_seed(10_000 + seed)`` for full heads) and sees
     its own stream of ``batch_size`` perfect trees of depth ``m`` per step (``numpy`` generator ``seed``).
     ``cot=False`` trains on the answer-only layout, ``turning=False`` on the layout without a turning token
-    (:mod:`onelayer.trees.forward.layout`).
+    (:mod:`onelayer.trees.forward.layout`). ``member_chunk``: train at most this many members per batched call,
+    one call after the other (``None``: all at once); every member does the same arithmetic either way, so only
+    the time changes (large batches are compute-bound, and smaller calls keep them in cache: ``make bench``).
     """
+    if member_chunk is not None:
+        member_chunk = check_int("member_chunk", member_chunk, low=1)
+        seeds = list(seeds)
+        kwargs = dict(m=m, S=S, steps=steps, lr=lr, reduction=reduction, edge_stage=edge_stage, batch_size=batch_size,
+                      init_scale=init_scale, record_every=record_every, cot=cot, turning=turning)
+        parts = [train_members(arch_name, seeds=seeds[i:i + member_chunk], **kwargs)[1]
+                 for i in range(0, max(len(seeds), 1), member_chunk)]
+        hist = concat_histories(parts)
+        return hist.params, hist
     arch = architecture(arch_name)
     m, S = check_int("m", m, low=1, high=6), check_int("S", S, low=2 ** (m + 1) - 1)
     steps, batch_size = check_int("steps", steps, low=1), check_int("batch_size", batch_size, low=1)

@@ -53,7 +53,8 @@ from .limits import architecture
 from .seeded_training import batched_structured_loss, stacked_data
 
 __all__ = ["STORED", "STORED_KIND", "load_stored", "SETTINGS", "QUICK", "PARTS", "depth_counts", "joint_counts", "theorem8_runs",
-           "direct_runs", "no_turn_runs", "heads_runs", "gaussian_members", "main"]
+           "direct_runs", "no_turn_runs", "heads_runs", "gaussian_members", "CHUNKED_FROM_BATCH", "MEMBER_CHUNK",
+           "member_chunk", "main"]
 
 STORED = "trees/data/forward_limit_rates.json"
 STORED_KIND = "trees-forward-limit-rates"
@@ -75,6 +76,18 @@ SETTINGS = {
                         {"m": 3, "batch_size": 32, "steps": 1500}],
               "test_trees": 2048, "test_max_depth": 6, "train_trees": 256},
 }
+#: From this batch size on a cell trains its 20 members :data:`MEMBER_CHUNK` at a time (``member_chunk`` of
+#: :func:`~onelayer.trees.forward.edge_flag.train_members`): at batch 256 all 20 at once are compute-bound and no
+#: faster than separate runs, 5 at a time are (``make bench``, the trees forward sweep rows). Same results either way.
+CHUNKED_FROM_BATCH = 256
+MEMBER_CHUNK = 5
+
+
+def member_chunk(batch_size: int) -> int | None:
+    """How many members a cell of this batch size trains per batched call (``None``: all at once)."""
+    return MEMBER_CHUNK if check_int("batch_size", batch_size, low=1) >= CHUNKED_FROM_BATCH else None
+
+
 #: The seconds-long version (tests).
 QUICK = {
     "seeds": 2,
@@ -203,7 +216,8 @@ def heads_runs(s: dict, seeds: Sequence[int]) -> list[dict]:
             start = time.perf_counter()
             params, hist = train_members(name, m=m, S=S, steps=cell["steps"], lr=s["lr"], reduction=s["reduction"],
                                          edge_stage="empty", seeds=seeds, batch_size=cell["batch_size"],
-                                         init_scale=s["init_scale"], record_every=cell["steps"])
+                                         init_scale=s["init_scale"], record_every=cell["steps"],
+                                         member_chunk=member_chunk(cell["batch_size"]))
             arch = architecture(name)
             for i, seed in enumerate(seeds):
                 p = {k: v[i] for k, v in params.items()}
