@@ -136,3 +136,17 @@ def test_player_frames_share_their_axes():
         assert fig.axes[1].get_ylim() == pytest.approx(limits, rel=1e-12)  # tol: a log axis stores its limits
         assert fig.axes[0].get_ylim() == fig.axes[2].get_ylim() == (-0.02, 1.02)  # exact: set from these literals
         plt.close(fig)
+
+
+def test_claim_summary_counts_what_the_verdict_table_describes():
+    c = chapter.claim_summary()
+    rows = ri.ordering_table(chapter.sweep(), threshold=chapter.SETTINGS.learned_threshold)
+    literal = [r for r in rows if (r["normalize"], r["reduction"], r["lr"]) == chapter.SETTINGS.literal]
+    assert c["seeds"] == len(literal) >= 20 and c["literal_half"] == sum(np.isfinite(r["T_half"]) for r in literal)
+    assert c["half_min"] <= c["half_max"] <= c["seeds"] and c["half_step_min"] <= c["half_step_max"] <= 1000
+    # the table's prose: the settings where p = 1 is never learned are those with keys and query normalised and an
+    # effective step up to 1, the literal reading among them, and they learn nothing at all
+    never = {(r["normalize"], r["effective_lr"]) for r in rows} - {(r["normalize"], r["effective_lr"]) for r in rows
+                                                                    if np.isfinite(r["T_one"])}
+    assert c["one_never"] == len(never) and all(n == "keys_and_query" and e <= 1 for n, e in never)
+    assert c["one_never_learn_nothing"] and 0 < c["one_min"] <= c["one_max"] <= c["seeds"]

@@ -28,7 +28,7 @@ __all__ = ["Settings", "SETTINGS", "sweep", "live_check", "literal_runs", "liter
            "closest_ranking", "closest_reading",
            "closest_runs", "fig13", "weighted_token_rows", "fig6_closest", "fig11_run", "fig11", "fig12", "value_rows",
            "explorer", "explorer_default", "player_kl_limits", "sweep_player", "sweep_frames", "equivalence", "lock_rows",
-           "NORMALIZE_NAMES", "figure6_rows",
+           "NORMALIZE_NAMES", "claim_summary", "figure6_rows",
            "verdict_rows"]
 
 
@@ -430,6 +430,28 @@ def _outcome_text(r) -> str:
             + (f"; {outcomes}" if outcomes else ""))
 
 
+def claim_summary(quick: bool = False) -> dict:
+    """What the chapter's verdict table says of the paper's two claims of Section 5.2, from the sweep's
+    :func:`~onelayer.walks.random_init.ordering_table`: for ``p = 1/2``, the learned seeds in the literal reading and
+    the range of learned seeds and of learning steps over the other settings; for ``p = 1``, the settings where no
+    seed learns it and the range of learned seeds over the others."""
+    rows = ri.ordering_table(sweep(quick), threshold=SETTINGS.learned_threshold)
+    settings = list(dict.fromkeys((r["normalize"], r["reduction"], r["lr"]) for r in rows))
+    cells = {k: [r for r in rows if (r["normalize"], r["reduction"], r["lr"]) == k] for k in settings}
+    half = {k: sum(np.isfinite(r["T_half"]) for r in c) for k, c in cells.items()}
+    one = {k: sum(np.isfinite(r["T_one"]) for r in c) for k, c in cells.items()}
+    others = [k for k in settings if k != SETTINGS.literal]
+    steps = [r["T_half"] for r in rows if np.isfinite(r["T_half"])]
+    never = [k for k in settings if one[k] == 0]
+    learning = [one[k] for k in settings if one[k] > 0]
+    return {"seeds": len(cells[settings[0]]), "settings": len(settings),
+            "literal_half": int(half.get(SETTINGS.literal, 0)),
+            "half_min": int(min(half[k] for k in others)), "half_max": int(max(half[k] for k in others)),
+            "half_step_min": int(min(steps)) if steps else None, "half_step_max": int(max(steps)) if steps else None,
+            "one_never": len(never), "one_never_learn_nothing": bool(all(half[k] == 0 for k in never)),
+            "one_min": int(min(learning)) if learning else 0, "one_max": int(max(learning)) if learning else 0}
+
+
 def figure6_rows(per: list[dict] | None = None) -> list[dict]:
     """The verdict rows on Figure 6, one per normalisation: the rate of the paper's pattern in each of its settings
     (loss reduction x step size, every seed of the sweep), what happens instead, and the verdict per setting, stated
@@ -452,8 +474,9 @@ def figure6_rows(per: list[dict] | None = None) -> list[dict]:
         rows.append({
             "claim": "Figure 6 (small random init): p=1/2 is learned within 1000 steps and p=1 is not", "source": "[paper]",
             "reading": (NORMALIZE_NAMES[normalize] + f" (ours); loss reduction and step size "
-                        f"{steps}" + (", among them the paper's stated numbers (sum, 0.01; the scope of the "
-                                      "normalisation is our reading)" if literal else "")),
+                        f"{steps}" + (f", among them the paper's stated numbers ({SETTINGS.literal[1]}, "
+                                      f"{SETTINGS.literal[2]:g}; the scope of the normalisation is our reading)"
+                                      if literal else "")),
             "settings": (f"K=6, N=97, M=1000, sigma=0.01, 1000 training and 1000 test walks, 1000 GD steps; "
                          f"{'/'.join(map(str, seeds))} seeds per setting (each its own walks and initialisation); "
                          f"learned = optimal fraction >= {SETTINGS.learned_threshold:g} from some recorded step to the end"),
