@@ -164,7 +164,7 @@ def ordering_settings_rows(quick: bool = False) -> list[dict]:
 
 def ordering_counts(rows: list[dict]) -> dict:
     """How often each walk came first (``p=0.5``, ``p=1``, ``tie``, ``neither``), each outcome of
-    :data:`onelayer.walks.random_init.OUTCOMES`, and the paper's pattern (its count, its rate over the (setting, seed)
+    :data:`~onelayer.walks.random_init.readings.OUTCOMES`, and the paper's pattern (its count, its rate over the (setting, seed)
     pairs, and the largest count and Wilson upper bound in any one setting)."""
     counts = {k: sum(r["first"] == k for r in rows) for k in ("p=0.5", "p=1", "tie", "neither")}
     outcomes = {o: sum(r["outcome"] == o for r in rows) for o in ri.OUTCOMES}

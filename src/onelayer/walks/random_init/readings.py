@@ -41,7 +41,7 @@ def learned_step(steps, fractions, *, threshold: float = 0.95) -> float:
 
 
 def _outcome(half: bool, one: bool) -> str:
-    """The entry of :data:`OUTCOMES` for "``p = 0.5`` learned" and "``p = 1`` learned"."""
+    """The entry of :data:`~onelayer.walks.random_init.readings.OUTCOMES` for "``p = 0.5`` learned" and "``p = 1`` learned"."""
     return {(True, False): "p=0.5 only", (False, True): "p=1 only", (True, True): "both", (False, False): "neither"}[
         (half, one)]
 
@@ -52,7 +52,7 @@ def ordering_table(data: dict, *, threshold: float = 0.95) -> list[dict]:
     ``T_half`` / ``T_one`` are :func:`learned_step` values (``nan``: not within the
     horizon); ``first`` is ``"p=0.5"``, ``"p=1"``, ``"tie"`` or ``"neither"``;
     ``paper_pattern`` is true when ``p = 0.5`` is learned and ``p = 1`` is not (the
-    paper's Figure 6), ``outcome`` is one of :data:`OUTCOMES`, ``final_*`` are the
+    paper's Figure 6), ``outcome`` is one of :data:`~onelayer.walks.random_init.readings.OUTCOMES`, ``final_*`` are the
     last optimal fractions and ``parent_half`` the final attention on the parent for ``p = 0.5``.
     """
     rows = []
@@ -91,7 +91,7 @@ def _setting(row: dict) -> tuple:
 
 def setting_rates(rows: list[dict]) -> list[dict]:
     """Per setting ``(normalize, reduction, lr)`` of :func:`ordering_table` rows, in their order: the number of seeds
-    ``n``, a :class:`~onelayer.rates.Rate` for every outcome of :data:`OUTCOMES` (``"p=0.5 only"`` is the paper's
+    ``n``, a :class:`~onelayer.rates.Rate` for every outcome of :data:`~onelayer.walks.random_init.readings.OUTCOMES` (``"p=0.5 only"`` is the paper's
     pattern) and, of the pairs where both walks are learned, how many learned ``p = 1`` first (``"p=1 first"``)."""
     if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
         raise TypeError("rows must be a list of ordering_table rows (dicts)")
