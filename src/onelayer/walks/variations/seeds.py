@@ -174,22 +174,12 @@ def save(data: dict, path) -> Path:
     return store.write_json(path, data, kind=KIND, indent=None)
 
 
-def _floats(value):
-    if value in ("nan", "inf", "-inf"):
-        return float(value)
-    if isinstance(value, dict):
-        return {k: _floats(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_floats(v) for v in value]
-    return value
-
-
 def load(path=None) -> dict:
     """Read the sweep written by :func:`save`: ``path`` or :data:`STORED` in the data directory."""
     path = paths.data_path(STORED) if path is None else paths.resolve(path)
     if not path.exists():
         raise FileNotFoundError(f"{path} not found; create it with: python -m onelayer sweep walks-variations-seeds")
-    return _floats(store.read_json(path, kind=KIND))
+    return store.from_jsonable(store.read_json(path, kind=KIND))
 
 
 def main(argv=None) -> int:
