@@ -131,6 +131,8 @@ def table_lines(results: Sequence[ModuleResult]) -> list[str]:
     """The results as a Markdown table (one line per row) plus one line per failed module."""
     lines = ["| " + " | ".join(HEADER) + " |", "|" + "|".join("---" for _ in HEADER) + "|"]
     for res in results:
+        if res.name == BOOK:
+            continue
         for row in res.rows:
             cells = (
                 row["name"] + (" (quick)" if res.quick else ""),
@@ -143,12 +145,40 @@ def table_lines(results: Sequence[ModuleResult]) -> list[str]:
                 _num(_memory_ratio(row), ".3g", suffix="×"),
             )
             lines.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
+    if not any(res.rows for res in results if res.name != BOOK):
+        lines = []  # the book's table alone
+    for res in results:
+        if res.name == BOOK and res.rows:
+            lines += ["", *book_lines(res)] if lines else book_lines(res)
     problems = [r for r in results if r.status != "ok"]
     if problems:
         lines.append("")
         for res in problems:
             last = res.error.strip().splitlines()[-1] if res.error.strip() else res.status
             lines.append(f"- `bench_{res.name}`: **{res.status}**: {last}")
+    return lines
+
+
+#: The module whose rows are chapter times against their budgets (``bench_book``), shown as a table of their own.
+BOOK = "book"
+
+
+def book_lines(res: ModuleResult) -> list[str]:
+    """``bench_book``'s rows: each notebook's seconds against its budget (headroom = budget / seconds)."""
+    first = res.rows[0]
+    load = first.get("load_average")
+    lines = [
+        f"Book execution{' (quick)' if res.quick else ''}: seconds under nbval on {first.get('cpu') or 'this machine'}"
+        + (f", load average {load[0]:g} at the end of the run" if load else "")
+        + f" (from `{Path(first.get('source', 'runtime.json')).name}`); headroom is budget / seconds, above 1 within "
+        "budget. Measured, not judged: `make test` passes or fails on outputs only.",
+        "",
+        "| notebook | seconds | budget (s) | headroom |",
+        "|---|---|---|---|",
+    ]
+    for row in res.rows:
+        flag = "" if row.get("within_budget", True) else " (over)"
+        lines.append(f"| {row['config']} | {row['ours_s']:.1f} | {row['reference_s']:g} | {row['ratio']:.2f}×{flag} |")
     return lines
 
 
@@ -215,7 +245,14 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit code (0 all ran, 1 some failed or missing, 2 usage error)."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    from onelayer.paths import OutputFolderError, writable_folder
+
+    try:
+        writable_folder(args.out)
+    except OutputFolderError as exc:
+        parser.exit(2, f"{parser.prog}: error: {exc}\n")
     names = discover()
     if args.only:
         wanted = [n[len("bench_"):] if n.startswith("bench_") else n for n in args.only]

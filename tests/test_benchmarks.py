@@ -136,3 +136,19 @@ def test_forward_sweep_bench_batched_members_equal_separate_runs():
     # the same arithmetic per member, batched or not: round-off only
     assert rows[0]["max_abs_diff"] < 1e-10
     assert rows[0]["ours_s"] > 0 and rows[0]["reference_s"] > 0
+
+
+def test_book_execution_rows_compare_each_chapter_with_its_budget(tmp_path, monkeypatch, capsys):
+    record = {"notebooks": {"book/a.ipynb": 10.5, "book/b.ipynb": 95.0}, "total_s": 105.5,
+              "machine": {"cpu": "Test CPU", "cpu_count": 2, "load_average": [1.5, 1.0, 1.0]}}
+    path = tmp_path / "runtime.json"
+    path.write_text(json.dumps(record))
+    monkeypatch.setenv("ONELAYER_RUNTIME_JSON", str(path))
+    assert runner.main(["--only", "book", "--out", str(tmp_path / "out")]) == 0  # over budget is reported, not failed
+    out = capsys.readouterr().out
+    assert "| book/a.ipynb | 10.5 | 90 | 8.57× |" in out
+    assert "| book/b.ipynb | 95.0 | 90 | 0.95× (over) |" in out
+    assert "| all 2 notebooks | 105.5 | 420 | 3.98× |" in out
+    assert "load average 1.5" in out and "Test CPU" in out
+    saved = json.loads((tmp_path / "out" / "latest.json").read_text())["modules"]["book"]["rows"]
+    assert [r["within_budget"] for r in saved] == [True, False, True]

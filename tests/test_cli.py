@@ -215,3 +215,37 @@ def test_make_sweeps_runs_every_registered_sweep():
     target = makefile.split("\nsweeps:", 1)[1].split("\n\n", 1)[0]
     missing = [name for name in sweeps.SWEEPS if f"onelayer sweep {name}" not in target]
     assert not missing, f"make sweeps does not run: {missing}"
+
+
+def _bad_folders(tmp_path: Path) -> dict[str, tuple[Path, str]]:
+    """A folder that cannot be created (under a file) and one that exists but cannot be written (read-only mount)."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    return {"cannot create": (blocker / "out", "Not a directory"), "cannot write": (Path("/proc"), "")}
+
+
+@pytest.mark.parametrize("kind", ["cannot create", "cannot write"])
+@pytest.mark.parametrize("command", ["make", "sweep", "findings", "bench"])
+def test_an_output_folder_that_cannot_be_written_costs_one_line(command, kind, tmp_path, capsys, monkeypatch):
+    folder, reason = _bad_folders(tmp_path)[kind]
+    monkeypatch.setenv("ONELAYER_DATA", str(tmp_path))  # --data-dir sets it in this process: restored afterwards
+    called = []
+    monkeypatch.setattr(registry, "make", lambda *a, **k: called.append(a))
+    monkeypatch.setattr(sweeps, "run", lambda *a, **k: called.append(a))
+    argv = {"make": ["make", "walks-fig4", "--out", str(folder)],
+            "sweep": ["sweep", "walks-scaling", "--out", str(folder / "scaling.json")],
+            "findings": ["--data-dir", str(folder), "findings"],
+            "bench": ["bench", "--only", "core", "--out", str(folder)]}[command]
+    if command == "findings" and kind == "cannot write":
+        monkeypatch.setattr("onelayer.paths.data_path", lambda rel: folder / "findings.json")
+    if command == "sweep" and kind == "cannot write":
+        argv[-1] = str(folder / "scaling.json")
+    try:
+        code = cli.main(argv)
+    except SystemExit as exc:  # the benchmarks' own parser exits
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 2 and not called
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert str(folder) in lines[0] and kind in lines[0] and reason in lines[0]

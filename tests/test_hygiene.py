@@ -527,3 +527,70 @@ def test_exact_equality_hygiene_test_fails_on_an_unjustified_line(tmp_path, monk
         test_exact_float_equality_is_justified()
     scratch.write_text("def test_x():\n    " + _BAD_FORMS[1] + "  # exact: a count of booleans\n")
     test_exact_float_equality_is_justified()
+
+
+# --- No clock in a test -----------------------------------------------------------------------------------------
+# A test passes or fails on what the code computes, never on how fast a machine is (speed is measured by
+# `make bench`, as ratios). The one use of a clock a test may make is a stall guard: a `deadline = time.monotonic()
+# + limit` and a `while ... time.monotonic() < deadline:` loop that stops waiting for an event that never comes.
+
+CLOCKS = {"time", "time_ns", "perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "process_time",
+          "process_time_ns", "thread_time", "thread_time_ns"}
+
+
+def _is_clock_call(node) -> bool:
+    import ast
+
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "time":
+        return func.attr in CLOCKS
+    return isinstance(func, ast.Name) and func.id in CLOCKS - {"time"}
+
+
+def clock_uses(source: str, name: str = "<test>") -> list[str]:
+    """Every clock reading in ``source`` that is not part of a stall guard, as ``name:line: code``."""
+    import ast
+
+    tree = ast.parse(source)
+    guarded: set[int] = set()
+    for node in ast.walk(tree):
+        # deadline = time.monotonic() + limit
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and "deadline" in node.targets[0].id and isinstance(node.value, ast.BinOp)
+                and isinstance(node.value.op, ast.Add) and _is_clock_call(node.value.left)):
+            guarded.add(id(node.value.left))
+        # while ... clock() < deadline ...:
+        if isinstance(node, ast.While):
+            for compare in ast.walk(node.test):
+                if (isinstance(compare, ast.Compare) and _is_clock_call(compare.left) and len(compare.ops) == 1
+                        and isinstance(compare.ops[0], ast.Lt) and isinstance(compare.comparators[0], ast.Name)
+                        and "deadline" in compare.comparators[0].id):
+                    guarded.add(id(compare.left))
+    lines = source.splitlines()
+    return [f"{name}:{node.lineno}: {lines[node.lineno - 1].strip()}"
+            for node in ast.walk(tree) if _is_clock_call(node) and id(node) not in guarded]
+
+
+def test_no_test_reads_a_clock_except_as_a_stall_guard():
+    found = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        found += clock_uses(path.read_text(), str(path.relative_to(ROOT)))
+    assert not found, "tests must not time the code (make bench measures speed):\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("planted", [
+    "def test_fast():\n    start = time.perf_counter()\n    f()\n    assert time.perf_counter() - start < 0.1\n",
+    "def test_fast():\n    t0 = time.time()\n    f()\n    assert time.time() - t0 < 1\n",
+    "from time import perf_counter\ndef test_fast():\n    t0 = perf_counter()\n    f()\n    elapsed = perf_counter() - t0\n    assert elapsed < 1\n",
+    "def test_fast():\n    deadline = time.monotonic() + 1\n    f()\n    assert time.monotonic() < deadline\n",
+])
+def test_clock_scanner_catches_a_planted_duration_assert(planted):
+    assert clock_uses(planted)
+
+
+def test_clock_scanner_leaves_stall_guards_alone():
+    guard = ("def test_waits():\n    deadline = time.monotonic() + 60\n"
+             "    while time.monotonic() < deadline and not ready():\n        sleep(0.1)\n    assert ready()\n")
+    assert clock_uses(guard) == []

@@ -204,6 +204,12 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown figure(s): {', '.join(unknown)} ('python -m onelayer list' shows them)")
     if args.update:
+        from onelayer.paths import OutputFolderError, writable_folder
+
+        try:
+            writable_folder(NUMBERS_DIR)
+        except OutputFolderError as exc:
+            parser.exit(2, f"{parser.prog}: error: {exc}\n")
         names = args.names or list(specs)
         for path in write(names):
             print(f"wrote {path.relative_to(ROOT)}")

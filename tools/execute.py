@@ -30,7 +30,7 @@ def execute(path: Path) -> float:
     start = time.perf_counter()
     client = NotebookClient(
         nb,
-        timeout=120,
+        timeout=300,
         kernel_name="python3",
         resources={"metadata": {"path": str(path.parent)}},
         store_widget_state=True,

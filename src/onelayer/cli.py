@@ -20,7 +20,8 @@ written through :mod:`onelayer.store` (with a schema version).
 ``--data-dir DIR`` (before the subcommand) or the environment variable
 ``ONELAYER_DATA`` sets the data directory (default: the repository's ``book``
 folder; see :mod:`onelayer.paths`). Exit codes: 0 on success, 1 if a figure or
-sweep failed while running, 2 for a usage error (unknown name, bad option).
+sweep failed while running, 2 for a usage error (unknown name, bad option, an
+output folder that cannot be created or written: one line naming it and why).
 """
 
 from __future__ import annotations
@@ -138,6 +139,7 @@ def _make(args, parser: argparse.ArgumentParser) -> int:
             lines.append(f"unknown figure {n!r}{hint}")
         parser.error("; ".join(lines) + f". '{PROG} list' shows all {len(specs)} names")
 
+    _check_output_folder(args.out)
     failed = []
     for name in names:
         try:
@@ -169,6 +171,8 @@ def _sweep(args, parser: argparse.ArgumentParser) -> int:
         parser.error(f"name a sweep ('{PROG} sweep --list' shows them)")
     if args.name not in sweeps.SWEEPS:
         parser.error(f"unknown sweep {args.name!r}; the sweeps are: {', '.join(sweeps.SWEEPS)}")
+    if not any(a in ("-h", "--help") for a in args.options):
+        _check_output_folder(sweeps.output_file(args.name, args.options).parent)
     return sweeps.run(args.name, args.options)
 
 
@@ -189,7 +193,10 @@ def _bench(args) -> int:
 
 def _findings(args) -> int:
     from . import findings
+    from .paths import data_path
 
+    if not args.check:
+        _check_output_folder(data_path(findings.STORED).parent)
     rows = findings.collect()
     if args.check:
         diffs = findings.differences(findings.load(), rows)
@@ -202,6 +209,20 @@ def _findings(args) -> int:
     path = findings.write(rows)
     print(f"{len(rows)} verdict rows -> {path}")
     return 0
+
+
+class _OutputFolderExit(Exception):
+    """Raised by :func:`_check_output_folder`; :func:`main` prints its one line and exits 2."""
+
+
+def _check_output_folder(folder) -> None:
+    """Stop before any work when ``folder`` cannot be created or written (one line: the path and the reason)."""
+    from .paths import OutputFolderError, writable_folder
+
+    try:
+        writable_folder(folder)
+    except OutputFolderError as exc:
+        raise _OutputFolderExit(str(exc)) from None
 
 
 def _info() -> int:
@@ -235,14 +256,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .paths import ENV_VAR
 
         os.environ[ENV_VAR] = args.data_dir  # read at call time by onelayer.paths, also by the sweep modules
-    if args.command == "list":
-        return _list(args)
-    if args.command == "sweep":
-        return _sweep(args, args.subparser)
-    if args.command == "bench":
-        return _bench(args)
-    if args.command == "info":
-        return _info()
-    if args.command == "findings":
-        return _findings(args)
-    return _make(args, args.subparser)
+    try:
+        if args.command == "list":
+            return _list(args)
+        if args.command == "sweep":
+            return _sweep(args, args.subparser)
+        if args.command == "bench":
+            return _bench(args)
+        if args.command == "info":
+            return _info()
+        if args.command == "findings":
+            return _findings(args)
+        return _make(args, args.subparser)
+    except _OutputFolderExit as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2

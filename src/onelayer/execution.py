@@ -23,6 +23,15 @@ no ipykernel pin can cure this one, which is in the client.
 socket's own ``send_multipart``, which re-arms any pending ``poll`` after sending (the same cure as the
 kernel's). It is applied by ``tools/execute.py`` and, as a Sphinx extension listed in ``_config.yml``, inside
 ``jupyter-book build``. nbval does not use the widget mimic and is not affected.
+
+**The kernels' transport.** Every kernel that executes a chapter (``make book``, ``make execute``, nbval) talks to
+its client over TCP on 127.0.0.1. jupyter_client's kernel managers provision CurveZMQ keys only when asked
+(``KernelManager.transport_encryption``, default ``"disabled"``), and ipykernel 7 then warns on every start
+("Kernel is running over TCP without encryption"), once per executed notebook in the book's log. No tool on the
+path (jupyter-book, myst-nb, nbclient, nbval) exposes that setting, so :func:`install` sets the kernel managers'
+default policy to ``"auto"``: the manager generates a key pair for each kernel whose kernelspec declares Curve
+support (ipykernel's does) and the kernel encrypts its sockets, which is what the warning asks for. Outputs do not
+change; ``tests/test_execution.py`` starts a kernel the way the book does and fails if the warning comes back.
 """
 
 from __future__ import annotations
@@ -56,9 +65,18 @@ def _publish_msg_through_asyncio(
     socket.send_multipart(frames)  # returns a finished Future after a non-blocking send, re-arming pending polls
 
 
+#: The kernel managers' transport-encryption policy while chapters execute (see "The kernels' transport" above).
+TRANSPORT_ENCRYPTION = "auto"
+
+
 def install() -> None:
-    """Patch ``nbclient``'s Output-widget mimic (idempotent)."""
+    """Patch ``nbclient``'s Output-widget mimic and encrypt the kernels' transport (idempotent)."""
+    from jupyter_client.manager import KernelManager
     from nbclient.output_widget import OutputWidget
+
+    # One trait object serves KernelManager and its subclasses (AsyncKernelManager, nbclient's and nbval's managers);
+    # its default is read whenever a manager is created without an explicit policy.
+    KernelManager.class_traits()["transport_encryption"].default_value = TRANSPORT_ENCRYPTION
 
     if "_publish_msg" not in _ORIGINAL:
         _ORIGINAL["_publish_msg"] = OutputWidget._publish_msg

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["ENV_VAR", "REPOSITORY_DATA", "data_dir", "data_path", "resolve"]
+__all__ = ["ENV_VAR", "REPOSITORY_DATA", "OutputFolderError", "data_dir", "data_path", "resolve", "writable_folder"]
 
 #: Environment variable that overrides the data directory.
 ENV_VAR = "ONELAYER_DATA"
@@ -49,3 +49,30 @@ def resolve(path: str | os.PathLike) -> Path:
     if p.is_absolute() or p.exists():
         return p
     return data_dir() / p
+
+
+class OutputFolderError(OSError):
+    """An output folder that cannot be created or written; its message is one line naming the path and the reason."""
+
+
+def writable_folder(path: str | os.PathLike) -> Path:
+    """The folder ``path``, created if needed, once a file could be written in it; else :class:`OutputFolderError`.
+
+    Every command that writes checks its output folder with this before it runs anything, so a bad folder costs
+    one line (the path and the reason) and no work. A probe file is written and removed: permissions alone do not
+    tell (root may write anywhere but on a read-only file system).
+    """
+    import tempfile
+
+    folder = Path(path).expanduser()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputFolderError(f"cannot create the output folder {folder}: {exc.strerror or exc}") from None
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".onelayer-probe-"):
+            pass
+    except OSError as exc:
+        raise OutputFolderError(f"cannot write in the output folder {folder}: {exc.strerror or exc}") from None
+    return folder
+

@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 __all__ = ["Sweep", "SWEEPS", "get", "run"]
 
@@ -97,6 +98,19 @@ def get(name: str) -> Sweep:
     if name not in SWEEPS:
         raise ValueError(f"unknown sweep {name!r}; the sweeps are: {', '.join(SWEEPS)}")
     return SWEEPS[name]
+
+
+def output_file(name: str, argv: Sequence[str] = ()) -> Path:
+    """The file the sweep ``name`` writes with options ``argv``: its ``--out``, else its file in the data directory."""
+    from .paths import data_path
+
+    argv = list(argv)
+    for i, arg in enumerate(argv):
+        if arg.startswith("--out="):
+            return Path(arg.split("=", 1)[1])
+        if arg == "--out" and i + 1 < len(argv):
+            return Path(argv[i + 1])
+    return data_path(get(name).stored)
 
 
 def run(name: str, argv: Sequence[str] = ()) -> int:

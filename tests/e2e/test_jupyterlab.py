@@ -59,7 +59,8 @@ def _settled_image(page, cell_index: int, timeout: float = 60.0) -> str:
         const idle = [...document.querySelectorAll('.jp-StatusBar-TextItem')].some(e => / \\| Idle$/.test(e.textContent));
         return [idle, img && img.complete && img.naturalWidth > 0 ? img.getAttribute('src') : null];
     }"""
-    deadline, last, stable = time.monotonic() + timeout, None, 0
+    last, stable = None, 0
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         idle, src = page.evaluate(probe, cell_index)
         stable = stable + 1 if (idle and src and src == last) else 0

@@ -30,7 +30,6 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ..formatting import ROUNDOFF, number_text
 from ..validation import check_choice, check_float, check_int
 from . import losses, ring
 from .data import TokenData
@@ -47,13 +46,7 @@ __all__ = [
     "steps_to_optimal",
     "symmetry_report",
     "offset_means",
-    "roundoff_text",
 ]
-
-
-def roundoff_text(x: float, tol: float = ROUNDOFF) -> str:
-    """Alias of :func:`onelayer.formatting.number_text` with 4 digits (kept for older code; chapters call that one)."""
-    return number_text(x, tol=tol)
 
 
 def lemma_c1_value(K: int, p: float, N: int, eta: float = 1.0, epsilon: float = 0.1) -> np.ndarray:

@@ -57,9 +57,12 @@ def test_fig4_quick_is_bayes_optimal_from_step_3_and_the_player_shares_its_run()
     optimal = [abs(r["conditional_accuracy"] - 0.5) < 1e-9 for r in table]
     first = next(t for t in range(len(optimal)) if all(optimal[t:]))
     assert numbers["steps_to_optimal"] == first == 3
-    assert chapter.fig4_run(True) is chapter.fig4_run(True)  # cached: one run for the figure and the frames
     _, frames = chapter.steps_frames(quick=True)
     assert len(frames["frames"]) == chapter.SETTINGS.quick_steps + 1
+    # the player draws the figure's run: every frame's accuracy curve is the table's, to the printed digits
+    for frame in frames["frames"]:
+        curve = next(line for line in frame["figure"]["axes"][0]["lines"] if line["label"] == "conditional accuracy")
+        assert curve["y"] == pytest.approx([r["conditional_accuracy"] for r in table], abs=1e-6)
 
 
 def test_parent_log_odds_quick_grow_with_N_under_the_power_rule():
