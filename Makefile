@@ -49,15 +49,20 @@ help:
 	@echo "make findings  rewrite book/data/findings.json (every chapter's verdict rows, shown on the Findings page)"
 	@echo "make clean  remove _build and caches (keeps .venv; 'make distclean' removes it too)"
 
+# The pins in requirements.txt are for Python 3.11, and some need 3.11.5 or later (pyproject.toml's requires-python):
+# the set-up stops at once on another one, before a venv is made.
+define NEED_PY311
+need_py311() {  # $$1: the interpreter (as given), $$2: what to do instead
+  version=$$($$1 -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>/dev/null) || version=
+  case "$$version" in 3.11.[5-9]|3.11.[1-9][0-9]) return 0;; esac
+  echo "onelayer needs Python 3.11.5+ (a 3.11 from 3.11.5 on: the pins in requirements.txt are for it); found $${version:-no Python} at $$1. $$2" >&2
+  exit 1
+}
+endef
+
 $(STAMP): requirements.txt pyproject.toml
 	@start=$$(date +%s)
-	# The pins in requirements.txt are for Python 3.11: stop at once on another one, before a venv is made.
-	need_py311() {  # $$1: the interpreter (as given), $$2: what to do instead
-	  version=$$($$1 -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>/dev/null) || version=
-	  case "$$version" in 3.11.*) return 0;; esac
-	  echo "onelayer needs Python 3.11 (the pins in requirements.txt are for 3.11); found $${version:-no Python} at $$1. $$2" >&2
-	  exit 1
-	}
+	$(NEED_PY311)
 	if test -x $(PY); then
 	  need_py311 $(PY) "Remove .venv (make distclean), then run e.g. \`make PYTHON=python3.11 book\`."
 	else
