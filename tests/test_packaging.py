@@ -1,9 +1,13 @@
-"""The package installs like a package (issue 29).
+"""The package installs like a package, and the lock is the compiled direct dependencies (issue 29).
 
 * pyproject.toml declares every distribution that ``src/onelayer`` imports (an AST scan of every ``import``, at
   module level or inside functions), and nothing else; each with a lower bound that the pin satisfies; its
   ``requires-python`` is the highest lower bound among the pins' own Requires-Python, and the Makefile's check says
   the same version.
+* requirements.in names every distribution the repository imports (src, tests, tools, benchmarks); requirements.txt
+  pins each of them, and pins nothing that no direct dependency needs: the pins are exactly the closure of
+  requirements.in through the installed distributions' Requires-Dist (extras and markers evaluated here), and every
+  pin's "# via" annotation leads back to requirements.in.
 
 Module names map to distributions through ``importlib.metadata.packages_distributions()`` of this environment
 (make setup's .venv, installed from requirements.txt).
@@ -18,6 +22,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+from packaging.markers import default_environment
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
@@ -25,6 +31,7 @@ from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "onelayer"
+REQUIREMENTS_IN = ROOT / "requirements.in"
 REQUIREMENTS_TXT = ROOT / "requirements.txt"
 
 
@@ -71,6 +78,16 @@ def pyproject() -> dict:
     return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 
 
+def requirements_in() -> dict[str, Requirement]:
+    reqs = {}
+    for line in REQUIREMENTS_IN.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            req = Requirement(line)
+            reqs[canonicalize_name(req.name)] = req
+    return reqs
+
+
 def pins(text: str | None = None) -> dict[str, tuple[Version, list[str]]]:
     """requirements.txt: name -> (pinned version, the names under its "# via", ``-r requirements.in`` kept as is)."""
     text = REQUIREMENTS_TXT.read_text() if text is None else text
@@ -89,6 +106,38 @@ def pins(text: str | None = None) -> dict[str, tuple[Version, list[str]]]:
         elif line.strip() and not line.startswith("#"):
             raise AssertionError(f"requirements.txt: unexpected line {line!r}")
     return out
+
+
+def needed_closure(direct: dict[str, Requirement]) -> dict[str, set[str]]:
+    """Every distribution reached from the direct dependencies through the installed distributions' Requires-Dist
+    (markers evaluated for this interpreter and platform, with the requested extras): name -> who needs it."""
+    env = default_environment()
+    needed: dict[str, set[str]] = {name: {"requirements.in"} for name in direct}
+    todo = [(name, frozenset(req.extras)) for name, req in direct.items()]
+    seen = set()
+    while todo:
+        name, extras = todo.pop()
+        if (name, extras) in seen:
+            continue
+        seen.add((name, extras))
+        if not installed(name):
+            continue  # reported by the caller: needed but neither installed nor pinned
+        for line in md.distribution(name).requires or []:
+            req = Requirement(line)
+            if req.marker and not any(req.marker.evaluate({**env, "extra": e}) for e in ({""} | set(extras))):
+                continue
+            dep = canonicalize_name(req.name)
+            needed.setdefault(dep, set()).add(name)
+            todo.append((dep, frozenset(req.extras)))
+    return needed
+
+
+def installed(name: str) -> bool:
+    try:
+        md.distribution(name)
+    except md.PackageNotFoundError:
+        return False
+    return True
 
 
 def version_lower_bound(spec: SpecifierSet) -> Version | None:
@@ -138,6 +187,8 @@ def test_declared_dependencies_have_lower_bounds_the_pins_meet():
 
 def test_requires_python_is_what_the_pins_need():
     pinned = pins()
+    missing = [name for name in pinned if not installed(name)]
+    assert not missing, f"pinned but not installed (make setup): {missing}"
     needs = {}
     for name in pinned:
         spec = md.metadata(name).get("Requires-Python")
@@ -151,3 +202,70 @@ def test_requires_python_is_what_the_pins_need():
         f"({', '.join(n for n, v in needs.items() if v == highest)})")
     makefile = (ROOT / "Makefile").read_text()
     assert f"onelayer needs Python {highest}+" in makefile, f"the Makefile's Python check does not say {highest}+"
+
+
+# --- requirements.in against requirements.txt ---------------------------------------------------------------------
+
+def test_requirements_in_names_every_distribution_the_repository_imports():
+    imported, unknown = imported_distributions(python_files("src", "tests", "tools", "benchmarks")
+                                               + [ROOT / "conftest.py"])
+    assert not unknown, f"imported, but no installed distribution provides it: {unknown}"
+    missing = sorted(set(imported) - set(requirements_in()))
+    assert not missing, f"imported by the repository, not in requirements.in: " + "; ".join(
+        f"{d} ({', '.join(sorted(imported[d])[:3])})" for d in missing)
+
+
+def test_every_direct_dependency_is_pinned():
+    pinned = pins()
+    for name, req in requirements_in().items():
+        assert name in pinned, f"requirements.in: {req} is not pinned in requirements.txt (make lock)"
+        assert req.specifier.contains(pinned[name][0], prereleases=True), \
+            f"requirements.txt pins {name}=={pinned[name][0]}, outside requirements.in's {req}"
+
+
+def unneeded_and_unpinned(pinned: dict) -> tuple[list[str], list[str]]:
+    needed = needed_closure(requirements_in())
+    return sorted(set(pinned) - set(needed)), sorted(f"{n} (needed by {', '.join(sorted(needed[n]))})"
+                                                      for n in set(needed) - set(pinned))
+
+
+def test_pins_are_exactly_what_the_direct_dependencies_need():
+    unneeded, unpinned = unneeded_and_unpinned(pins())
+    assert not unneeded, f"pinned, but no direct dependency needs them (make lock drops them): {unneeded}"
+    assert not unpinned, f"needed, but not pinned (make lock): {unpinned}"
+
+
+def test_the_installed_versions_are_the_pins():
+    pinned = pins()
+    missing = [n for n in pinned if not installed(n)]
+    assert not missing, f"pinned but not installed (make setup): {missing}"
+    wrong = [f"{n}: pinned {v}, installed {md.version(n)}" for n, (v, _) in pinned.items()
+             if Version(md.version(n)).public != v.public]
+    assert not wrong, f"the environment is not requirements.txt (make setup): {wrong}"
+
+
+def test_every_pin_is_there_for_a_direct_dependency():
+    """The "# via" annotations that pip-compile writes lead from every pin to requirements.in."""
+    pinned = pins()
+    for name, (_, via) in pinned.items():
+        assert via, f"requirements.txt: {name} has no '# via' reason (a pin added by hand? make lock)"
+    reached = {n for n, (_, via) in pinned.items() if "-r requirements.in" in via}
+    grew = True
+    while grew:
+        new = {n for n, (_, via) in pinned.items() if n not in reached and reached.intersection(via)}
+        reached |= new
+        grew = bool(new)
+    assert set(pinned) == reached, f"pins whose '# via' does not lead to requirements.in: {sorted(set(pinned) - reached)}"
+
+
+def test_the_lock_has_no_cuda_packages():
+    """torch is the CPU wheel: the CUDA build's packages (several GB) are not in the lock."""
+    cuda = [n for n in pins() if n.startswith("nvidia-") or n == "triton"]
+    assert not cuda, f"requirements.txt pins CUDA packages (torch resolved to its CUDA build): {cuda}"
+
+
+@pytest.mark.parametrize("extra", ["pytest-timeout==2.4.0\n", "pytest-timeout==2.4.0\n    # via -r requirements.in\n"])
+def test_a_planted_pin_is_caught(extra):
+    """A pin that nothing needs: the closure check fails on it, annotated or not (a test that can fail)."""
+    unneeded, _ = unneeded_and_unpinned(pins(REQUIREMENTS_TXT.read_text() + extra))
+    assert unneeded == ["pytest-timeout"]
