@@ -11,7 +11,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-# Optional further package index for the set-up's pip install, e.g. TORCH_INDEX=https://download.pytorch.org/whl/cpu:
+# Optional further package index for the set-up's pip install (and make lock), e.g. TORCH_INDEX=https://download.pytorch.org/whl/cpu:
 # torch's CPU-only wheel (2.13.0+cpu satisfies torch==2.13.0) where the public index would give the CUDA build.
 TORCH_INDEX ?=
 # What `make lab` runs; JupyterLab refuses to start as root (as in many containers) without --allow-root.
@@ -37,7 +37,7 @@ BOOK_SAMPLE ?= book/trees/backward_data.ipynb book/selector.ipynb
 
 NBVAL_FLAGS := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=300
 
-.PHONY: help setup book test test-portable test-jitter unit nbval lab execute clean bench e2e sweeps pdf numbers captions findings
+.PHONY: help setup lock book test test-portable test-jitter unit nbval lab execute clean bench e2e sweeps pdf numbers captions findings
 
 help:
 	@echo "make book   build the HTML book (executes every chapter) into _build/html"
@@ -51,16 +51,22 @@ help:
 	@echo "make numbers  rewrite book/numbers/ (every figure's full-mode JSON/CSV); make captions: the figure captions"
 	@echo "make findings  rewrite book/data/findings.json (every chapter's verdict rows, shown on the Findings page)"
 	@echo "make clean  remove _build and caches (keeps .venv; 'make distclean' removes it too)"
+	@echo "make lock   recompile requirements.txt from requirements.in (pip-compile; LOCK_FLAGS='--upgrade-package NAME' to move a pin)"
+
+# The pins in requirements.txt are for Python 3.11, and some need 3.11.5 or later (pyproject.toml's requires-python):
+# the set-up and `make lock` stop at once on another one, before a venv is made.
+define NEED_PY311
+need_py311() {  # $$1: the interpreter (as given), $$2: what to do instead
+  version=$$($$1 -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>/dev/null) || version=
+  case "$$version" in 3.11.[5-9]|3.11.[1-9][0-9]) return 0;; esac
+  echo "onelayer needs Python 3.11.5+ (a 3.11 from 3.11.5 on: the pins in requirements.txt are for it); found $${version:-no Python} at $$1. $$2" >&2
+  exit 1
+}
+endef
 
 $(STAMP): requirements.txt pyproject.toml
 	@start=$$(date +%s)
-	# The pins in requirements.txt are for Python 3.11: stop at once on another one, before a venv is made.
-	need_py311() {  # $$1: the interpreter (as given), $$2: what to do instead
-	  version=$$($$1 -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>/dev/null) || version=
-	  case "$$version" in 3.11.*) return 0;; esac
-	  echo "onelayer needs Python 3.11 (the pins in requirements.txt are for 3.11); found $${version:-no Python} at $$1. $$2" >&2
-	  exit 1
-	}
+	$(NEED_PY311)
 	if test -x $(PY); then
 	  need_py311 $(PY) "Remove .venv (make distclean), then run e.g. \`make PYTHON=python3.11 book\`."
 	else
@@ -73,6 +79,36 @@ $(STAMP): requirements.txt pyproject.toml
 	echo "setup: $$(( $$(date +%s) - start )) s"
 
 setup: $(STAMP)
+
+# requirements.txt is compiled from requirements.in (the direct dependencies) by pip-tools, run from a venv of its own
+# (_build/lock-venv; the project's .venv stays as pinned). pip-compile keeps every pin of the current requirements.txt
+# that still fits and writes under each pin the packages that need it ("# via"). torch resolves to the CPU wheel
+# (from this machine's wheels or TORCH_INDEX) and is written as torch==X, which that wheel (X+cpu) satisfies, as does
+# the plain build elsewhere; a lock with CUDA packages (torch resolved to the CUDA build: set TORCH_INDEX) is refused.
+# tests/test_packaging.py checks that the two files agree.
+LOCK_VENV := _build/lock-venv
+PIP_TOOLS := pip-tools==7.6.2
+LOCK_FLAGS ?=
+lock:
+	@start=$$(date +%s)
+	$(NEED_PY311)
+	need_py311 $(PYTHON) "Run e.g. \`make PYTHON=python3.11 lock\`."
+	if ! test -x $(LOCK_VENV)/bin/pip-compile; then
+	  $(PYTHON) -m venv $(LOCK_VENV)
+	  $(LOCK_VENV)/bin/python -m pip install --quiet $(PIP_TOOLS) 2>&1 | sed '/^WARNING: Location/d'
+	fi
+	# compiled beside requirements.txt (whose pins it starts from), which is replaced only by a lock without CUDA
+	cp requirements.txt $(LOCK_VENV)/requirements.txt
+	CUSTOM_COMPILE_COMMAND="make lock" $(LOCK_VENV)/bin/pip-compile --quiet --annotate --allow-unsafe --strip-extras \
+	  --no-emit-index-url --no-emit-find-links $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX) )$(LOCK_FLAGS) \
+	  --output-file $(LOCK_VENV)/requirements.txt requirements.in 2>&1 | sed '/WARNING: Location/d'
+	sed -i -E 's/^(torch==[^+ ]+)\+cpu$$/\1/' $(LOCK_VENV)/requirements.txt
+	if grep -n -i -E '^(nvidia-|triton)' $(LOCK_VENV)/requirements.txt; then
+	  echo "lock: the CUDA build of torch was resolved (packages above), requirements.txt is unchanged; run e.g. \`make lock TORCH_INDEX=https://download.pytorch.org/whl/cpu\`" >&2
+	  exit 1
+	fi
+	mv $(LOCK_VENV)/requirements.txt requirements.txt
+	echo "lock: $$(grep -c '^[A-Za-z0-9]' requirements.txt) pins, $$(( $$(date +%s) - start )) s -> requirements.txt"
 
 book: $(STAMP)
 	@start=$$(date +%s)

@@ -1,4 +1,4 @@
-"""The Makefile on machines unlike ours: `make lab` as root, the Python 3.11 check, the optional torch index.
+"""The Makefile on machines unlike ours: `make lab` as root, the Python 3.11.5+ check, the optional torch index.
 
 ``make lab`` is started exactly as make would run it (the command from ``make -s -n lab``), with extra
 arguments that keep it headless on a free 127.0.0.1 port with a random token and Jupyter's settings in a scratch
@@ -24,7 +24,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 MAKEFILE = ROOT / "Makefile"
-NEEDS = "onelayer needs Python 3.11 (the pins in requirements.txt are for 3.11); found"
+NEEDS = "onelayer needs Python 3.11.5+ (a 3.11 from 3.11.5 on: the pins in requirements.txt are for it); found"
 # make's own variables from an outer `make test` must not leak into the make we ask.
 MAKE_ENV = {k: v for k, v in os.environ.items() if k not in {"MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES"}}
 
@@ -131,7 +131,7 @@ def _fake_python(path: Path, version: str) -> Path:
     return path
 
 
-@pytest.mark.parametrize("version", ["3.12.1", "3.10.14"])
+@pytest.mark.parametrize("version", ["3.12.1", "3.10.14", "3.11.4", "3.11.0"])
 def test_setup_stops_at_once_on_another_python(makefile_copy, tmp_path, version):
     fake = _fake_python(tmp_path / "bin" / "python3", version)
     res = _make(f"PYTHON={fake}", "setup", cwd=makefile_copy)
@@ -148,8 +148,9 @@ def test_setup_names_a_missing_python(makefile_copy, tmp_path):
     assert not (makefile_copy / ".venv").exists()
 
 
-def test_setup_goes_on_to_the_venv_with_python_311(makefile_copy, tmp_path):
-    fake = _fake_python(tmp_path / "bin" / "python3", "3.11.9")
+@pytest.mark.parametrize("version", ["3.11.5", "3.11.9", "3.11.14"])
+def test_setup_goes_on_to_the_venv_with_python_311(makefile_copy, tmp_path, version):
+    fake = _fake_python(tmp_path / "bin" / "python3", version)
     res = _make(f"PYTHON={fake}", "setup", cwd=makefile_copy)
     assert NEEDS not in res.stderr
     assert Path(f"{fake}.called").read_text().split() == ["-m", "venv", ".venv"]  # then the fake fails
