@@ -91,14 +91,9 @@ def test_round_off_prints_the_same_whatever_its_digits():
     assert {number_text(e * 1e3) for e in noise} <= {"< 1e-12", "< 1e-9"}
 
 
-def test_text_table_and_the_old_alias_use_the_formatter():
-    from onelayer.walks.theory import roundoff_text
-
+def test_text_table_uses_the_formatter():
     text = text_table([{"x": 3e-17, "y": 5e-11, "z": 0.123456, "w": -0.0}], ["x", "y", "z", "w"])
     assert text.splitlines()[2].split() == ["<", "1e-12", "<", "1e-9", "0.1235", "0"]
-    for x in (0.0, 3e-17, 0.123456, 7e-11):
-        assert roundoff_text(x) == number_text(x)
-    assert roundoff_text(-3e-17, 1e-15) == number_text(-3e-17, tol=1e-15) == "< 1e-15"
 
 
 def test_near_zero_text_prints_zero_and_round_off_alike():

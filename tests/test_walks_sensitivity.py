@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from onelayer.walks import sensitivity
+from onelayer.studies.walks import sensitivity
 
 
 @pytest.mark.parametrize("norm,value", [("M/2", 500.0), ("1", 1.0), (62.5, 62.5)])

@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from onelayer.walks import WalkTransformer, ring, theory, variations
+from onelayer.walks.model import WalkTransformer
+from onelayer.walks import ring, theory
+from onelayer.studies.walks import variations
 
 
 # -- residual, logit scale, no positions -----------------------------------------------------------------------------------

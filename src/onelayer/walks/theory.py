@@ -30,9 +30,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ..formatting import ROUNDOFF, number_text
 from ..validation import check_choice, check_float, check_int
-from . import losses, ring
+from . import ring
+from .model import LOSSES
 from .data import TokenData
 
 __all__ = [
@@ -47,13 +47,7 @@ __all__ = [
     "steps_to_optimal",
     "symmetry_report",
     "offset_means",
-    "roundoff_text",
 ]
-
-
-def roundoff_text(x: float, tol: float = ROUNDOFF) -> str:
-    """Alias of :func:`onelayer.formatting.number_text` with 4 digits (kept for older code; chapters call that one)."""
-    return number_text(x, tol=tol)
 
 
 def lemma_c1_value(K: int, p: float, N: int, eta: float = 1.0, epsilon: float = 0.1) -> np.ndarray:
@@ -82,7 +76,7 @@ def lemma_d1_entry(K: int, N: int, eta: float = 1.0, loss: str = "log", epsilon:
     K = check_int("K", K, low=1)
     N = check_int("N", N, low=2)
     eta = check_float("eta", eta, low=0.0, low_open=True)
-    check_choice("loss", loss, losses.LOSSES)
+    check_choice("loss", loss, LOSSES)
     slope = {"log": -1.0 / epsilon, "squared": -1.0, "cross_entropy": 0.0}[loss]
     return -eta * slope * (N - 1) / (N * K**2) + 0.0  # + 0.0 turns -0.0 into 0.0
 
