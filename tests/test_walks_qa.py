@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 
+from onelayer.figures import walks_qa as qa_figures
 from onelayer.studies.walks import kl, qa
 from onelayer.walks import qa as qa_tasks
 from onelayer.walks.model import loss_gradient
@@ -68,9 +69,9 @@ def test_qa_validation_errors():
     with pytest.raises(ValueError, match="normalize"):
         qa.setup_task(1, normalize="query")
     with pytest.raises(ValueError, match="sigma"):
-        qa.explorer(sigma=-1.0, steps=2)
+        qa_figures.explorer(sigma=-1.0, steps=2)
     with pytest.raises(ValueError, match="histories"):
-        qa.figure_curves({})
+        qa_figures.figure_curves({})
 
 
 # -- the claims of the chapter ---------------------------------------------------------------------------------------
@@ -125,11 +126,11 @@ def test_relu_variant_zero_is_a_fixed_point_and_task1_not_learned():
 
 
 def test_explorer_and_widget():
-    fig = qa.explorer(sigma=0.0, lr=0.1, steps=3)
+    fig = qa_figures.explorer(sigma=0.0, lr=0.1, steps=3)
     assert len(fig.axes) == 1 and len(fig.axes[0].lines) == 2
     plt.close(fig)
     pytest.importorskip("ipywidgets")
-    box = qa.explorer_widget()
+    box = qa_figures.explorer_widget()
     assert len(box.cache) == 1
     plt.close("all")
 

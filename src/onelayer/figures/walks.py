@@ -13,6 +13,8 @@ chapters stay a few calls and the callbacks are unit-tested.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..plots import PALETTE, heatmap, new_figure, plot_curves
@@ -21,6 +23,7 @@ from ..widgets import slider_app
 from ..walks import ring
 
 __all__ = [
+    "figure45_figure",
     "transition_heatmaps",
     "mixing_figure",
     "ring_explorer",
@@ -270,4 +273,25 @@ def rate_by_level_figure(levels: list[str], series: dict, panels: dict, *, xlabe
         _label(ax, xlabel, "share of samples", title)
     fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=min(len(series), 5),
                title=legend_title)
+    return fig
+
+
+def figure45_figure(rows: list[dict]):
+    """Fig. 4 parent attention and Fig. 5 escape step against ``||p_i||^2`` (one line per precision)."""
+    if not rows:
+        raise ValueError("rows must not be empty")
+    fig, axes = new_figure(2, 1)
+    for i, dtype in enumerate(sorted({r["dtype"] for r in rows})):
+        sub = sorted((r for r in rows if r["dtype"] == dtype), key=lambda r: r["norm2"])
+        x = [r["norm2"] for r in sub]
+        color = PALETTE[i % len(PALETTE)]
+        axes[0].plot(x, [r["fig4_parent"] for r in sub], "o-", color=color, label=dtype)
+        esc = [r["fig5_escape_step"] if not math.isnan(r["fig5_escape_step"]) else np.nan for r in sub]
+        axes[1].plot(x, esc, "o-", color=color, label=dtype)
+    axes[0].set(xscale="log", xlabel=r"$\|p_i\|^2$", ylabel="attention on parent at step 50",
+                title="Figure 4 (p = 1/2)")
+    axes[1].set(xscale="log", xlabel=r"$\|p_i\|^2$", ylabel="escape step (missing: none in 50)",
+                title="Figure 5 (p = 1)")
+    for ax in axes:
+        ax.legend()
     return fig

@@ -18,6 +18,7 @@ from ...rates import Rate, rate
 from ...registry import register
 from ...scrubber import frame_numbers, scrub_grid
 from ...validation import check_choice, check_int
+from ...figures import walks_qa as qa_figures
 from ...studies.walks import qa, qa_seeds
 from ...walks import qa as qa_tasks
 
@@ -118,7 +119,7 @@ def fig7(quick: bool = False):
     """The paper's Figure 7: test accuracy and KL of both tasks over the run."""
     steps = _steps(quick)
     runs = linear_runs(steps)
-    fig = qa.figure_curves(runs, title="linear model, sigma=0.01, eta=0.1, one seed (paper's Figure 7)")
+    fig = qa_figures.figure_curves(runs, title="linear model, sigma=0.01, eta=0.1, one seed (paper's Figure 7)")
     return fig, {"steps": steps, "average_gap": {f"Task {t}": qa_tasks.average_gap(t) for t in qa_tasks.TASKS},
                  "table": _qa_table(runs)}
 
@@ -180,7 +181,7 @@ def fig10(quick: bool = False):
     """The paper's Figure 10 (our reading of the ReLU layer): both tasks for the first seed; numbers of every seed."""
     steps, seeds = (SETTINGS.quick_steps, SETTINGS.relu_seeds[:1]) if quick else (SETTINGS.steps, SETTINGS.relu_seeds)
     runs = relu_runs(steps, seeds)
-    fig = qa.figure_curves({f"Task {t} (ReLU)": runs[t, seeds[0]] for t in qa_tasks.TASKS},
+    fig = qa_figures.figure_curves({f"Task {t} (ReLU)": runs[t, seeds[0]] for t in qa_tasks.TASKS},
                            title="hidden ReLU layer, m = 19, one seed (paper's Figure 10)")
     table = _qa_table({f"Task {t} (ReLU), seed {s}": h for (t, s), h in runs.items()})
     return fig, {"steps": steps, "seeds": list(seeds), "table": table}
@@ -214,7 +215,7 @@ def bias_table() -> tuple[list[dict], float]:
 
 def explorer():
     """The live widget (in a kernel): sliders for ``sigma`` and ``eta``, a menu for the normalisation."""
-    return qa.explorer_widget()
+    return qa_figures.explorer_widget()
 
 
 @register("walks-qa-explorer-default", "Question answering: the explorer widget's default state: test accuracy of Tasks 1 and 2, sigma=0.01, eta=0.1")
@@ -225,13 +226,13 @@ def explorer_default(quick: bool = False):
     runs = qa.explorer_runs(s.explore_sigma, s.explore_lr, s.explore_normalize, steps)
     rows = [{"task": task, "step": int(t), "test_accuracy": float(h["acc"][i])} for task, h in runs.items()
             for i, t in enumerate(h.steps)]
-    fig = qa.explorer(s.explore_sigma, s.explore_lr, s.explore_normalize, steps)
+    fig = qa_figures.explorer(s.explore_sigma, s.explore_lr, s.explore_normalize, steps)
     return fig, {"sigma": s.explore_sigma, "lr": s.explore_lr, "normalize": s.explore_normalize, "steps": steps,
                  "table": rows}
 
 
 def _explorer_frame(sigma, lr, steps=None):
-    return qa.explorer(sigma=sigma, lr=lr, normalize=SETTINGS.explore_normalize,
+    return qa_figures.explorer(sigma=sigma, lr=lr, normalize=SETTINGS.explore_normalize,
                        steps=SETTINGS.explore_steps if steps is None else steps)
 
 

@@ -235,7 +235,7 @@ def sensitivity_exact_rows() -> list[dict]:
 def sensitivity(quick: bool = False):
     """The sensitivity figure over the float64 and float32 rows (quick mode: three norms, float64 only)."""
     rows = sensitivity_rows("float64", quick) + ([] if quick else sensitivity_rows("float32"))
-    return sens.figure45_figure(rows), {"table": [{k: (str(v) if k == "norm" else v) for k, v in r.items()} for r in rows]}
+    return figures.figure45_figure(rows), {"table": [{k: (str(v) if k == "norm" else v) for k, v in r.items()} for r in rows]}
 
 
 # -- over many training samples (the stored sweep) ----------------------------------------------------------------------

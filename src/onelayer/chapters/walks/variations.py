@@ -18,6 +18,7 @@ import numpy as np
 from ...formatting import near_zero_text, number_text
 from ...rates import rate
 from ...registry import register
+from ...figures import walks_variations as variation_figures
 from ...studies.walks import chains, experiment, histogram_bound, rebuttal, variations
 from ...studies.walks.variations import seeds as variation_seeds
 from ...walks.model import WalkTransformer
@@ -122,7 +123,7 @@ def logit_scale(quick: bool = False):
     eq, rows = _logit_scale(quick)
     table = [{k: r[k] for k in ("p", "logit_scale", "T0", "final_accuracy", "parent_attention")} for r in rows]
     steps = SETTINGS.logit_scale_quick_steps if quick else SETTINGS.logit_scale_steps
-    return variations.figure_logit_scale(rows), {"steps": steps, "equivalence": {k: v for k, v in eq.items() if np.isscalar(v)},
+    return variation_figures.figure_logit_scale(rows), {"steps": steps, "equivalence": {k: v for k, v in eq.items() if np.isscalar(v)},
                                                  "table": table}
 
 
@@ -173,7 +174,7 @@ def lag(quick: bool = False):
     keys = ("V1_error", "V1_scale", "population_V1_circulant_deviation", "population_V1_column_max_offsets",
             "sample_V1_circulant_deviation", "sample_V1_column_max_offsets", "closed_form_circulant", "closed_form_offsets",
             "steps", "lag_attention", "parent_attention", "optimal_fraction", "test_accuracy", "bayes")
-    return variations.figure_lag(res), {k: res[k] for k in keys}
+    return variation_figures.figure_lag(res), {k: res[k] for k in keys}
 
 
 def _first_optimal_step(res: dict) -> int:
@@ -268,14 +269,14 @@ def _chain_numbers(res: dict) -> dict:
 def chain(quick: bool = False):
     """The random chain: ``Pi``, the final ``V`` and the direction of ``V`` against the candidate targets."""
     res = chain_result("random", quick)
-    return variations.figure_chain(res), _chain_numbers(res)
+    return variation_figures.figure_chain(res), _chain_numbers(res)
 
 
 @register("walks-variations-doubly-stochastic", "Variations: a doubly stochastic non-circulant chain, K=6: learned like the ring walk")
 def doubly_stochastic(quick: bool = False):
     """The doubly stochastic chain, drawn as :func:`chain`."""
     res = chain_result("doubly stochastic", quick)
-    return variations.figure_chain(res), _chain_numbers(res)
+    return variation_figures.figure_chain(res), _chain_numbers(res)
 
 
 @functools.lru_cache(maxsize=1)
@@ -331,7 +332,7 @@ def chain_summary() -> list[dict]:
 
 def chain_explorer():
     """The live sliders (in a kernel): the chain's seed and Dirichlet concentration."""
-    return variations.chain_widget()
+    return variation_figures.chain_widget()
 
 
 @register("walks-variations-chain-explorer", "Variations: the chain explorer's default state: a random chain (seed 0, Dirichlet 1), N=49, M=400, 100 GD steps")
@@ -340,7 +341,7 @@ def chain_explorer_default(quick: bool = False):
     s = SETTINGS
     steps = s.explore_quick_steps if quick else s.explore_steps
     res = variations.chain_explorer_run(s.explore_seed, s.explore_concentration, steps)
-    fig = variations.chain_explorer(s.explore_seed, s.explore_concentration, steps)
+    fig = variation_figures.chain_explorer(s.explore_seed, s.explore_concentration, steps)
     return fig, {"seed": s.explore_seed, "concentration": s.explore_concentration, "steps": steps, **_chain_numbers(res)}
 
 

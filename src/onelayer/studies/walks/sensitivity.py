@@ -12,7 +12,7 @@ norms, precisions and symmetry breakers:
   to a given ``||p_i||^2`` (the seeded Gram error is added before the rescaling,
   so its size *relative to* ``||p_i||^2`` is fixed; that is how round-off scales).
 * :func:`figure45_row` / :func:`figure45_table`: the two figures' criteria for each
-  setting; :func:`figure45_figure`: the table as a plot.
+  setting; :func:`onelayer.figures.walks.figure45_figure` draws the table.
 * :func:`figure45_seeds`: the same criteria over many training samples (data seeds) at one
   setting, trained together with :func:`onelayer.studies.walks.batched.train_batched`;
   :func:`figure45_rates`: the share of samples that reproduce each figure, with its interval.
@@ -38,11 +38,10 @@ from ...seeding import DTYPES
 from ...validation import check_choice, check_float, check_int
 from . import batched
 from ...walks import ring
-from ...walks import positions as positions_mod
 from ...walks.data import walk_data
 from ...walks.model import WalkTransformer
 from .theorem41 import GRAM_ERROR
-from .inputs import walk_model
+from .inputs import positional_matrix, walk_model
 
 __all__ = ["scaled_model", "figure45_row", "figure45_table", "figure45_figure", "figure45_seeds", "figure45_rates",
            "DEFAULT_NORMS", "RELATIVE_GRAM_ERROR", "READINGS"]
@@ -103,8 +102,8 @@ def scaled_model(K: int = 6, N: int = 97, M: int = 1000, *, norm=500.0, position
     model = walk_model(K=K, N=N, M=M, positions=positions, dtype=dtype, **options)
     value = _norm_value(norm, model.config.M)
     base = M / 2.0
-    P = positions_mod.positional_matrix(N, M, positions, dtype=torch.float64,
-                                        gram_error=relative_gram_error * base, gram_seed=gram_seed)
+    P = positional_matrix(N, M, positions, dtype=torch.float64,
+                          gram_error=relative_gram_error * base, gram_seed=gram_seed)
     P = (P * math.sqrt(value / base)).to(model.dtype)
     model.P = P
     model.x_query = torch.cat([torch.zeros(K, dtype=model.dtype), P[:, -1]])
@@ -199,29 +198,6 @@ def figure45_table(norms=DEFAULT_NORMS, *, dtypes=("float64", "float32"),
     return [figure45_row(n, dtype=d, relative_gram_error=g, positions=k, steps=steps, n_train=n_train,
                          n_test=n_test, seed=seed)
             for k in kinds for g in errors for d in dtypes for n in norms]
-
-
-def figure45_figure(rows: list[dict]):
-    """Fig. 4 parent attention and Fig. 5 escape step against ``||p_i||^2`` (one line per precision)."""
-    from ...plots import PALETTE, new_figure
-
-    if not rows:
-        raise ValueError("rows must not be empty")
-    fig, axes = new_figure(2, 1)
-    for i, dtype in enumerate(sorted({r["dtype"] for r in rows})):
-        sub = sorted((r for r in rows if r["dtype"] == dtype), key=lambda r: r["norm2"])
-        x = [r["norm2"] for r in sub]
-        color = PALETTE[i % len(PALETTE)]
-        axes[0].plot(x, [r["fig4_parent"] for r in sub], "o-", color=color, label=dtype)
-        esc = [r["fig5_escape_step"] if not math.isnan(r["fig5_escape_step"]) else np.nan for r in sub]
-        axes[1].plot(x, esc, "o-", color=color, label=dtype)
-    axes[0].set(xscale="log", xlabel=r"$\|p_i\|^2$", ylabel="attention on parent at step 50",
-                title="Figure 4 (p = 1/2)")
-    axes[1].set(xscale="log", xlabel=r"$\|p_i\|^2$", ylabel="escape step (missing: none in 50)",
-                title="Figure 5 (p = 1)")
-    for ax in axes:
-        ax.legend()
-    return fig
 
 
 def _spread_record(model, data, chunk: int = 4):

@@ -36,9 +36,10 @@ every public name is importable from this package.
 
 from __future__ import annotations
 
-from .non_circulant import (chain_c1_value, chain_explorer, chain_explorer_run, chain_run, chain_targets, chain_widget, figure_chain, markov_data, markov_population, markov_walks, random_doubly_stochastic, random_transition_matrix, stationary_distribution)
-from .lag import figure_lag, lag_c1_value, lag_check, lag_population, lag_walks
-from .logit_scale import figure_logit_scale, logit_scale_equivalence, logit_scale_table
+from .non_circulant import (chain_c1_value, chain_explorer_run, chain_run, chain_targets, markov_data, markov_population,
+                            markov_walks, random_doubly_stochastic, random_transition_matrix, stationary_distribution)
+from .lag import lag_c1_value, lag_check, lag_population, lag_walks
+from .logit_scale import logit_scale_equivalence, logit_scale_table
 from .no_positions import no_position_table
 from .residual import residual_check
 
@@ -60,10 +61,5 @@ __all__ = [
     "markov_population",
     "chain_targets",
     "chain_run",
-    "figure_logit_scale",
-    "figure_lag",
-    "figure_chain",
     "chain_explorer_run",
-    "chain_explorer",
-    "chain_widget",
 ]

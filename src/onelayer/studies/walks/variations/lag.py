@@ -7,7 +7,6 @@ import itertools
 import numpy as np
 import torch
 
-from ....plots import PALETTE, heatmap, new_figure
 from ....seeding import generator
 from ....validation import check_float, check_int, check_probability
 from ....walks import ring
@@ -140,25 +139,3 @@ def lag_check(p: float = 0.7, *, lag: int = 2, K: int = 6, N: int = 97, M: int =
         "V_final": hist.params["V"].numpy(),
     }
 
-
-def figure_lag(res: dict):
-    """(a) Closed-form ``V^(1)`` of the lag chain, (b) attention over the last positions after step 2,
-    (c) attention on ``x_{N-2}`` and ``x_{N-1}`` and the optimal fraction over the run."""
-    fig, axes = new_figure(3, width=11.5, height=3.3)
-    heatmap(axes[0], res["V1_closed"], title="(a) V(1), closed form", annotate=False,
-            xlabel="input node", ylabel="output node")
-    prof = np.asarray(res["attention_step2"])
-    N = prof.size
-    last = np.arange(N - 8, N + 1)
-    axes[1].bar(last, prof[-9:], color=PALETTE[0])
-    axes[1].set_xticks(last[::2], [f"N-{N - j}" if j < N else "N" for j in last[::2]], rotation=60)
-    axes[1].set_ylim(0, 1.05)
-    axes[1].set_title("(b) attention after step 2")
-    axes[2].plot(res["steps"], res["lag_attention"], label="on x_{N-2}")
-    axes[2].plot(res["steps"], res["parent_attention"], label="on x_{N-1}")
-    axes[2].plot(res["steps"], res["optimal_fraction"], linestyle="--", label="optimal predictions")
-    axes[2].set_ylim(-0.02, 1.02)
-    axes[2].set_xlabel("GD step")
-    axes[2].set_title("(c) over the run")
-    fig.legend(*axes[2].get_legend_handles_labels(), loc="center", bbox_to_anchor=(0.75, 0.25))
-    return fig

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ....plots import PALETTE, new_figure
 from ....validation import check_float, check_int
 from ....walks import ring, theory
 
@@ -71,22 +70,3 @@ def logit_scale_table(ps=(0.5, 0.7), *, steps: int = 150, lr: float = 1.0, seed:
             })
     return rows
 
-
-def figure_logit_scale(rows: list[dict]):
-    """Fraction of optimal test predictions (a) and attention on the parent (b) against the step, for every
-    row of :func:`logit_scale_table` (solid: scale 1, dashed: ``1/sqrt(d)``)."""
-    fig, axes = new_figure(2, width=6.5, height=4.0)
-    ps = list(dict.fromkeys(r["p"] for r in rows))
-    for r in rows:
-        c = PALETTE[ps.index(r["p"]) % len(PALETTE)]
-        ls = "-" if r["logit_scale"] == "one" else "--"
-        lab = f"p = {r['p']:g}, {'scale 1' if r['logit_scale'] == 'one' else '1/sqrt(d)'}"
-        axes[0].plot(r["steps"], r["optimal_fraction"], color=c, linestyle=ls, label=lab)
-        axes[1].plot(r["steps"], r["parent_curve"], color=c, linestyle=ls, label=lab)
-    for ax, yl in zip(axes, ("fraction of optimal predictions", "attention on x_{N-1}")):
-        ax.set_xscale("symlog", linthresh=10)
-        ax.set_xlabel("GD step")
-        ax.set_ylabel(yl)
-        ax.set_ylim(-0.02, 1.02)
-    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=2)
-    return fig

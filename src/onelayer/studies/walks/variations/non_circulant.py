@@ -1,5 +1,6 @@
 """The non-circulant Markov chain variation: random (Dirichlet) and doubly stochastic transition matrices on ``K``
-states in place of the ring (:func:`random_transition_matrix`, :func:`markov_walks`, :func:`chain_run`, :func:`figure_chain`, the widget)."""
+states in place of the ring (:func:`random_transition_matrix`, :func:`markov_walks`, :func:`chain_run`; drawn by
+:mod:`onelayer.figures.walks_variations`)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,8 @@ import itertools
 import numpy as np
 import torch
 
-from ....plots import heatmap, new_figure
 from ....seeding import generator
 from ....validation import check_float, check_int
-from ....widgets import slider_app
 from ....walks import prediction, ring, theory
 from ....walks.data import TokenData
 
@@ -183,21 +182,6 @@ def chain_run(Pi, *, N: int = 97, M: int = 1000, n_train: int = 1000, n_test: in
     }
 
 
-def figure_chain(res: dict):
-    """(a) ``Pi``, (b) the final ``V`` (rows: outputs), (c) direction distances of ``V`` to the candidate targets."""
-    fig, axes = new_figure(3, width=12.0, height=3.4)
-    heatmap(axes[0], res["Pi"], title="(a) Pi (rows: current)", annotate=False)
-    heatmap(axes[1], res["V_final"], title="(b) V at the last step", annotate=False,
-            xlabel="input node", ylabel="output node")
-    for name, d in res["d"].items():
-        axes[2].loglog(res["d_steps"], d, label=name)
-    axes[2].set_xlabel("GD step")
-    axes[2].set_ylabel("|| V/||V|| - T/||T|| ||_F")
-    axes[2].set_title("(c) direction of V")
-    fig.legend(*axes[2].get_legend_handles_labels(), loc="center", bbox_to_anchor=(0.75, 0.25))
-    return fig
-
-
 def chain_explorer_run(seed: int = 0, concentration: float = 1.0, steps: int = 100) -> dict:
     """The run :func:`chain_explorer` draws: :func:`chain_run` on :func:`random_transition_matrix` ``(6, seed, concentration)``
     with ``N = 49``, ``M = 400`` and 500 training and 500 test walks."""
@@ -205,22 +189,3 @@ def chain_explorer_run(seed: int = 0, concentration: float = 1.0, steps: int = 1
     Pi = random_transition_matrix(6, seed=seed, concentration=concentration)
     return chain_run(Pi, N=49, M=400, n_train=500, n_test=500, steps=steps, seed=seed)
 
-
-def chain_explorer(seed: int = 0, concentration: float = 1.0, steps: int = 100):
-    """Widget callback: :func:`chain_run` on a random chain (``K = 6``, ``N = 49``, ``M = 400``, 500 walks; :func:`chain_explorer_run`)."""
-    res = chain_explorer_run(seed, concentration, steps)
-    fig = figure_chain(res)
-    fig.suptitle(f"seed {seed}, concentration {concentration:g}: parent attention after step 2 "
-                 f"{res['parent_step2']:.3f},\noptimal fraction at the end {res['optimal_fraction'][-1]:.3f}")
-    return fig
-
-
-def chain_widget():
-    """Controls for the chain's seed and Dirichlet concentration, redrawing :func:`chain_explorer`."""
-    import ipywidgets as widgets
-
-    controls = {
-        "seed": widgets.IntSlider(value=0, min=0, max=9, description="seed"),
-        "concentration": widgets.SelectionSlider(options=[0.2, 0.5, 1.0, 2.0, 5.0], value=1.0, description="Dirichlet"),
-    }
-    return slider_app(chain_explorer, controls)
