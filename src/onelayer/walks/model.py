@@ -452,15 +452,20 @@ class WalkTransformer:
 
     __call__ = forward
 
-    def _reduce_loss(self, values: torch.Tensor, data: TokenData) -> torch.Tensor:
-        w = data.weights.to(self.dtype)
-        factor = data.B if self.config.reduction == "sum" else 1
-        return factor * (w * values).sum()
+    def loss_of_scores(self, f: torch.Tensor, labels: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+        """``L = sum_b w_b l(f_b, y_b)`` (times ``B`` with ``reduction="sum"``) of output scores ``f`` (``(..., B, K)``).
+
+        With leading member axes, one loss per member (``(...)``). No validation.
+        """
+        c = self.config
+        values = loss_values(f.reshape(-1, c.K), labels.reshape(-1), c.loss, c.epsilon).reshape(labels.shape)
+        factor = labels.shape[-1] if c.reduction == "sum" else 1
+        weighted = weights.to(self.dtype) * values
+        return factor * (weighted.sum() if labels.ndim == 1 else weighted.sum(dim=-1))
 
     def loss(self, params, data: TokenData) -> torch.Tensor:
         """Training loss ``L`` (scalar tensor; differentiable if the parameters require grad)."""
-        f = self.forward(params, data)
-        return self._reduce_loss(loss_values(f, data.labels, self.config.loss, self.config.epsilon), data)
+        return self.loss_of_scores(self.forward(params, data), data.labels, data.weights)
 
     def loss_and_grads(self, params, data: TokenData) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """The loss and its gradients in closed form.
@@ -485,12 +490,10 @@ class WalkTransformer:
         members = len(lead)
         out = self.forward_raw(params, tokens)
         S, u, f = out["S"], out["u"], out["f"]
+        loss = self.loss_of_scores(f, labels, weights)
         flat_f, flat_y = f.reshape(-1, c.K), labels.reshape(-1)
-        values = loss_values(flat_f, flat_y, c.loss, c.epsilon).reshape(labels.shape)
         factor = B if c.reduction == "sum" else 1
         w = weights.to(self.dtype)
-        weighted = w * values
-        loss = factor * (weighted.sum() if members == 0 else weighted.sum(dim=-1))
         G = loss_gradient(flat_f, flat_y, c.loss, c.epsilon).reshape(f.shape) * (w * factor)[..., None]
         grads = {}
         if c.hidden is None:

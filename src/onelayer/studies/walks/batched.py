@@ -52,7 +52,7 @@ from ...batched import BatchedHistory, batched_gd
 from ...validation import check_float, check_instances, check_int, check_probability
 from ...walks import prediction, ring
 from ...walks.data import TokenData, walk_data
-from ...walks.model import INITS, WalkTransformer, loss_values
+from ...walks.model import INITS, WalkTransformer
 
 __all__ = [
     "BatchedData",
@@ -251,20 +251,9 @@ def forward_pass(model: WalkTransformer, params: Mapping[str, torch.Tensor],
     return model.forward_raw(params, data.tokens)
 
 
-def _loss_factor(model: WalkTransformer, n: int) -> int:
-    return n if model.config.reduction == "sum" else 1
-
-
-def _loss_values(model: WalkTransformer, f: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    c = model.config
-    return loss_values(f.reshape(-1, c.K), labels.reshape(-1), c.loss, c.epsilon).reshape(labels.shape)
-
-
 def losses_per_member(model: WalkTransformer, params: Mapping[str, torch.Tensor], data: BatchedData) -> torch.Tensor:
     """Training loss of every member, ``(B,)`` (differentiable if the parameters require grad)."""
-    f = forward_pass(model, params, data)["f"]
-    values = _loss_values(model, f, data.labels)
-    return _loss_factor(model, data.n) * (data.weights.to(model.dtype) * values).sum(dim=1)
+    return model.loss_of_scores(forward_pass(model, params, data)["f"], data.labels, data.weights)
 
 
 def loss_and_grads(model: WalkTransformer, params: Mapping[str, torch.Tensor], data: BatchedData, *,

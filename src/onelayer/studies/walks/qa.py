@@ -22,7 +22,7 @@ from . import kl
 from ...walks import prediction
 from ...walks.data import TokenData
 from ...walks.qa import TASKS, task_data, task_population, word_index
-from ...walks.model import WalkTransformer, loss_values
+from ...walks.model import WalkTransformer
 from .inputs import walk_model
 
 __all__ = [
@@ -179,10 +179,9 @@ def bias_loss_and_grads(model: WalkTransformer, params: dict[str, torch.Tensor],
     other parameters get their plain gradients.
     """
     leaves = {n: t.detach().clone().requires_grad_(True) for n, t in params.items()}
-    c = model.config
     with torch.enable_grad():
         f = bias_forward(model, leaves, data)
-        loss = model._reduce_loss(loss_values(f, data.labels, c.loss, c.epsilon), data)
+        loss = model.loss_of_scores(f, data.labels, data.weights)
         grads = dict(zip(leaves, torch.autograd.grad(loss, list(leaves.values()))))
     grads["q"] = model.query_norm2 * grads["q"]
     return loss.detach(), grads
