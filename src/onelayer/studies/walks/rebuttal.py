@@ -71,7 +71,7 @@ def separate_qk_run(p: float = 0.5, *, sigma: float = 0.0, K: int = 6, N: int = 
         return np.array([float(g.abs().max()) for g in grads])
 
     hist = train(init, lambda prm: literal_loss(model, merged(prm), train_data, Xt_train), steps=steps, lr=lr,
-                 record={"largest_grads": largest_grads}, record_at=range(steps))
+                 record={"largest_grads": largest_grads}, record_at=range(steps), progress=False)
     gq, gk = hist.records["largest_grads"].max(axis=0)
     final = hist.params
     with torch.no_grad():
