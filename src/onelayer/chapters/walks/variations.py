@@ -117,7 +117,7 @@ def _logit_scale(quick: bool) -> tuple[dict, list[dict]]:
     return eq, rows
 
 
-@register("walks-variations-scaling", "Variations: 1/sqrt(d) logit scaling against scale 1: optimal predictions and parent attention (p = 0.5, 0.7)")
+@register("walks-variations-logit-scale", "Variations: 1/sqrt(d) logit scale against scale 1: optimal predictions and parent attention (p = 0.5, 0.7)")
 def logit_scale(quick: bool = False):
     """The logit-scale lemma checked (``equivalence``) and the ``1/sqrt(d)`` scale against scale 1 (``table``)."""
     eq, rows = _logit_scale(quick)
