@@ -32,7 +32,7 @@ def figure_curves(histories: dict, *, title: str | None = None):
 
 
 def explorer(sigma: float = 0.01, lr: float = 0.1, normalize: str = "keys_and_query", steps: int = 100):
-    """Widget callback: test accuracy of both tasks for one initial scale, step size and normalisation (:func:`explorer_runs`)."""
+    """Widget callback: test accuracy of both tasks for one initial scale, step size and normalisation (:func:`onelayer.studies.walks.qa.explorer_runs`)."""
     runs = explorer_runs(sigma, lr, normalize, steps)
     fig, ax = new_figure(1, width=6.0, height=3.2)
     for task, hist in runs.items():

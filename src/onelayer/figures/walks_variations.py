@@ -13,7 +13,7 @@ __all__ = ["figure_logit_scale", "figure_lag", "figure_chain", "chain_explorer",
 
 def figure_logit_scale(rows: list[dict]):
     """Fraction of optimal test predictions (a) and attention on the parent (b) against the step, for every
-    row of :func:`logit_scale_table` (solid: scale 1, dashed: ``1/sqrt(d)``)."""
+    row of :func:`onelayer.studies.walks.variations.logit_scale.logit_scale_table` (solid: scale 1, dashed: ``1/sqrt(d)``)."""
     fig, axes = new_figure(2, width=6.5, height=4.0)
     ps = list(dict.fromkeys(r["p"] for r in rows))
     for r in rows:
@@ -70,7 +70,7 @@ def figure_chain(res: dict):
 
 
 def chain_explorer(seed: int = 0, concentration: float = 1.0, steps: int = 100):
-    """Widget callback: :func:`chain_run` on a random chain (``K = 6``, ``N = 49``, ``M = 400``, 500 walks; :func:`chain_explorer_run`)."""
+    """Widget callback: :func:`onelayer.studies.walks.variations.non_circulant.chain_run` on a random chain (``K = 6``, ``N = 49``, ``M = 400``, 500 walks; :func:`onelayer.studies.walks.variations.non_circulant.chain_explorer_run`)."""
     res = chain_explorer_run(seed, concentration, steps)
     fig = figure_chain(res)
     fig.suptitle(f"seed {seed}, concentration {concentration:g}: parent attention after step 2 "

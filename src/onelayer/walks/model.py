@@ -125,7 +125,7 @@ def literal_forward(model: WalkTransformer, full: dict[str, torch.Tensor], data:
     sequence (:func:`materialize`: ``B (K + M) N`` numbers, about 0.8 GB at the paper's size) and every option
     of :class:`ModelConfig` is applied literally: normalisation divides the columns by their norms, the
     residual adds the query column's token part, the logit scale multiplies the logits. Slow on purpose;
-    :meth:`WalkTransformer.forward_pass` is the fast exact equivalent, tested against it.
+    :meth:`WalkTransformer.forward_raw` is the fast exact equivalent, tested against it.
     """
     c = model.config
     Xt = materialize(model, data) if Xt is None else Xt

@@ -49,7 +49,7 @@ POSITIONS = ("sin", "exact", "none")
 
 
 def M_for(N: int) -> int:
-    """The positional dimension the theorems' scaling gives a sequence of length ``N``: ``max(ceil(N^{3/2}), N + 1)``."""
+    """The positional dimension the theorems' growth of M gives a sequence of length ``N``: ``max(ceil(N^{3/2}), N + 1)``."""
     N = check_int("N", N, low=2)
     return max(math.ceil(N**1.5), N + 1)
 

@@ -15,7 +15,7 @@ on one CPU core, figure included: ``K = 6``, ``N = 25`` (``= 4K + 1``),
 ``M = ceil(N^{3/2}) = 125``, ``p = 0.7``, 400 training and 400 test walks,
 30 GD steps of size ``eta = 1`` from zero, the log-loss with ``epsilon = 0.1``
 averaged over the walks, sinusoidal positions. Everything else is the paper's
-model unchanged. ``M`` always follows ``N`` by :func:`M_for`, the scaling the
+model unchanged. ``M`` always follows ``N`` by :func:`M_for`, the growth of M the
 theorems assume.
 
 Controls and their ranges (:data:`CONTROL_RANGES`): ``p`` in ``[0, 1]``,

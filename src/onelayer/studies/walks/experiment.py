@@ -215,7 +215,7 @@ def log_odds_vs_N(p: float, Ns, *, K: int = 6, M_rule: str = "power", M: int = 1
                   lr: float = 1.0) -> dict[str, np.ndarray]:
     """Step-2 log-odds of the parent against the best other position, for each ``N`` in ``Ns``.
 
-    ``M_rule="power"`` uses ``M = ceil(N^{3/2})`` (the theorem's scaling),
+    ``M_rule="power"`` uses ``M = ceil(N^{3/2})`` (the theorem's growth of M),
     ``"fixed"`` keeps ``M``. Trains two steps on ``n`` sampled walks and
     evaluates on the same walks. Returns arrays ``N``, ``M``, ``median_min_log_odds``
     (median over sequences of ``min_j log(S_{N-1}/S_j)``), ``parent_attention``.

@@ -119,7 +119,7 @@ def run(exp: QAExperiment, *, steps: int = 100, lr=0.1, init: str = "gaussian", 
 # -- figures --------------------------------------------------------------------------------------------------------
 
 def explorer_runs(sigma: float = 0.01, lr: float = 0.1, normalize: str = "keys_and_query", steps: int = 100) -> dict:
-    """The runs :func:`explorer` draws: task -> training history with the test accuracy ``"acc"``.
+    """The runs :func:`onelayer.figures.walks_qa.explorer` draws: task -> training history with the test accuracy ``"acc"``.
 
     One run per task of :data:`TASKS` from a Gaussian initialisation of scale ``sigma`` (zero for
     ``sigma = 0``), ``steps`` GD steps of size ``lr``, recorded about 50 times.

@@ -22,7 +22,7 @@ trainer :mod:`onelayer.studies.walks.batched` (all seeds of one size in one
   sees uniform attention whatever ``M`` is, and the positions are orthogonal
   with ``||p_i||^2 = M/2``), so two trained values of ``M`` give the logits for
   every ``M`` and the threshold is found by bisection;
-* :func:`slopes`, :func:`cost_model`, :func:`table` and :func:`figure` reduce
+* :func:`slopes`, :func:`cost_model`, :func:`table` and :func:`onelayer.figures.walks_scaling.figure` reduce
   and draw the result.
 
 Convergence criteria (options of :func:`measure`)

@@ -9,7 +9,7 @@ Residual connection (:func:`residual_check`)
     The output is read at the query slot, whose token part is zero, so adding
     ``X`` to the output adds nothing there. Checked with the literal full-``W``
     autograd model of :func:`onelayer.walks.model.literal_forward`.
-``1/sqrt(d)`` logit scaling (:func:`logit_scale_equivalence`, :func:`logit_scale_table`)
+``1/sqrt(d)`` logit scale (:func:`logit_scale_equivalence`, :func:`logit_scale_table`)
     With a merged ``W``, a logit factor ``c`` is the same as the step size
     ``eta c^2`` on ``W`` (and the initialisation ``c W_0``). Same end state,
     reached later.

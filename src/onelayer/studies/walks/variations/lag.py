@@ -1,4 +1,4 @@
-"""A parent at lag 2 (:func:`lag_walks`, :func:`lag_population`, :func:`lag_c1_value`, :func:`lag_check`, :func:`figure_lag`)."""
+"""A parent at lag 2 (:func:`lag_walks`, :func:`lag_population`, :func:`lag_c1_value`, :func:`lag_check`; drawn by :func:`onelayer.figures.walks_variations.figure_lag`)."""
 
 from __future__ import annotations
 

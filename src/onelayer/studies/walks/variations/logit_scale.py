@@ -1,4 +1,4 @@
-"""``1/sqrt(d)`` logit scaling (:func:`logit_scale_equivalence`, :func:`logit_scale_table`, :func:`figure_logit_scale`): the step size ``eta c^2`` on ``W``."""
+"""``1/sqrt(d)`` logit scale (:func:`logit_scale_equivalence`, :func:`logit_scale_table`; drawn by :func:`onelayer.figures.walks_variations.figure_logit_scale`): the step size ``eta c^2`` on ``W``."""
 
 from __future__ import annotations
 

@@ -183,7 +183,7 @@ def chain_run(Pi, *, N: int = 97, M: int = 1000, n_train: int = 1000, n_test: in
 
 
 def chain_explorer_run(seed: int = 0, concentration: float = 1.0, steps: int = 100) -> dict:
-    """The run :func:`chain_explorer` draws: :func:`chain_run` on :func:`random_transition_matrix` ``(6, seed, concentration)``
+    """The run :func:`onelayer.figures.walks_variations.chain_explorer` draws: :func:`chain_run` on :func:`random_transition_matrix` ``(6, seed, concentration)``
     with ``N = 49``, ``M = 400`` and 500 training and 500 test walks."""
     seed = check_int("seed", seed, low=0)
     Pi = random_transition_matrix(6, seed=seed, concentration=concentration)
