@@ -1,11 +1,11 @@
-"""Batched walks sweep: :func:`onelayer.walks.batched.train_batched` over 64 data seeds vs 64 separate runs.
+"""Batched walks sweep: :func:`onelayer.studies.walks.batched.train_batched` over 64 data seeds vs 64 separate runs.
 
 Problem: the walks paper's Section 5.1 setting (``K=6, N=97, M=1000``, 1000
 sampled walks per seed, ``p=0.5``, zero initialisation, ``eta=1``, log-loss
 with ``epsilon=0.1``, float64). Each of the 64 members has its own training
 walks (data seed ``b``).
 
-* ``ours``: one :func:`~onelayer.walks.batched.train_batched` call (closed-form
+* ``ours``: one :func:`~onelayer.studies.walks.batched.train_batched` call (closed-form
   batched gradients through :func:`onelayer.batched.batched_gd`; members are
   processed in chunks of about ``2^18`` attention entries, two members at
   this size).
@@ -32,7 +32,7 @@ import torch
 from benchmarks.harness import compare
 from onelayer.walks.data import walk_data
 from onelayer.walks.model import WalkTransformer
-from onelayer.walks.batched import BatchedData, train_batched
+from onelayer.studies.walks.batched import BatchedData, train_batched
 
 __all__ = ["run"]
 

@@ -6,7 +6,7 @@ and ``max_abs_diff`` (see :mod:`benchmarks.harness`).
 
 * ``ours``: :class:`onelayer.walks.model.WalkTransformer` (closed-form gradients,
   never builds ``X~``); time = mean of the timed steps after one warm-up step.
-* ``reference``: :mod:`onelayer.walks.reference`, the plain full-``W`` model with
+* ``reference``: :func:`onelayer.walks.model.literal_forward`, the plain full-``W`` model with
   autograd (``X~`` materialised once, outside the timed region, which favours
   the reference); time = mean of the timed steps after one warm-up step.
 * ``ratio = reference_s / ours_s``, both measured in the same call of ``run``.
@@ -102,7 +102,8 @@ def _measure(kind: str, cfg: dict, steps: int, compare_after: int, queue) -> Non
     import torch
 
     import onelayer
-    from onelayer.walks import reference, walk_data
+    from onelayer.walks.data import walk_data
+    from onelayer.walks.model import literal_loss, materialize
     from onelayer.walks.model import WalkTransformer
 
     onelayer.setup(0)
@@ -119,11 +120,11 @@ def _measure(kind: str, cfg: dict, steps: int, compare_after: int, queue) -> Non
         def reduced(prm):
             return {k: v.clone() for k, v in prm.items()}
     else:
-        Xt = reference.materialize(model, data)
+        Xt = materialize(model, data)
         params = {k: v.requires_grad_(True) for k, v in model.init_full().items()}
 
         def step(prm):
-            loss = reference.reference_loss(model, prm, data, Xt)
+            loss = literal_loss(model, prm, data, Xt)
             grads = dict(zip(prm, torch.autograd.grad(loss, list(prm.values()))))
             return {k: (prm[k] - grads[k]).detach().requires_grad_(True) for k in prm}
 

@@ -179,7 +179,7 @@ def test_bench_subcommand_hands_options_to_the_benchmarks(capsys):
 
 def test_quick_sweep_from_a_temporary_directory_writes_into_the_data_dir(tmp_path):
     """``sweep NAME`` without --out writes the sweep's file in the data directory, versioned, readable back."""
-    from onelayer.walks import scaling
+    from onelayer.studies.walks import scaling
 
     data = tmp_path / "data"
     res = run("--data-dir", str(data), "sweep", "walks-scaling", "--quick", cwd=tmp_path)

@@ -228,7 +228,8 @@ MAX_CHAPTER_MODULES = 4
 #: with their count: a ratchet. The test fails when one of them imports more, or fewer (then lower or drop its entry).
 OVER_THE_LIMIT = {
     "walks/ring.ipynb": 5,
-    "walks/theorem41.ipynb": 5,
+    "walks/theorem31.ipynb": 7,  # the cells under Theorem 3.1 and Lemma C.1 run walks.data, walks.model, walks.theory
+    "walks/theorem41.ipynb": 6,  # the package re-exports of onelayer.walks are gone: walks.data and walks.model
     "trees/backward_data.ipynb": 5,
     "trees/backward_training.ipynb": 5,
     "trees/backward_generalization.ipynb": 5,

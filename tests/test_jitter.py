@@ -12,6 +12,7 @@ import torch
 
 from onelayer import blas, jitter
 from onelayer.trees.shared import embeddings
+from onelayer.studies.walks import inputs
 from onelayer.walks import positions
 from onelayer.walks.model import WalkTransformer
 
@@ -52,22 +53,29 @@ def test_integer_tensors_and_bad_sizes(monkeypatch):
 
 
 def test_inputs_that_pass_through_it(monkeypatch):
-    """Sinusoidal positions (with their Gram error), Gaussian inits and embeddings move; exact and one-hot inputs do not."""
+    """Sinusoidal positions (with their Gram error), Gaussian inits and embeddings move; exact and one-hot inputs do not.
+
+    The walks inputs move where the studies build them (:mod:`onelayer.studies.walks.inputs`); the paper's floor
+    itself (:mod:`onelayer.walks`) is never perturbed."""
     monkeypatch.delenv(jitter.ENV, raising=False)
-    P0 = positions.positional_matrix(10, 20, "sin", gram_error=1e-9)
-    E0 = positions.positional_matrix(10, 20, "exact")
-    init0 = WalkTransformer(K=4, N=9, M=27).init("gaussian", sigma=0.1, seed=3)
+    P0 = inputs.positional_matrix(10, 20, "sin", gram_error=1e-9)
+    E0 = inputs.positional_matrix(10, 20, "exact")
+    init0 = inputs.walk_model(K=4, N=9, M=27).init("gaussian", sigma=0.1, seed=3)
     A0 = embeddings.independent_embeddings(5, 8, torch.Generator().manual_seed(0))
     onehot0 = embeddings.one_hot_embeddings(5)
     monkeypatch.setenv(jitter.ENV, "1e-12")
-    P1 = positions.positional_matrix(10, 20, "sin", gram_error=1e-9)
-    E1 = positions.positional_matrix(10, 20, "exact")
-    init1 = WalkTransformer(K=4, N=9, M=27).init("gaussian", sigma=0.1, seed=3)
+    P1 = inputs.positional_matrix(10, 20, "sin", gram_error=1e-9)
+    E1 = inputs.positional_matrix(10, 20, "exact")
+    init1 = inputs.walk_model(K=4, N=9, M=27).init("gaussian", sigma=0.1, seed=3)
     A1 = embeddings.independent_embeddings(5, 8, torch.Generator().manual_seed(0))
     for before, after in ((P0, P1), (init0["q"], init1["q"]), (A0, A1)):
         assert not torch.equal(before, after)  # exact: different tensors, any nonzero move counts
         assert torch.allclose(before, after, rtol=1e-10, atol=0)  # tol: the move is relative, about 1e-12
     assert torch.equal(E1, E0)  # exact: sqrt(M/2) e_i is computed exactly on every machine, so it is never jittered
+    floor_P = positions.positional_matrix(10, 20, "sin", gram_error=1e-9)
+    floor_q = WalkTransformer(K=4, N=9, M=27).init("gaussian", sigma=0.1, seed=3)["q"]
+    assert torch.equal(floor_P, P0)  # exact: the floor never perturbs: the same computation as P0, twice
+    assert torch.equal(floor_q, init0["q"])  # exact: the floor never perturbs: the same computation, twice
     assert torch.equal(embeddings.one_hot_embeddings(5), onehot0)  # exact: one-hot data is never jittered
 
 

@@ -30,7 +30,7 @@ WALKS_REQUIRED = [
     "walks-fig13",
     "walks-fig7",
     "walks-fig10",
-    "walks-variations-scaling",
+    "walks-variations-logit-scale",
     "walks-variations-no-position",
     "walks-variations-residual",
 ]

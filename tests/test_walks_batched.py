@@ -1,4 +1,4 @@
-"""The batched walk trainer (onelayer.walks.batched) against separate WalkTransformer.train runs, and its validation."""
+"""The batched walk trainer (onelayer.studies.walks.batched) against separate WalkTransformer.train runs, and its validation."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from onelayer.walks import batched as sw
+from onelayer.studies.walks import batched as sw
 from onelayer.walks.data import walk_data
 from onelayer.walks.model import WalkTransformer
 

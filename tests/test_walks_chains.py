@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from onelayer.walks import chains
+from onelayer.studies.walks import chains
 
 
 def test_doubly_stochastic_chains_are_learned_and_non_uniform_ones_are_not():

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from onelayer.walks import direction, ring
+from onelayer.studies.walks import direction
+from onelayer.walks import ring
 
 
 def test_each_loss_has_its_own_direction():

@@ -1,11 +1,11 @@
-"""Theorem 3.1 item 3's rate over training samples (onelayer.walks.direction.target_slopes and the stored sweep
-onelayer.walks.direction_slopes): the stored slopes against a recomputation, and validation."""
+"""Theorem 3.1 item 3's rate over training samples (onelayer.studies.walks.direction.target_slopes and the stored sweep
+onelayer.studies.walks.direction_slopes): the stored slopes against a recomputation, and validation."""
 
 from __future__ import annotations
 
 import pytest
 
-from onelayer.walks import direction, direction_slopes
+from onelayer.studies.walks import direction, direction_slopes
 
 
 @pytest.fixture(scope="module")

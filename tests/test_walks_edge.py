@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from onelayer.walks import edge
+from onelayer.studies.walks import edge
 
 
 def test_moderate_p_selects_the_parent_and_is_optimal():

@@ -10,7 +10,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from onelayer.walks import figures, experiment, theorem41  # noqa: E402
+from onelayer.figures import walks as figures
+from onelayer.studies.walks import experiment, theorem41  # noqa: E402
 
 
 def _close(fig):

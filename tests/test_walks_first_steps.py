@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from onelayer.walks import first_steps, ring, experiment, theory, walk_data
+from onelayer.studies.walks import first_steps, experiment
+from onelayer.walks import ring, theory
+from onelayer.walks.data import walk_data
 
 
 def test_first_step_by_counting_equals_the_trained_step():

@@ -1,16 +1,16 @@
-"""The stored sweep of Figures 4 and 5 against the seeded Gram error (onelayer.walks.gram_errors)."""
+"""The stored sweep of Figures 4 and 5 against the seeded Gram error (onelayer.studies.walks.gram_errors)."""
 
 from __future__ import annotations
 
 import pytest
 
 from onelayer import sweeps
-from onelayer.walks import gram_errors
+from onelayer.studies.walks import gram_errors
 
 
 def test_the_sweep_is_registered_with_its_file():
     assert sweeps.get("walks-figure45-gram-errors").stored == gram_errors.STORED
-    assert sweeps.get("walks-figure45-gram-errors").entry == "onelayer.walks.gram_errors:main"
+    assert sweeps.get("walks-figure45-gram-errors").entry == "onelayer.studies.walks.gram_errors:main"
 
 
 def test_the_stored_sweep_covers_its_settings():

@@ -1,4 +1,4 @@
-"""The exact no-positions bound by dynamic programming over visit histograms (onelayer.walks.histogram_bound)."""
+"""The exact no-positions bound by dynamic programming over visit histograms (onelayer.studies.walks.histogram_bound)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from onelayer.walks import chains, histogram_bound
+from onelayer.studies.walks import chains, histogram_bound
 
 
 def _brute_force(K: int, p: float, N: int) -> float:

@@ -7,8 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-from onelayer.walks import ring, experiment, theory, walk_population
-from onelayer.walks.theorem41 import deterministic_setup
+from onelayer.walks import ring, theory
+from onelayer.walks.data import walk_population
+from onelayer.studies.walks import experiment
+from onelayer.studies.walks.theorem41 import deterministic_setup
 
 
 @pytest.fixture(autouse=True)

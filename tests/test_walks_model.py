@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from onelayer.walks import data as wd
-from onelayer.walks import losses, positions, prediction, reference, ring
+from onelayer.walks import model as walks_model, positions, prediction, ring
 from onelayer.walks.model import ModelConfig, WalkTransformer
 
 
@@ -122,14 +122,14 @@ def test_population_weights_are_probabilities():
 
 
 # -- losses ----------------------------------------------------------------------------
-@pytest.mark.parametrize("kind", losses.LOSSES)
+@pytest.mark.parametrize("kind", walks_model.LOSSES)
 def test_loss_gradients_match_autograd(kind):
     gen = torch.Generator().manual_seed(0)
     f = (torch.rand(7, 4, generator=gen) + 0.1).requires_grad_(True)
     y = torch.randint(0, 4, (7,), generator=gen)
-    vals = losses.loss_values(f, y, kind, 0.1)
+    vals = walks_model.loss_values(f, y, kind, 0.1)
     (auto,) = torch.autograd.grad(vals.sum(), f)
-    assert torch.allclose(auto, losses.loss_gradient(f.detach(), y, kind, 0.1), atol=1e-14)
+    assert torch.allclose(auto, walks_model.loss_gradient(f.detach(), y, kind, 0.1), atol=1e-14)
 
 
 # -- model -----------------------------------------------------------------------------
@@ -155,7 +155,7 @@ def test_fast_simulation_matches_full_W_autograd_reference(options):
     full = model.init_full(init, sigma=0.1, seed=3)
     lr = 0.05 if options.get("reduction") == "sum" else 1.0
     fast = model.train(model.reduce(full), data, steps=8, lr=lr, record={"V": lambda p: p["V"].clone(), "q": lambda p: p["q"].clone()})
-    ref = reference.reference_train(model, full, data, steps=8, lr=lr, record={"V": lambda p: p["V"].clone(), "q": lambda p: p["W"] @ model.x_query})
+    ref = walks_model.literal_train(model, full, data, steps=8, lr=lr, record={"V": lambda p: p["V"].clone(), "q": lambda p: p["W"] @ model.x_query})
     scale_q = max(1.0, float(np.abs(ref["q"]).max()))
     assert np.abs(fast["V"] - ref["V"]).max() < 1e-12 * max(1.0, float(np.abs(ref["V"]).max()))
     assert np.abs(fast["q"] - ref["q"]).max() < 1e-12 * scale_q
@@ -170,7 +170,7 @@ def test_gaussian_init_trajectory_matches_reference_with_every_option():
     full = model.init_full("gaussian", sigma=0.2, seed=9)
     schedule = lambda t: 0.5 / (1 + t)  # noqa: E731
     fast = model.train(model.reduce(full), data, steps=6, lr=schedule)
-    ref = reference.reference_train(model, full, data, steps=6, lr=schedule)
+    ref = walks_model.literal_train(model, full, data, steps=6, lr=schedule)
     assert torch.allclose(fast.params["V"], ref.params["V"], atol=1e-13)
     assert torch.allclose(fast.params["q"], ref.params["W"] @ model.x_query, atol=1e-13)
 
@@ -194,7 +194,7 @@ def test_full_W_reconstruction_and_blocks():
     data = wd.walk_data(5, 0.7, 9, 30, seed=1)
     hist = model.train(model.init(), data, steps=3, lr=1.0)
     W = model.full_W(hist.params["q"])
-    ref = reference.reference_train(model, model.init_full(), data, steps=3, lr=1.0)
+    ref = walks_model.literal_train(model, model.init_full(), data, steps=3, lr=1.0)
     assert torch.allclose(W, ref.params["W"], atol=1e-13)
     K = 5
     assert torch.all(W[:, :K] == 0)  # exact: product with the zero token part of x~_N: W_11, W_21 never move

@@ -9,29 +9,32 @@ import numpy as np
 import pytest
 import torch
 
-from onelayer.walks import kl, losses, qa
+from onelayer.figures import walks_qa as qa_figures
+from onelayer.studies.walks import kl, qa
+from onelayer.walks import qa as qa_tasks
+from onelayer.walks.model import loss_gradient
 from onelayer.walks.data import TokenData
 
 
 @pytest.fixture(scope="module")
 def fig7():
     """The paper's Figure 7 setting, 30 steps for both tasks (the chapter runs 100)."""
-    return {t: qa.run(qa.setup_task(t), steps=30) for t in qa.TASKS}
+    return {t: qa.run(qa.setup_task(t), steps=30) for t in qa_tasks.TASKS}
 
 
 # -- building the tasks ------------------------------------------------------------------------------------------------
 
 def test_vocabulary_order_and_encoding():
-    assert len(qa.VOCABULARY) == 19 and len(set(qa.VOCABULARY)) == 19
-    assert qa.word_index("apple") == 0 and qa.word_index("orange") == 1 and qa.word_index("do") == 18
-    X = qa.encode(["I", "prefer", "an", "apple"])
+    assert len(qa_tasks.VOCABULARY) == 19 and len(set(qa_tasks.VOCABULARY)) == 19
+    assert qa_tasks.word_index("apple") == 0 and qa_tasks.word_index("orange") == 1 and qa_tasks.word_index("do") == 18
+    X = qa_tasks.encode(["I", "prefer", "an", "apple"])
     assert X.shape == (19, 5) and X.dtype == torch.float64
     assert torch.equal(X[:, :-1].sum(dim=0), torch.ones(4)) and float(X[:, -1].abs().sum()) == 0.0  # exact: one-hot columns, zero query slot
-    assert X[qa.word_index("prefer"), 1] == 1.0  # exact: one-hot entry
+    assert X[qa_tasks.word_index("prefer"), 1] == 1.0  # exact: one-hot entry
 
 
 def test_task_populations():
-    t1, t2 = qa.task_population(1), qa.task_population(2)
+    t1, t2 = qa_tasks.task_population(1), qa_tasks.task_population(2)
     assert (t1.B, t1.N, t1.K) == (32, 17, 19) and (t2.B, t2.N, t2.K) == (2, 19, 19)
     apples = (t1.tokens == 0).sum(dim=1)
     assert torch.equal(t1.labels, torch.where(apples >= 3, 0, 1))  # exact: integer labels
@@ -43,32 +46,32 @@ def test_task_populations():
 
 
 def test_task_data_sampling_is_seeded_and_uniform():
-    a, b = qa.task_data(1, 500, seed=3), qa.task_data(1, 500, seed=3)
+    a, b = qa_tasks.task_data(1, 500, seed=3), qa_tasks.task_data(1, 500, seed=3)
     assert torch.equal(a.tokens, b.tokens) and a.B == 500  # exact: integer tokens
     assert abs(float((a.labels == 0).double().mean()) - 0.5) < 0.1
     assert float(a.weights.sum()) == pytest.approx(1.0)
 
 
 def test_token_average_gaps():
-    assert qa.average_gap(2) == 0.0  # exact: equal integer counts over the same N - 1
-    assert qa.average_gap(1) == pytest.approx(1 / 16)
+    assert qa_tasks.average_gap(2) == 0.0  # exact: equal integer counts over the same N - 1
+    assert qa_tasks.average_gap(1) == pytest.approx(1 / 16)
 
 
 def test_qa_validation_errors():
     with pytest.raises(ValueError, match="word"):
-        qa.encode(["banana"])
+        qa_tasks.encode(["banana"])
     with pytest.raises(ValueError, match="words"):
-        qa.encode([])
+        qa_tasks.encode([])
     with pytest.raises(ValueError, match="task"):
-        qa.task_population(3)
+        qa_tasks.task_population(3)
     with pytest.raises(ValueError, match="n must"):
-        qa.task_data(1, 0)
+        qa_tasks.task_data(1, 0)
     with pytest.raises(ValueError, match="normalize"):
         qa.setup_task(1, normalize="query")
     with pytest.raises(ValueError, match="sigma"):
-        qa.explorer(sigma=-1.0, steps=2)
+        qa_figures.explorer(sigma=-1.0, steps=2)
     with pytest.raises(ValueError, match="histories"):
-        qa.figure_curves({})
+        qa_figures.figure_curves({})
 
 
 # -- the claims of the chapter ---------------------------------------------------------------------------------------
@@ -123,16 +126,16 @@ def test_relu_variant_zero_is_a_fixed_point_and_task1_not_learned():
 
 
 def test_explorer_and_widget():
-    fig = qa.explorer(sigma=0.0, lr=0.1, steps=3)
+    fig = qa_figures.explorer(sigma=0.0, lr=0.1, steps=3)
     assert len(fig.axes) == 1 and len(fig.axes[0].lines) == 2
     plt.close(fig)
     pytest.importorskip("ipywidgets")
-    box = qa.explorer_widget()
+    box = qa_figures.explorer_widget()
     assert len(box.cache) == 1
     plt.close("all")
 
 
-# -- the KL convention (onelayer.walks.kl) ------------------------------------------------------------------------------
+# -- the KL convention (onelayer.studies.walks.kl) ------------------------------------------------------------------------------
 
 def test_normalize_scores():
     f = torch.tensor([[2.0, 1.0, 1.0, -0.5], [0.0, 0.0, 0.0, 0.0]])
@@ -158,7 +161,7 @@ def test_kl_values():
 
 
 def test_truths():
-    pop = qa.task_population(1)
+    pop = qa_tasks.task_population(1)
     L = kl.label_truth(pop)
     assert torch.equal(L.argmax(dim=1), pop.labels) and torch.allclose(L.sum(dim=1), torch.ones(pop.B, dtype=torch.float64))  # exact: integer argmax
     walks = TokenData.from_states(torch.tensor([[0, 1, 2], [3, 2, 1]]), 4)
@@ -181,7 +184,7 @@ def test_kl_validation_errors():
     with pytest.raises(ValueError, match="weights"):
         kl.mean_kl(torch.ones((2, 3)) / 3, f, torch.ones(3) / 3)
     with pytest.raises(ValueError, match="Pi"):
-        kl.walk_truth(qa.task_population(2), np.eye(3))
+        kl.walk_truth(qa_tasks.task_population(2), np.eye(3))
     with pytest.raises(TypeError, match="data"):
         kl.label_truth("not data")
 
@@ -208,7 +211,7 @@ def test_output_bias_gradient_is_the_summed_loss_gradient():
     _, grads = qa.bias_loss_and_grads(exp.model, params, exp.train)
     f = qa.bias_forward(exp.model, params, exp.train)
     c = exp.model.config
-    G = losses.loss_gradient(f, exp.train.labels, c.loss, c.epsilon) * exp.train.weights[:, None]
+    G = loss_gradient(f, exp.train.labels, c.loss, c.epsilon) * exp.train.weights[:, None]
     assert torch.allclose(grads["b"], G.sum(0), rtol=1e-10, atol=1e-14)
     # the attention bias: a finite difference of the loss along beta
     d = torch.zeros(c.N, dtype=torch.float64)
@@ -226,9 +229,9 @@ def test_task2_symmetry_survives_every_bias_from_zero(bias):
     # The two sentences sum the same numbers in other orders (scatter_add over their positions, then BLAS), so their
     # scores agree to round-off only: [0, 2.8e-17, 5.6e-17] on an AMD EPYC. 1e-12 of the scores' scale is thousands
     # of ulp, and far below the gap of a model that tells them apart (of the order of the scores).
-    scale = max(1.0, float(qa.bias_forward(exp.model, h.params, qa.task_population(2)).abs().max()))
+    scale = max(1.0, float(qa.bias_forward(exp.model, h.params, qa_tasks.task_population(2)).abs().max()))
     assert np.all(h["output_gap"] <= 1e-12 * scale)  # tol: round-off of the scores, see above
-    share = float((exp.test.labels == qa.word_index("apple")).to(torch.float64).mul(exp.test.weights).sum())
+    share = float((exp.test.labels == qa_tasks.word_index("apple")).to(torch.float64).mul(exp.test.weights).sum())
     assert h.final("test_accuracy") in (pytest.approx(share), pytest.approx(1 - share))
 
 

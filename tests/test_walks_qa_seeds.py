@@ -1,10 +1,10 @@
-"""Section 6 over many seeds (onelayer.walks.qa_seeds): the runs, the outcome counts and the stored sweep."""
+"""Section 6 over many seeds (onelayer.studies.walks.qa_seeds): the runs, the outcome counts and the stored sweep."""
 
 from __future__ import annotations
 
 import pytest
 
-from onelayer.walks import qa, qa_seeds
+from onelayer.studies.walks import qa, qa_seeds
 
 
 def test_seed_zero_is_the_chapters_run_scored_on_the_exact_task():

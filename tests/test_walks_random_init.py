@@ -12,7 +12,10 @@ import torch
 
 from onelayer.paths import data_path
 from onelayer.rates import rate
-from onelayer.walks import WalkTransformer, random_init as ri, walk_population
+from onelayer.walks.model import WalkTransformer
+from onelayer.walks.data import walk_population
+from onelayer.studies.walks import random_init as ri
+from onelayer.figures import walks_random_init as random_init_figures
 
 ROOT = Path(__file__).resolve().parents[1]
 STORED = data_path(ri.STORED)
@@ -165,13 +168,13 @@ def test_quick_sweep_and_figures(quick):
     rows = ri.ordering_table(quick)
     assert len(rows) == 2
     run = quick["runs"][1]
-    for fig in (ri.figure_curves({"a": quick["runs"][0], "b": run}), ri.figure_ordering(rows),
-                ri.figure_weighted_token(run), ri.figure_value_snapshots(run),
-                ri.sweep_explorer(quick, "keys_and_query", "mean, lr=0.01", 0)):
+    for fig in (random_init_figures.figure_curves({"a": quick["runs"][0], "b": run}), random_init_figures.figure_ordering(rows),
+                random_init_figures.figure_weighted_token(run), random_init_figures.figure_value_snapshots(run),
+                random_init_figures.sweep_explorer(quick, "keys_and_query", "mean, lr=0.01", 0)):
         assert len(fig.axes) >= 1
         plt.close(fig)
     pytest.importorskip("ipywidgets")
-    box = ri.sweep_widget(quick)
+    box = random_init_figures.sweep_widget(quick)
     assert len(box.cache) == 1
     plt.close("all")
 
@@ -196,7 +199,7 @@ def test_random_init_validation_errors():
         ri.run_config({"p": 0.5})
     with pytest.raises(ValueError, match="threshold"):
         ri.learned_step([0], [1.0], threshold=2.0)
-    with pytest.raises(FileNotFoundError, match="python -m onelayer.walks.random_init"):
+    with pytest.raises(FileNotFoundError, match="python -m onelayer.studies.walks.random_init"):
         ri.load(ROOT / "no_such_sweep.json")
     with pytest.raises(KeyError):
         ri.find_run({"runs": []}, p=0.5, normalize="keys", reduction="mean", lr=1.0)

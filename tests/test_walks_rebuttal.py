@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from onelayer.walks import rebuttal
+from onelayer.studies.walks import rebuttal
 
 
 def test_separate_query_key_from_zero_never_moves():

@@ -1,4 +1,4 @@
-"""Scaling of the walks model (onelayer.walks.scaling): steps to converge against N and M, the step-2 threshold,
+"""Scaling of the walks model (onelayer.studies.walks.scaling): steps to converge against N and M, the step-2 threshold,
 the stored study, the reductions, the figures and validation."""
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from onelayer.paths import data_path  # noqa: E402
-from onelayer.walks import scaling as sc  # noqa: E402
-from onelayer.walks import batched as sw  # noqa: E402
+from onelayer.studies.walks import scaling as sc  # noqa: E402
+from onelayer.studies.walks import batched as sw  # noqa: E402
+from onelayer.figures import walks_scaling as scaling_figures  # noqa: E402
 from onelayer.walks.model import WalkTransformer  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -164,7 +165,7 @@ def test_command_line_quick(tmp_path):
     assert sc.main(["--out", str(out), "--quick"]) == 0
     data = sc.load(out)
     assert data["meta"]["quick"] is True and len(data["critical"]) == 4
-    with pytest.raises(FileNotFoundError, match="python -m onelayer.walks.scaling"):
+    with pytest.raises(FileNotFoundError, match="python -m onelayer.studies.walks.scaling"):
         sc.load(tmp_path / "missing.json")
 
 
@@ -184,15 +185,15 @@ def test_slopes_cost_model_and_tables(quick_study):
 
 
 def test_figures(quick_study):
-    fig = sc.figure(quick_study)
+    fig = scaling_figures.figure(quick_study)
     assert len(fig.axes) == 3 and fig.axes[1].get_xscale() == "log"
     plt.close(fig)
-    fig = sc.figure(quick_study, wall=False)
+    fig = scaling_figures.figure(quick_study, wall=False)
     assert len(fig.axes) == 2
     plt.close(fig)
     crit = sc.critical_M((13, 25), seeds=(0,), n_train=200, n_test=100)
     assert sc.critical_table(crit)[0]["ok"] == "1/1"
-    fig = sc.critical_figure({"attention >= 0.99": crit})
+    fig = scaling_figures.critical_figure({"attention >= 0.99": crit})
     assert fig.axes[0].get_yscale() == "log"
     plt.close(fig)
 

@@ -1,4 +1,4 @@
-"""The stored seed sweep of the Theorem 3.1 and 4.1 chapters (onelayer.walks.seed_rates) against recomputed cases."""
+"""The stored seed sweep of the Theorem 3.1 and 4.1 chapters (onelayer.studies.walks.seed_rates) against recomputed cases."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from onelayer import sweeps
-from onelayer.walks import direction, edge, first_steps, seed_rates, sensitivity
+from onelayer.studies.walks import direction, edge, first_steps, seed_rates, sensitivity
 
 
 @pytest.fixture(autouse=True)

@@ -7,7 +7,8 @@ import math
 import pytest
 import torch
 
-from onelayer.walks import sensitivity
+from onelayer.figures import walks as walks_figures
+from onelayer.studies.walks import sensitivity
 
 
 @pytest.mark.parametrize("norm,value", [("M/2", 500.0), ("1", 1.0), (62.5, 62.5)])
@@ -67,10 +68,10 @@ def test_sensitivity_validation():
 def test_figure45_figure_draws_one_line_per_precision():
     rows = [dict(norm2=n, dtype=d, fig4_parent=1.0, fig5_escape_step=float("nan") if n < 50 else 10.0)
             for d in ("float64", "float32") for n in (40.0, 500.0)]
-    fig = sensitivity.figure45_figure(rows)
+    fig = walks_figures.figure45_figure(rows)
     assert len(fig.axes[0].lines) == 2 and len(fig.axes[1].lines) == 2
     with pytest.raises(ValueError, match="rows"):
-        sensitivity.figure45_figure([])
+        walks_figures.figure45_figure([])
 
 
 SMALL = dict(K=6, N=25, M=100, n_train=100, n_test=100, steps=15)

@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from onelayer.walks import experiment, theory, walk_population
+from onelayer.studies.walks import experiment
+from onelayer.walks import theory
+from onelayer.walks.data import walk_population
 
 
 @pytest.fixture(autouse=True)

@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from onelayer.walks import positions, theorem41, walk_population
+from onelayer.walks import positions
+from onelayer.walks.data import walk_population
+from onelayer.studies.walks import theorem41
 from onelayer.walks.model import ModelConfig, WalkTransformer, batch_sum, rowwise_matmul
 
 #: How far from symmetric the Theorem 4.1 state may be, relative to the scale of the quantity (about 45 ulp in float64,

@@ -7,7 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-from onelayer.walks import WalkTransformer, ring, theory, variations
+from onelayer.walks.model import WalkTransformer
+from onelayer.walks import ring, theory
+from onelayer.figures import walks_variations as variation_figures
+from onelayer.studies.walks import variations
 
 
 # -- residual, logit scale, no positions -----------------------------------------------------------------------------------
@@ -116,10 +119,10 @@ def test_doubly_stochastic_chain_is_learned():
 # -- figures, widget, validation ---------------------------------------------------------------------------------------------
 
 def test_figures_and_widget_callback():
-    fig = variations.chain_explorer(seed=1, steps=3)
+    fig = variation_figures.chain_explorer(seed=1, steps=3)
     assert len(fig.axes) >= 3
     plt.close(fig)
-    fig = variations.figure_lag(variations.lag_check(0.7, steps=2))
+    fig = variation_figures.figure_lag(variations.lag_check(0.7, steps=2))
     assert len(fig.axes) >= 3
     plt.close("all")
 

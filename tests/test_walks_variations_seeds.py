@@ -1,4 +1,4 @@
-"""The logit scale and the lag-2 parent over seeds (onelayer.walks.variations.seeds): the stored sweep against a
+"""The logit scale and the lag-2 parent over seeds (onelayer.studies.walks.variations.seeds): the stored sweep against a
 recomputation, the batched runs against the chapter's single runs, and validation."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from onelayer.walks import variations
-from onelayer.walks.variations import seeds as vs
+from onelayer.studies.walks import variations
+from onelayer.studies.walks.variations import seeds as vs
 
 
 @pytest.fixture(scope="module")

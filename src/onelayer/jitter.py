@@ -11,11 +11,12 @@ floating inputs ``onelayer`` builds by ``1 + eps * z``, with ``z`` standard
 Gaussian from a generator seeded by the input's name (the same numbers on every
 run and every machine). The inputs that pass through it:
 
-* the walks' positional vectors, and the injected Gram error with them
-  (:func:`onelayer.walks.positions.positional_matrix`);
-* nonzero initial parameters (Gaussian initialisations of both papers' models,
-  the rebuttal's separate query/key model);
-* the deliberate perturbations of :mod:`onelayer.walks.theorem41`;
+* the walks' positional vectors, and the injected Gram error with them, and the walks model's
+  Gaussian initialisations: the paper's floor builds them unperturbed and takes a ``perturb``
+  function from its caller; the studies and chapters build every walks model through
+  :mod:`onelayer.studies.walks.inputs`, which passes this one;
+* the trees model's Gaussian initialisations and the rebuttal's separate query/key model;
+* the deliberate perturbations of :mod:`onelayer.studies.walks.theorem41`;
 * the trees' Gaussian and orthonormal embeddings.
 
 One-hot data, one-hot embeddings, the exactly orthogonal positions

@@ -1,7 +1,7 @@
 """Chapter "How the cost grows with the size of the problem" (``book/scaling.ipynb``).
 
 Walks: steps to converge and seconds per step against the sequence length ``N`` and the positional dimension ``M``
-(the live grids of :mod:`onelayer.walks.scaling` over 20 seeds, the stored 16-seed grid, and the smallest ``M`` that selects the
+(the live grids of :mod:`onelayer.studies.walks.scaling` over 20 seeds, the stored 16-seed grid, and the smallest ``M`` that selects the
 parent at step 2). Trees: backward steps to converge against depth and labels (the population recursion of
 :mod:`onelayer.trees.scaling`, the stored SGD runs), the forward two-head steps and the seconds per step.
 
@@ -16,13 +16,15 @@ from functools import lru_cache
 
 import numpy as np
 
+from ..figures import walks_scaling as walk_scaling_figures
 from ..formatting import number_text
 from ..power_laws import fit_power_law
 from ..rates import mean_interval, rate
 from ..registry import register
 from ..trees import scaling as tree_scaling
 from ..validation import check_bool
-from ..walks import scaling as walk_scaling
+from ..studies.walks import scaling as walk_scaling
+from ..walks.positions import M_for
 
 __all__ = ["Settings", "SETTINGS", "walks_study", "walks_table", "walks_reader_tables", "walks_glue", "walks_scaling", "walks_cost",
            "critical_sets", "walks_critical_m", "seed_exponents", "stored_walks_table", "half_p_table", "trees_runs",
@@ -33,7 +35,7 @@ __all__ = ["Settings", "SETTINGS", "walks_study", "walks_table", "walks_reader_t
 
 @dataclass(frozen=True)
 class Settings:
-    """What the chapter runs beyond the defaults of :mod:`onelayer.walks.scaling` and :mod:`onelayer.trees.scaling`
+    """What the chapter runs beyond the defaults of :mod:`onelayer.studies.walks.scaling` and :mod:`onelayer.trees.scaling`
     (grids, seeds and thresholds there: ``walk_scaling.DEFAULTS``, ``tree_scaling.DEPTHS``, ...) [ours]."""
 
     #: data seeds (independent training samples) of the live walks grids and of the critical-M sets: 20, so that the
@@ -126,7 +128,7 @@ def walks_glue(quick: bool = False) -> dict:
 def walks_scaling(quick: bool = False):
     """Steps to converge, step-2 log-odds and seconds per step against ``N`` and ``M``, with fitted power laws."""
     study = walks_study(quick)
-    return walk_scaling.figure(study), {"slopes": walk_scaling.slopes(study), "cost_model": walk_scaling.cost_model(study),
+    return walk_scaling_figures.figure(study), {"slopes": walk_scaling.slopes(study), "cost_model": walk_scaling.cost_model(study),
                                         "table": walk_scaling.table(study, wall=True)}
 
 
@@ -157,7 +159,7 @@ def walks_critical_m(quick: bool = False):
     sets = critical_sets(quick)
     rows = [row for rows in sets.values() for row in walk_scaling.critical_table(rows)]
     slopes = {label: walk_scaling.slopes({}, rows)[f"M_crit vs N ({rows[0]['criterion']})"] for label, rows in sets.items()}
-    return walk_scaling.critical_figure(sets), {"slopes": slopes, "table": rows}
+    return walk_scaling_figures.critical_figure(sets), {"slopes": slopes, "table": rows}
 
 
 def _seed_slopes(x, per_size: list[list[float]]) -> list[float]:
@@ -206,7 +208,7 @@ def stored_walks_table() -> list[dict]:
 def half_p_table() -> list[dict]:
     """The exercise: steps to converge along ``M = ceil(N^1.5)`` at ``p = 1/2``."""
     s = SETTINGS
-    sizes = [(N, walk_scaling.M_for(N)) for N in s.half_Ns]
+    sizes = [(N, M_for(N)) for N in s.half_Ns]
     return walk_scaling.measure(sizes, p=s.half_p, seeds=s.half_seeds, axis="curve")
 
 

@@ -1,4 +1,4 @@
-"""The one-layer transformer of the walks paper, simulated through ``q = W x~_N``.
+"""The one-layer transformer of the walks paper: eq. 2.1 literally, then the fast exact form through ``q = W x~_N``.
 
 The model (eq. 2.1) is
 
@@ -7,7 +7,7 @@ The model (eq. 2.1) is
 with value matrix ``V`` (``K x K``), merged key-query matrix ``W``
 (``(K+M) x (K+M)``), one-hot tokens ``X`` (zero query slot) and fixed positional
 vectors ``P`` (:mod:`onelayer.walks.positions`). It is trained by full-batch
-gradient descent on ``L = E[l(f(X), y)]`` (:mod:`onelayer.walks.losses`).
+gradient descent on ``L = E[l(f(X), y)]`` (:func:`onelayer.walks.model.loss_values`).
 
 Why ``q`` is enough
 -------------------
@@ -20,8 +20,9 @@ GD with any step-size schedule and any initialisation (``q_0 = W_0 x~_N``),
 and it never materialises ``X~`` (``B (K+M) N`` numbers). The gradients of
 :meth:`WalkTransformer.loss_and_grads` are in closed form; the entry for
 ``"q"`` is ``||x~_N||^2 dL/dq``, so that ``q -= eta * grads["q"]`` is the GD
-step on ``W``. :mod:`onelayer.walks.reference` keeps the literal full-``W``
-autograd model, and the tests check that both give the same trajectory.
+step on ``W``. :func:`literal_forward` (first in this file) is eq. 2.1 written
+literally with the full ``W`` and autograd, and the tests check that both give the
+same trajectory.
 (Adam on ``q`` is *not* Adam on ``W``; only GD is supported here.)
 
 Bit-level symmetry
@@ -59,7 +60,10 @@ Options (:class:`ModelConfig`; defaults are the paper's Sections 2 and 5.1)
     Replace ``V X S`` by ``A ReLU(V X S)`` with ``V in R^{m x K}`` and
     ``A in R^{K x m}`` (the Appendix F.2 variant, our reading of it).
 ``loss``: ``"log"`` (default) | ``"squared"`` | ``"cross_entropy"``; ``epsilon`` (0.1)
-    See :mod:`onelayer.walks.losses`.
+    The per-sequence loss ``l(f, y)`` of the output scores (:func:`loss_values`): ``"log"`` is the
+    paper's ``-log(f_y + epsilon)`` (eq. 2.2: the raw score of the true class, no final softmax; NaN once
+    ``f_y <= -epsilon``), ``"squared"`` is ``(1/2) ||f - e_y||^2`` and ``"cross_entropy"`` is
+    ``-log softmax(f)_y``. Theorem 4.1 allows any loss; the last two are the extra losses we check it with.
 ``reduction``: ``"mean"`` (default) | ``"sum"``
     ``L = sum_b w_b l_b`` (``w`` = the data's weights, ``1/B`` for a sample,
     probabilities for a population) or ``B`` times that (the sum over sampled
@@ -69,9 +73,15 @@ Options (:class:`ModelConfig`; defaults are the paper's Sections 2 and 5.1)
 
 Initialisation (:meth:`WalkTransformer.init`): ``"zero"`` (default) or
 ``"gaussian"`` with standard deviation ``sigma`` for every entry of ``V``,
-``W`` (and ``A``), drawn from a seeded generator. The optimiser is
-:func:`onelayer.training.train` (plain GD, step size a number or a schedule
-``t -> eta_t``, or a mapping ``{"V": ..., "q": ...}``).
+``W`` (and ``A``), drawn from a seeded generator. One GD step is :meth:`WalkTransformer.gd_step`; a
+run of them is :meth:`WalkTransformer.train` (:func:`onelayer.training.train`: step
+size a number or a schedule ``t -> eta_t``, or a mapping ``{"V": ..., "q": ...}``).
+
+Perturbations belong to the caller: ``WalkTransformer(..., perturb=f)`` passes the
+floating inputs the model builds (the sinusoidal positions, the Gram error's
+Gaussian matrix, a Gaussian initialisation) through ``f(tensor, name)``; the
+studies pass :func:`onelayer.jitter.jitter`, the paper's model is the default
+``perturb=None``.
 
 Indices are 0-based: position ``N - 2`` is the direct parent ``x_{N-1}`` and
 ``N - 1`` the query slot.
@@ -80,21 +90,192 @@ Indices are 0-based: position ``N - 2`` is the direct parent ``x_{N-1}`` and
 from __future__ import annotations
 
 import math
+from dataclasses import asdict, dataclass
 
 import torch
 
-from ..jitter import jitter
 from ..seeding import DTYPES, generator
 from ..training import History, train
-from ..validation import check_choice, check_float
-from . import losses, positions, prediction, ring
-from .contractions import batch_sum, rowwise_matmul
+from ..validation import check_bool, check_choice, check_float, check_int
+from . import positions, prediction, ring
 from .data import TokenData
-from .options import INITS, LOGIT_SCALES, NORMALIZE, REDUCTIONS, ModelConfig
 
-# ModelConfig, the option lists and the contractions are defined in .options and .contractions and stay importable here.
-__all__ = ["WalkTransformer", "rowwise_matmul", "batch_sum"]
+__all__ = ["literal_forward", "literal_loss", "literal_train", "materialize", "LOSSES", "loss_values",
+           "loss_gradient", "ModelConfig", "NORMALIZE", "LOGIT_SCALES", "REDUCTIONS", "INITS", "rowwise_matmul",
+           "batch_sum", "WalkTransformer"]
 
+
+# -- eq. 2.1, literally ------------------------------------------------------------------------------
+def materialize(model: WalkTransformer, data: TokenData) -> torch.Tensor:
+    """``X~ = [X; P]`` for every sequence: ``(B, K + M, N)`` in the model's dtype."""
+    X = data.one_hot(model.dtype)
+    P = model.P.expand(data.B, -1, -1)
+    return torch.cat([X, P], dim=1)
+
+
+def _unit(columns: torch.Tensor, dim: int) -> torch.Tensor:
+    norms = columns.norm(dim=dim, keepdim=True)
+    return columns / torch.where(norms > 0, norms, torch.ones_like(norms))
+
+
+def literal_forward(model: WalkTransformer, full: dict[str, torch.Tensor], data: TokenData, Xt: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+    """Eq. 2.1 as written: logits ``z = X~^T W x~_N``, attention ``S = softmax(z)`` and output ``f = V X S``.
+
+    ``full`` holds ``V``, the full ``W`` (and ``A`` with the ReLU head). ``X~ = [X; P]`` is built for every
+    sequence (:func:`materialize`: ``B (K + M) N`` numbers, about 0.8 GB at the paper's size) and every option
+    of :class:`ModelConfig` is applied literally: normalisation divides the columns by their norms, the
+    residual adds the query column's token part, the logit scale multiplies the logits. Slow on purpose;
+    :meth:`WalkTransformer.forward_raw` is the fast exact equivalent, tested against it.
+    """
+    c = model.config
+    Xt = materialize(model, data) if Xt is None else Xt
+    keys = _unit(Xt, 1) if c.normalize != "none" else Xt
+    query = Xt[:, :, -1]
+    if c.normalize == "keys_and_query":
+        query = _unit(query, 1)
+    scale = 1.0 if c.logit_scale == "one" else 1.0 / math.sqrt(model.D)
+    Wq = query @ full["W"].T  # W x~_N for each sequence
+    z = scale * torch.einsum("bdn,bd->bn", keys, Wq)
+    S = torch.softmax(z, dim=1)
+    u = torch.einsum("bkn,bn->bk", Xt[:, : c.K, :], S)
+    h = u @ full["V"].T
+    f = h if c.hidden is None else torch.relu(h) @ full["A"].T
+    if c.residual:
+        f = f + Xt[:, : c.K, -1]
+    return {"z": z, "S": S, "f": f}
+
+
+def literal_loss(model: WalkTransformer, full: dict[str, torch.Tensor], data: TokenData, Xt: torch.Tensor | None = None) -> torch.Tensor:
+    """The training loss ``L = sum_b w_b l(f(X_b), y_b)`` of :func:`literal_forward` (differentiable in ``full``)."""
+    c = model.config
+    f = literal_forward(model, full, data, Xt)["f"]
+    values = loss_values(f, data.labels, c.loss, c.epsilon)
+    factor = data.B if c.reduction == "sum" else 1
+    return factor * (data.weights.to(model.dtype) * values).sum()
+
+
+def literal_train(model: WalkTransformer, full: dict[str, torch.Tensor], data: TokenData, *, steps: int, lr=1.0, record=None, snapshot_at=(), Xt: torch.Tensor | None = None, progress: bool = False) -> History:
+    """Full-batch GD on ``V`` and the full ``W``, gradients by autograd (:func:`onelayer.training.train`)."""
+    Xt = materialize(model, data) if Xt is None else Xt
+    return train(
+        {n: t.to(model.dtype) for n, t in full.items()},
+        lambda prm: literal_loss(model, prm, data, Xt),
+        steps=steps,
+        lr=lr,
+        record=record,
+        snapshot_at=snapshot_at,
+        progress=progress,
+        desc="literal",
+    )
+
+
+# -- the loss (eq. 2.2 and the two extra losses of Theorem 4.1) ---------------------------------------
+#: Names accepted by the ``loss`` option.
+LOSSES = ("log", "squared", "cross_entropy")
+
+
+def loss_values(f: torch.Tensor, labels: torch.Tensor, kind: str = "log", epsilon: float = 0.1) -> torch.Tensor:
+    """``l(f_b, y_b)`` for every row ``b`` of ``f`` (``(B, K)`` -> ``(B,)``); ``kind`` one of :data:`LOSSES`."""
+    if kind == "log":
+        score = f.gather(1, labels[:, None])[:, 0]
+        return -torch.log(score + epsilon)
+    if kind == "squared":
+        target = torch.nn.functional.one_hot(labels, f.shape[1]).to(f.dtype)
+        return 0.5 * ((f - target) ** 2).sum(dim=1)
+    return torch.logsumexp(f, dim=1) - f.gather(1, labels[:, None])[:, 0]
+
+
+def loss_gradient(f: torch.Tensor, labels: torch.Tensor, kind: str = "log", epsilon: float = 0.1) -> torch.Tensor:
+    """``dl(f_b, y_b)/df_b`` for every row (``(B, K)``)."""
+    target = torch.nn.functional.one_hot(labels, f.shape[1]).to(f.dtype)
+    if kind == "log":
+        score = f.gather(1, labels[:, None])
+        return -target / (score + epsilon)
+    if kind == "squared":
+        return f - target
+    return torch.softmax(f, dim=1) - target
+
+
+# -- sizes and options ---------------------------------------------------------------------------------
+#: Names accepted by the ``normalize`` option.
+NORMALIZE = ("none", "keys", "keys_and_query")
+#: Names accepted by the ``logit_scale`` option.
+LOGIT_SCALES = ("one", "inv_sqrt_d")
+#: Names accepted by the ``reduction`` option.
+REDUCTIONS = ("mean", "sum")
+#: Names accepted by ``WalkTransformer.init(init=...)``.
+INITS = ("zero", "gaussian")
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Sizes and options of the model, checked once here (the module docstring describes each option)."""
+
+    K: int
+    N: int
+    M: int = 1000
+    positions: str = "sin"
+    gram_error: float = 0.0
+    gram_seed: int = 0
+    normalize: str = "none"
+    logit_scale: str = "one"
+    residual: bool = False
+    hidden: int | None = None
+    loss: str = "log"
+    epsilon: float = 0.1
+    reduction: str = "mean"
+    dtype: str = "float64"
+
+    def __post_init__(self):
+        check_int("K", self.K, low=1, high=100_000)
+        check_int("N", self.N, low=2, high=1_000_000)
+        check_int("M", self.M, low=1, high=1_000_000)
+        check_choice("positions", self.positions, positions.POSITIONS)
+        check_float("gram_error", self.gram_error, low=0.0)
+        check_int("gram_seed", self.gram_seed, low=0)
+        check_choice("normalize", self.normalize, NORMALIZE)
+        check_choice("logit_scale", self.logit_scale, LOGIT_SCALES)
+        check_bool("residual", self.residual)
+        if self.hidden is not None:
+            check_int("hidden", self.hidden, low=1, high=100_000)
+        check_choice("loss", self.loss, LOSSES)
+        check_float("epsilon", self.epsilon, low=0.0)
+        check_choice("reduction", self.reduction, REDUCTIONS)
+        check_choice("dtype", self.dtype, tuple(DTYPES))
+
+    def replace(self, **changes) -> ModelConfig:
+        """A copy with some fields changed."""
+        return ModelConfig(**{**asdict(self), **changes})
+
+
+# -- contractions with one operation order for every entry ---------------------------------------------
+# The contractions over the K classes and over the batch go through these (and sequential scatter_add), so
+# that with exactly orthogonal positions and the exact population of a deterministic walk the computed state
+# stays exactly symmetric (module docstring, "Bit-level symmetry"). Both take leading member axes.
+def rowwise_matmul(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+    """``A @ B`` computed as elementwise products followed by a sum over the contiguous last axis.
+
+    Every output entry is then reduced by the same sequence of floating-point
+    operations, so equal inputs give bit-identical outputs. BLAS kernels do not
+    promise this (blocked edge cases round differently), and a one-ulp difference
+    between output coordinates is enough to seed the instability of the
+    symmetric state of Theorem 4.1.
+
+    With leading member axes (``A``: ``(..., n, j)``, ``B``: ``(..., j, k)``) it is
+    ``A[b] @ B[b]`` for every member ``b``, by the same operations.
+    """
+    return (A[..., :, None, :] * B.transpose(-1, -2)[..., None, :, :]).sum(dim=-1)
+
+
+def batch_sum(X: torch.Tensor, members: int = 0) -> torch.Tensor:
+    """Sum over the batch axis (after ``members`` leading member axes) with the same operation order for every entry.
+
+    The batch axis is moved to the end and reduced as a contiguous row, so every
+    output entry is summed identically (see :func:`rowwise_matmul`).
+    """
+    lead = X.shape[:members]
+    flat = X.reshape(lead + (X.shape[members], -1)).transpose(-1, -2).contiguous()
+    return flat.sum(dim=-1).reshape(lead + X.shape[members + 1:])
 
 
 class WalkTransformer:
@@ -108,11 +289,14 @@ class WalkTransformer:
     ----------
     config:
         A :class:`ModelConfig`, or ``None`` to build one from ``options``.
+    perturb:
+        ``(tensor, name) -> tensor`` applied to the floating inputs the model builds (positions, Gram error,
+        Gaussian initialisation; see the module docstring); ``None`` (default): the paper's model, unchanged.
     **options:
         Fields of :class:`ModelConfig` (``K``, ``N``, ``M``, ``positions``, ...).
     """
 
-    def __init__(self, config: ModelConfig | None = None, **options):
+    def __init__(self, config: ModelConfig | None = None, *, perturb=None, **options):
         if config is None:
             config = ModelConfig(**options)
         elif options:
@@ -120,12 +304,14 @@ class WalkTransformer:
         if not isinstance(config, ModelConfig):
             raise TypeError("config must be a ModelConfig")
         self.config = config
+        #: the caller's perturbation of floating inputs (``None``: none)
+        self.perturb = perturb
         c = config
         self.dtype = DTYPES[c.dtype]
         self.D = c.K + c.M
         #: positional matrix (M, N)
         self.P = positions.positional_matrix(c.N, c.M, c.positions, dtype=self.dtype,
-                                             gram_error=c.gram_error, gram_seed=c.gram_seed)
+                                             gram_error=c.gram_error, gram_seed=c.gram_seed, perturb=perturb)
         pos_norm2 = (self.P * self.P).sum(dim=0)
         #: the fixed query column x~_N = [0; p_N]
         self.x_query = torch.cat([torch.zeros(c.K, dtype=self.dtype), self.P[:, -1]])
@@ -170,8 +356,10 @@ class WalkTransformer:
         if init == "zero":
             return {name: torch.zeros(shape, dtype=self.dtype) for name, shape in shapes.items()}
         gen = generator(seed)
-        return {name: jitter(sigma * torch.randn(shape, generator=gen, dtype=torch.float64), f"walks.init.{name}").to(self.dtype)
-                for name, shape in shapes.items()}
+        draws = {name: sigma * torch.randn(shape, generator=gen, dtype=torch.float64) for name, shape in shapes.items()}
+        if self.perturb is not None:
+            draws = {name: self.perturb(x, f"walks.init.{name}") for name, x in draws.items()}
+        return {name: x.to(self.dtype) for name, x in draws.items()}
 
     def reduce(self, full: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         """``{"V", "W"}`` -> ``{"V", "q"}`` with ``q = W x~_N`` (other entries copied)."""
@@ -206,13 +394,13 @@ class WalkTransformer:
 
     def _pass(self, params: dict[str, torch.Tensor], data: TokenData) -> dict[str, torch.Tensor]:
         self._check_data(data)
-        return self.forward_tokens(params, data.tokens)
+        return self.forward_raw(params, data.tokens)
 
-    def forward_tokens(self, params: dict[str, torch.Tensor], tokens: torch.Tensor) -> dict[str, torch.Tensor]:
+    def forward_raw(self, params: dict[str, torch.Tensor], tokens: torch.Tensor) -> dict[str, torch.Tensor]:
         """The forward pass on raw tokens ``(..., B, N - 1)`` with parameters ``(..., K + M)``, ``(..., rows, K)``.
 
         The leading axes ``...`` (none for one model, one member axis for
-        :mod:`onelayer.walks.batched`) are independent members. Returns the
+        :mod:`onelayer.studies.walks.batched`) are independent members. Returns the
         logits ``z`` and attention ``S`` (``(..., B, N)``), the weighted token
         ``u`` and the output ``f`` (``(..., B, K)``) and, with a hidden layer, the
         pre-activation ``h``. No validation: see :meth:`forward`.
@@ -264,15 +452,20 @@ class WalkTransformer:
 
     __call__ = forward
 
-    def _reduce_loss(self, values: torch.Tensor, data: TokenData) -> torch.Tensor:
-        w = data.weights.to(self.dtype)
-        factor = data.B if self.config.reduction == "sum" else 1
-        return factor * (w * values).sum()
+    def loss_of_scores(self, f: torch.Tensor, labels: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+        """``L = sum_b w_b l(f_b, y_b)`` (times ``B`` with ``reduction="sum"``) of output scores ``f`` (``(..., B, K)``).
+
+        With leading member axes, one loss per member (``(...)``). No validation.
+        """
+        c = self.config
+        values = loss_values(f.reshape(-1, c.K), labels.reshape(-1), c.loss, c.epsilon).reshape(labels.shape)
+        factor = labels.shape[-1] if c.reduction == "sum" else 1
+        weighted = weights.to(self.dtype) * values
+        return factor * (weighted.sum() if labels.ndim == 1 else weighted.sum(dim=-1))
 
     def loss(self, params, data: TokenData) -> torch.Tensor:
         """Training loss ``L`` (scalar tensor; differentiable if the parameters require grad)."""
-        f = self.forward(params, data)
-        return self._reduce_loss(losses.loss_values(f, data.labels, self.config.loss, self.config.epsilon), data)
+        return self.loss_of_scores(self.forward(params, data), data.labels, data.weights)
 
     def loss_and_grads(self, params, data: TokenData) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """The loss and its gradients in closed form.
@@ -282,11 +475,11 @@ class WalkTransformer:
         step of GD on ``W``.
         """
         self._check_data(data)
-        return self.loss_and_grads_tokens(params, data.tokens, data.labels, data.weights)
+        return self.loss_and_grads_raw(params, data.tokens, data.labels, data.weights)
 
-    def loss_and_grads_tokens(self, params, tokens: torch.Tensor, labels: torch.Tensor,
+    def loss_and_grads_raw(self, params, tokens: torch.Tensor, labels: torch.Tensor,
                               weights: torch.Tensor) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        """:meth:`loss_and_grads` on raw tensors, with leading member axes as in :meth:`forward_tokens`.
+        """:meth:`loss_and_grads` on raw tensors, with leading member axes as in :meth:`forward_raw`.
 
         ``tokens``: ``(..., B, N - 1)``, ``labels`` and ``weights``: ``(..., B)``.
         Returns the loss of every member (``(...)``) and the gradients ``name -> (..., shape)``.
@@ -295,15 +488,13 @@ class WalkTransformer:
         c = self.config
         lead, B = labels.shape[:-1], labels.shape[-1]
         members = len(lead)
-        out = self.forward_tokens(params, tokens)
+        out = self.forward_raw(params, tokens)
         S, u, f = out["S"], out["u"], out["f"]
+        loss = self.loss_of_scores(f, labels, weights)
         flat_f, flat_y = f.reshape(-1, c.K), labels.reshape(-1)
-        values = losses.loss_values(flat_f, flat_y, c.loss, c.epsilon).reshape(labels.shape)
         factor = B if c.reduction == "sum" else 1
         w = weights.to(self.dtype)
-        weighted = w * values
-        loss = factor * (weighted.sum() if members == 0 else weighted.sum(dim=-1))
-        G = losses.loss_gradient(flat_f, flat_y, c.loss, c.epsilon).reshape(f.shape) * (w * factor)[..., None]
+        G = loss_gradient(flat_f, flat_y, c.loss, c.epsilon).reshape(f.shape) * (w * factor)[..., None]
         grads = {}
         if c.hidden is None:
             grads["V"] = batch_sum(G[..., :, None] * u[..., None, :], members)
@@ -325,6 +516,15 @@ class WalkTransformer:
         dq_pos = self.P @ summed if members == 0 else summed @ self.P.T
         grads["q"] = self.query_norm2 * torch.cat([dq_tok, dq_pos], dim=-1)
         return loss, grads
+
+    def gd_step(self, params, data: TokenData, lr: float = 1.0) -> dict[str, torch.Tensor]:
+        """One full-batch GD step: ``theta - eta grad L(theta)`` for every entry of ``params``.
+
+        ``grads["q"]`` is already the change of ``q = W x~_N`` per unit step on ``W``, so the step on ``q`` is
+        the step ``W <- W - eta dL/dW`` of the paper. :meth:`train` takes many of them (and records).
+        """
+        _, grads = self.loss_and_grads(params, data)
+        return {name: value - lr * grads[name] for name, value in params.items()}
 
     # -- predictions --------------------------------------------------------------------
     def predict(self, params, data: TokenData) -> torch.Tensor:
@@ -373,7 +573,7 @@ class WalkTransformer:
             record_every=record_every,
             record_at=record_at,
             snapshot_at=snapshot_at,
-            grad_fn=lambda prm: self.loss_and_grads(prm, data),
+            grad_fn=lambda prm: self.loss_and_grads_raw(prm, data.tokens, data.labels, data.weights),
             progress=progress,
             desc=desc,
         )

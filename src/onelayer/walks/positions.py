@@ -25,8 +25,12 @@ Injected Gram error (an option, off by default)
     (standard deviation ``g``, for ``"sin"`` and ``"exact"`` alike) and the squared
     norms by about ``sqrt(2) g``. It stands in for the round-off of ``"sin"``
     with a perturbation of a stated size that is the same on every machine:
-    :mod:`onelayer.walks.theorem41` uses it to make the escape from the symmetric
+    :mod:`onelayer.studies.walks.theorem41` uses it to make the escape from the symmetric
     state of Theorem 4.1 reproducible.
+
+Perturbations belong to the caller: ``perturb`` (a function ``(tensor, name) -> tensor``, the identity when
+``None``) is applied to the two floating inputs built here, the sinusoids (``"walks.positions.sin"``) and the Gram
+error's Gaussian matrix (``"walks.positions.gram_error"``); the studies pass :func:`onelayer.jitter.jitter`.
 """
 
 from __future__ import annotations
@@ -35,7 +39,6 @@ import math
 
 import torch
 
-from ..jitter import jitter
 from ..seeding import generator
 from ..validation import check_choice, check_float, check_int
 
@@ -46,13 +49,17 @@ POSITIONS = ("sin", "exact", "none")
 
 
 def M_for(N: int) -> int:
-    """The positional dimension the theorems' scaling gives a sequence of length ``N``: ``max(ceil(N^{3/2}), N + 1)``."""
+    """The positional dimension the theorems' growth of M gives a sequence of length ``N``: ``max(ceil(N^{3/2}), N + 1)``."""
     N = check_int("N", N, low=2)
     return max(math.ceil(N**1.5), N + 1)
 
 
+def _identity(x: torch.Tensor, name: str) -> torch.Tensor:
+    return x
+
+
 def positional_matrix(N: int, M: int, kind: str = "sin", *, dtype: torch.dtype = torch.float64,
-                      gram_error: float = 0.0, gram_seed: int = 0) -> torch.Tensor:
+                      gram_error: float = 0.0, gram_seed: int = 0, perturb=None) -> torch.Tensor:
     """The ``M x N`` positional matrix ``P`` of the given ``kind``.
 
     Parameters
@@ -71,7 +78,11 @@ def positional_matrix(N: int, M: int, kind: str = "sin", *, dtype: torch.dtype =
         by about ``gram_error`` (see the module docstring). ``0`` (default) adds nothing.
     gram_seed:
         Seed of that Gaussian matrix.
+    perturb:
+        ``(tensor, name) -> tensor`` applied to the sinusoids and to the Gram error's Gaussian matrix (see the
+        module docstring); ``None``: unchanged.
     """
+    perturb = _identity if perturb is None else perturb
     N = check_int("N", N, low=2)
     M = check_int("M", M, low=1)
     check_choice("positions", kind, POSITIONS)
@@ -82,7 +93,7 @@ def positional_matrix(N: int, M: int, kind: str = "sin", *, dtype: torch.dtype =
             raise ValueError(f"M must exceed N for sinusoidal positions (orthogonality needs N < M); got M={M}, N={N}")
         i = torch.arange(1, N + 1, dtype=torch.float64)
         k = torch.arange(1, M + 1, dtype=torch.float64)
-        P = jitter(torch.sin(math.pi * k[:, None] * i[None, :] / M), "walks.positions.sin")
+        P = perturb(torch.sin(math.pi * k[:, None] * i[None, :] / M), "walks.positions.sin")
     elif kind == "exact":
         if M < N:
             raise ValueError(f"M must be at least N for exactly orthogonal positions; got M={M}, N={N}")
@@ -91,7 +102,8 @@ def positional_matrix(N: int, M: int, kind: str = "sin", *, dtype: torch.dtype =
     else:
         P = torch.zeros((M, N), dtype=torch.float64)
     if gram_error > 0:
-        Z = jitter(torch.randn((M, N), generator=generator(gram_seed), dtype=torch.float64), "walks.positions.gram_error")
+        Z = perturb(torch.randn((M, N), generator=generator(gram_seed), dtype=torch.float64),
+                    "walks.positions.gram_error")
         P = P + (gram_error / math.sqrt(M)) * Z
     return P.to(dtype)
 

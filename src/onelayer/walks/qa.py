@@ -1,4 +1,4 @@
-"""Section 6 of the walks paper: two question-answering tasks over a 19-word vocabulary.
+"""Section 6 of the walks paper: the two question-answering tasks over a 19-word vocabulary, and their data.
 
 The deterministic-walk failure (Theorem 4.1) comes from the token average: at
 zero or small initialisation the attention is (nearly) uniform, so the first
@@ -24,57 +24,23 @@ one score per word (``K = 19``). Inputs are built as the paper's ``X`` (one-hot
 columns, zero query slot) and passed through the generic entry point
 :meth:`onelayer.walks.data.TokenData.from_one_hot`.
 
-Training follows Section 6 and Appendix F.2: Gaussian initialisation with
-``sigma = 0.01``, plain GD with ``eta = 0.1``, ``epsilon = 0.1``, 1000 training
-and 1000 test inputs drawn uniformly from the task (1024 each for the ReLU
-variant ``hidden=19``). Two details are not restated there and are options:
-``M = 1000`` and unit-normalised attention inputs ``normalize="keys_and_query"``
-(as in Section 5.2).
+:func:`token_averages` and :func:`average_gap` are the quantity the argument is about: the token average of every
+input, and whether it tells inputs with different answers apart.
 """
 
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from ..plots import new_figure
 from ..seeding import generator
-from ..training import History, train
-from ..validation import check_choice, check_float, check_int
-from ..widgets import slider_app
-from . import kl, losses, prediction
+from ..validation import check_choice, check_int
 from .data import TokenData
-from .model import WalkTransformer
 
-__all__ = [
-    "VOCABULARY",
-    "TASKS",
-    "word_index",
-    "encode",
-    "task_sentences",
-    "task_population",
-    "task_data",
-    "QAExperiment",
-    "setup_task",
-    "qa_records",
-    "run",
-    "token_averages",
-    "average_gap",
-    "output_gap",
-    "fruit_attention",
-    "figure_curves",
-    "explorer_runs",
-    "explorer",
-    "explorer_widget",
-    "BIASES",
-    "bias_init",
-    "bias_forward",
-    "bias_loss_and_grads",
-    "bias_run",
-]
+__all__ = ["VOCABULARY", "TASKS", "word_index", "encode", "task_sentences", "task_population", "task_data",
+           "token_averages", "average_gap"]
 
 #: The 19 words, in the paper's order (index = one-hot coordinate = output score).
 VOCABULARY = ("apple", "orange", "Based", "on", "the", "which", "type", "of", "fruit", "list", "appears", "most",
@@ -139,79 +105,6 @@ def task_data(task: int, n: int, *, seed: int = 0) -> TokenData:
     return TokenData(pop.tokens[idx], pop.labels[idx], torch.full((n,), 1.0 / n, dtype=torch.float64), pop.K)
 
 
-@dataclass
-class QAExperiment:
-    """A model with its training and test sets for one task."""
-
-    model: WalkTransformer
-    train: TokenData
-    test: TokenData
-    task: int
-
-
-def setup_task(task: int, *, hidden: int | None = None, n_train: int | None = None, n_test: int | None = None,
-               M: int = 1000, normalize: str = "keys_and_query", seed: int = 0, **options) -> QAExperiment:
-    """The Section 6 setting (``hidden=None``) or the Appendix F.2 ReLU variant (``hidden=19``).
-
-    ``n_train`` / ``n_test`` default to 1000 (1024 with a hidden layer, as in
-    Appendix F.2). The training set uses ``seed``, the test set ``seed + 1000``.
-    ``options`` go to :class:`onelayer.walks.options.ModelConfig`.
-    """
-    task = _check_task(task)
-    default = 1000 if hidden is None else 1024
-    n_train = default if n_train is None else n_train
-    n_test = default if n_test is None else n_test
-    seed = check_int("seed", seed, low=0)
-    pop = task_population(task)
-    model = WalkTransformer(K=pop.K, N=pop.N, M=M, normalize=normalize, hidden=hidden, **options)
-    return QAExperiment(model, task_data(task, n_train, seed=seed), task_data(task, n_test, seed=seed + 1000), task)
-
-
-def _fruit_mask(data: TokenData) -> torch.Tensor:
-    return (data.tokens == word_index("apple")) | (data.tokens == word_index("orange"))
-
-
-def fruit_attention(model: WalkTransformer, params, data: TokenData) -> float:
-    """Mean attention mass on the positions holding "apple" or "orange" (uniform attention gives ``#fruits / N``)."""
-    S = model.attention(params, data)[:, :-1]
-    return float((S * _fruit_mask(data)).sum(dim=1).mul(data.weights).sum())
-
-
-def output_gap(model: WalkTransformer, params, task: int = 2) -> float:
-    """Largest ``|f(X) - f(X')|`` over pairs of task inputs with *different* answers (exact population).
-
-    For Task 2 it is 0 exactly when the model cannot tell the two sentences apart.
-    """
-    pop = task_population(task)
-    f = model.forward(params, pop)
-    diff = (f[:, None, :] - f[None, :, :]).abs().amax(dim=2)
-    different = pop.labels[:, None] != pop.labels[None, :]
-    return float(diff[different].max())
-
-
-def qa_records(exp: QAExperiment, *, kl_method: str = "clip") -> dict:
-    """Record functions: test and training accuracy, mean KL on the test set, attention on the fruits, Task-2 output gap."""
-    m, test, train = exp.model, exp.test, exp.train
-    truth = kl.label_truth(test)
-    records = {
-        "test_accuracy": lambda prm: m.accuracy(prm, test),
-        "train_accuracy": lambda prm: m.accuracy(prm, train),
-        "kl": lambda prm: kl.mean_kl(truth, m.forward(prm, test), test.weights, method=kl_method),
-        "fruit_attention": lambda prm: fruit_attention(m, prm, test),
-    }
-    if exp.task == 2:
-        records["output_gap"] = lambda prm: output_gap(m, prm, 2)
-    return records
-
-
-def run(exp: QAExperiment, *, steps: int = 100, lr=0.1, init: str = "gaussian", sigma: float = 0.01, seed: int = 0,
-        record_every: int = 1, kl_method: str = "clip") -> History:
-    """Full-batch GD on ``exp.train`` from ``init`` (Gaussian ``sigma`` by default), recording :func:`qa_records`."""
-    params = exp.model.init(init, sigma=sigma, seed=seed)
-    return exp.model.train(params, exp.train, steps=steps, lr=lr, record=qa_records(exp, kl_method=kl_method),
-                           record_every=record_every)
-
-
 def token_averages(task: int) -> tuple[np.ndarray, np.ndarray]:
     """``(averages, labels)``: the token average ``(1/(N-1)) sum_i x_i`` of every task input (``(B, 19)``)."""
     pop = task_population(task)
@@ -227,151 +120,3 @@ def average_gap(task: int) -> float:
     avg, y = token_averages(task)
     gaps = np.abs(avg[:, None, :] - avg[None, :, :]).max(axis=2)
     return float(gaps[y[:, None] != y[None, :]].min())
-
-
-# -- figures --------------------------------------------------------------------------------------------------------
-
-def figure_curves(histories: dict, *, title: str | None = None):
-    """Test accuracy (top) and mean KL (bottom) against the GD step, one column per named history (Figures 7, 10)."""
-    if not histories:
-        raise ValueError("histories must name at least one History")
-    n = len(histories)
-    fig, axes = new_figure(n, 2, width=min(3.4 * n, 10.0), height=5.0)
-    axes = np.asarray(axes).reshape(2, n)
-    for j, (name, hist) in enumerate(histories.items()):
-        axes[0, j].plot(hist.steps, hist["test_accuracy"])
-        axes[0, j].set_ylim(-0.02, 1.02)
-        axes[0, j].set_title(name)
-        axes[0, j].set_ylabel("test accuracy")
-        axes[1, j].plot(hist.steps, hist["kl"], color="C1")
-        axes[1, j].set_ylabel("KL (normalised output)")
-        axes[1, j].set_xlabel("GD step")
-    if title:
-        fig.suptitle(title)
-    return fig
-
-
-def explorer_runs(sigma: float = 0.01, lr: float = 0.1, normalize: str = "keys_and_query", steps: int = 100) -> dict:
-    """The runs :func:`explorer` draws: task -> training history with the test accuracy ``"acc"``.
-
-    One run per task of :data:`TASKS` from a Gaussian initialisation of scale ``sigma`` (zero for
-    ``sigma = 0``), ``steps`` GD steps of size ``lr``, recorded about 50 times.
-    """
-    sigma = check_float("sigma", sigma, low=0.0)
-    lr = check_float("lr", lr, low=0.0, low_open=True)
-    steps = check_int("steps", steps, low=1, high=5000)
-    runs = {}
-    for task in TASKS:
-        exp = setup_task(task, normalize=normalize)
-        runs[task] = exp.model.train(exp.model.init("gaussian" if sigma > 0 else "zero", sigma=sigma), exp.train, steps=steps,
-                                     lr=lr, record={"acc": lambda prm, e=exp: e.model.accuracy(prm, e.test)},
-                                     record_every=max(1, steps // 50))
-    return runs
-
-
-def explorer(sigma: float = 0.01, lr: float = 0.1, normalize: str = "keys_and_query", steps: int = 100):
-    """Widget callback: test accuracy of both tasks for one initial scale, step size and normalisation (:func:`explorer_runs`)."""
-    runs = explorer_runs(sigma, lr, normalize, steps)
-    fig, ax = new_figure(1, width=6.0, height=3.2)
-    for task, hist in runs.items():
-        ax.plot(hist.steps, hist["acc"], label=f"Task {task}")
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_xlabel("GD step")
-    ax.set_ylabel("test accuracy")
-    ax.set_title(f"sigma = {sigma:g}, eta = {lr:g}, normalize = {normalize}")
-    ax.legend()
-    return fig
-
-
-def explorer_widget():
-    """Sliders for ``sigma`` and ``eta``, a menu for the normalisation, redrawing :func:`explorer`."""
-    import ipywidgets as widgets
-
-    controls = {
-        "sigma": widgets.SelectionSlider(options=[0.0, 0.001, 0.01, 0.1, 1.0], value=0.01, description="sigma"),
-        "lr": widgets.SelectionSlider(options=[0.01, 0.1, 1.0, 10.0], value=0.1, description="eta"),
-        "normalize": widgets.Dropdown(options=["keys_and_query", "keys", "none"], value="keys_and_query",
-                                      description="normalize"),
-    }
-    return slider_app(explorer, controls)
-
-
-# -- a bias term (issue 13, item 5(ii)) ---------------------------------------------------------------------------------
-#: Where a bias sits. ``"none"``: the paper's model (no bias, the default everywhere). ``"output"``: ``f = V X S + b``
-#: with ``b`` in ``R^K`` (one score per word). ``"attention"``: a bias ``beta`` in ``R^N`` added to the attention
-#: logits (one per position; a bias on the query side would only shift ``q = W x~_N`` and change nothing).
-#: ``"both"``: the two together. Biases start at zero whatever ``init`` is.
-BIASES = ("none", "output", "attention", "both")
-
-
-def bias_init(exp: QAExperiment, bias: str = "output", *, init: str = "gaussian", sigma: float = 0.01,
-              seed: int = 0) -> dict[str, torch.Tensor]:
-    """The model's initial ``{"V", "q"}`` (as in :func:`run`) plus zero biases ``"b"`` (``(K,)``) and/or ``"beta"`` (``(N,)``)."""
-    bias = check_choice("bias", bias, BIASES)
-    params = exp.model.init(init, sigma=sigma, seed=seed)
-    c = exp.model.config
-    if bias in ("output", "both"):
-        params["b"] = torch.zeros(c.K, dtype=exp.model.dtype)
-    if bias in ("attention", "both"):
-        params["beta"] = torch.zeros(c.N, dtype=exp.model.dtype)
-    return params
-
-
-def bias_forward(model: WalkTransformer, params: dict[str, torch.Tensor], data: TokenData) -> torch.Tensor:
-    """Scores ``f`` (``(B, K)``) of the model with the biases in ``params`` (``"b"``, ``"beta"``; absent = none)."""
-    if model.config.hidden is not None:
-        raise ValueError("the bias option is defined for the linear model (hidden=None)")
-    if "beta" not in params:
-        f = model.forward(params, data)
-    else:
-        out = model.forward_tokens(params, data.tokens)
-        S = torch.softmax(out["z"] + params["beta"], dim=-1)
-        u = torch.zeros((data.B, model.config.K), dtype=model.dtype).scatter_add(-1, data.tokens, S[:, :-1])
-        f = u @ params["V"].T
-    return f + params["b"] if "b" in params else f
-
-
-def bias_loss_and_grads(model: WalkTransformer, params: dict[str, torch.Tensor], data: TokenData):
-    """Loss and GD directions of the biased model, by autograd.
-
-    As in :meth:`~onelayer.walks.model.WalkTransformer.loss_and_grads`, the ``q`` direction is
-    ``||x~_N||^2 dL/dq`` (the change of ``q = W x~_N`` under GD on ``W``); the
-    other parameters get their plain gradients.
-    """
-    leaves = {n: t.detach().clone().requires_grad_(True) for n, t in params.items()}
-    c = model.config
-    with torch.enable_grad():
-        f = bias_forward(model, leaves, data)
-        loss = model._reduce_loss(losses.loss_values(f, data.labels, c.loss, c.epsilon), data)
-        grads = dict(zip(leaves, torch.autograd.grad(loss, list(leaves.values()))))
-    grads["q"] = model.query_norm2 * grads["q"]
-    return loss.detach(), grads
-
-
-def bias_run(exp: QAExperiment, bias: str = "output", *, steps: int = 100, lr: float = 0.1, init: str = "gaussian",
-             sigma: float = 0.01, seed: int = 0, record_every: int = 1) -> History:
-    """Full-batch GD of the biased model on ``exp.train`` (as :func:`run`), recording accuracies and the Task-2 output gap.
-
-    ``bias="none"`` trains the paper's model (same initial point and update as :func:`run`).
-    """
-    bias = check_choice("bias", bias, BIASES)
-    steps = check_int("steps", steps, low=1)
-    lr = check_float("lr", lr, low=0.0, low_open=True)
-    m, test, train_set = exp.model, exp.test, exp.train
-
-    def accuracy(prm, data):
-        return prediction.accuracy(prediction.predict(bias_forward(m, prm, data)), data.labels, data.weights)
-
-    record = {"test_accuracy": lambda prm: accuracy(prm, test), "train_accuracy": lambda prm: accuracy(prm, train_set)}
-    if exp.task == 2:
-        pop = task_population(2)
-        different = pop.labels[:, None] != pop.labels[None, :]
-
-        def gap(prm):
-            f = bias_forward(m, prm, pop)
-            return float((f[:, None, :] - f[None, :, :]).abs().amax(dim=2)[different].max())
-
-        record["output_gap"] = gap
-    params = bias_init(exp, bias, init=init, sigma=sigma, seed=seed)
-    return train(params, lambda prm: bias_loss_and_grads(m, prm, train_set)[0], steps=steps, lr=lr, record=record,
-                 record_every=record_every, grad_fn=lambda prm: bias_loss_and_grads(m, prm, train_set), progress=False)

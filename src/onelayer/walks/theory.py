@@ -31,7 +31,8 @@ import numpy as np
 import torch
 
 from ..validation import check_choice, check_float, check_int
-from . import losses, ring
+from . import ring
+from .model import LOSSES
 from .data import TokenData
 
 __all__ = [
@@ -75,7 +76,7 @@ def lemma_d1_entry(K: int, N: int, eta: float = 1.0, loss: str = "log", epsilon:
     K = check_int("K", K, low=1)
     N = check_int("N", N, low=2)
     eta = check_float("eta", eta, low=0.0, low_open=True)
-    check_choice("loss", loss, losses.LOSSES)
+    check_choice("loss", loss, LOSSES)
     slope = {"log": -1.0 / epsilon, "squared": -1.0, "cross_entropy": 0.0}[loss]
     return -eta * slope * (N - 1) / (N * K**2) + 0.0  # + 0.0 turns -0.0 into 0.0
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from onelayer.chapters.walks import qa as chapter
-from onelayer.walks import qa
+from onelayer.studies.walks import qa
+from onelayer.walks import qa as qa_tasks
 
 KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "chapter"}
 
@@ -109,7 +110,7 @@ def test_seed_rates_count_the_stored_runs_and_the_quick_sweep_has_the_same_form(
 
 
 def test_a_false_token_average_claim_fails(rows, monkeypatch):
-    monkeypatch.setattr(qa, "average_gap", lambda task: 0.0625)
+    monkeypatch.setattr(qa_tasks, "average_gap", lambda task: 0.0625)
     assert chapter.verdict_rows()[0]["verdict"] == "fails"
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from onelayer.chapters.walks import random_init as chapter
 from onelayer.rates import rate
-from onelayer.walks import random_init as ri
+from onelayer.studies.walks import random_init as ri
 
 KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "chapter"}
 

@@ -53,7 +53,7 @@ def test_verdicts_hold_and_fail_when_the_claim_is_false(monkeypatch):
 def test_the_explorer_player_keeps_one_colour_scale():
     import matplotlib.pyplot as plt
 
-    from onelayer.walks import figures
+    from onelayer.figures import walks as figures
     limits = []
     for K in chapter.SETTINGS.scrub_Ks:
         for p in chapter.SETTINGS.scrub_ps[::3]:

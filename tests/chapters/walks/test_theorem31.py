@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from onelayer.chapters.walks import theorem31 as chapter
-from onelayer.walks import edge, experiment, first_steps, ring, theory
+from onelayer.studies.walks import edge, experiment, first_steps
+from onelayer.walks import ring, theory
 
 KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "chapter"}
 

@@ -112,7 +112,7 @@ def test_gram_error_verdict_follows_the_intervals():
 
 
 def test_the_stored_gram_error_sweep_agrees_with_a_recomputation():
-    from onelayer.walks import sensitivity
+    from onelayer.studies.walks import sensitivity
 
     rows = {(r["positions"], r["relative_gram_error"], r["norm"], r["seed"]): r for r in chapter.gram_error_sweep()["rows"]}
     assert len(rows) == 2 * 4 * 5 * 40

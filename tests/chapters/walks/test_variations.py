@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from onelayer.chapters.walks import variations as chapter
-from onelayer.walks import rebuttal, variations
+from onelayer.studies.walks import rebuttal, variations
 
 KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "chapter"}
 
@@ -112,7 +112,7 @@ def test_a_chain_table_with_a_learned_non_uniform_chain_is_not_supported(rows, m
 
 def test_the_renamed_variation_functions_are_exported():
     assert variations.logit_scale_table is variations.logit_scale.logit_scale_table
-    assert variations.chain_run.__module__ == "onelayer.walks.variations.non_circulant"
+    assert variations.chain_run.__module__ == "onelayer.studies.walks.variations.non_circulant"
 
 
 def test_the_no_position_verdict_holds_when_no_fitted_v_beats_chance(monkeypatch):

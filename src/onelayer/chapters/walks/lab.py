@@ -3,8 +3,8 @@ what it learned.
 
 :func:`lab_run` samples walks, builds the model of :mod:`onelayer.walks.model`
 and trains it by full-batch gradient descent, recording at every step the
-quantities of the paper's Figure 4 (:func:`onelayer.walks.experiment.standard_records`).
-:func:`lab_figure` draws the result with :func:`onelayer.walks.figures.training_figure`:
+quantities of the paper's Figure 4 (:func:`onelayer.studies.walks.experiment.standard_records`).
+:func:`lab_figure` draws the result with :func:`onelayer.figures.walks.training_figure`:
 test accuracy against the step, ``V`` as a heat-map and the attention profile
 over the positions. :func:`lab_widget` puts ipywidgets controls in front of
 :func:`lab_figure` (through :func:`onelayer.widgets.slider_app`, which caches
@@ -15,7 +15,7 @@ on one CPU core, figure included: ``K = 6``, ``N = 25`` (``= 4K + 1``),
 ``M = ceil(N^{3/2}) = 125``, ``p = 0.7``, 400 training and 400 test walks,
 30 GD steps of size ``eta = 1`` from zero, the log-loss with ``epsilon = 0.1``
 averaged over the walks, sinusoidal positions. Everything else is the paper's
-model unchanged. ``M`` always follows ``N`` by :func:`M_for`, the scaling the
+model unchanged. ``M`` always follows ``N`` by :func:`M_for`, the growth of M the
 theorems assume.
 
 Controls and their ranges (:data:`CONTROL_RANGES`): ``p`` in ``[0, 1]``,
@@ -29,7 +29,7 @@ Round-off is never what decides a lab run. At ``p in {0, 1}`` with sinusoidal
 positions the model leaves the symmetric state of Theorem 4.1 only through the
 tiny non-orthogonality of the positions, which is round-off and differs between
 machines. The lab's sinusoidal positions therefore carry the seeded Gram error of
-:mod:`onelayer.walks.theorem41` (``gram_error = GRAM_ERROR = 1e-9``, about 600
+:mod:`onelayer.studies.walks.theorem41` (``gram_error = GRAM_ERROR = 1e-9``, about 600
 times the round-off, the same on every machine); exact positions carry none, so
 that they keep the exact symmetry the theorem is about. ``gram_error`` overrides
 that choice.
@@ -49,7 +49,9 @@ from ...registry import register
 from ...scrubber import frame_numbers, scrub_grid
 from ...training import History
 from ...validation import check_choice, check_float, check_int, check_probability
-from ...walks import figures, losses, model, experiment, theorem41, theory
+from ...figures import walks as figures
+from ...walks import model, theory
+from ...studies.walks import experiment, theorem41
 from ...walks.positions import M_for
 from ...widgets import merged_settings, progress_app, selection_slider, timed
 
@@ -189,7 +191,7 @@ def _guarded(records: dict) -> dict:
 
 
 def default_gram_error(positions: str) -> float:
-    """The seeded Gram error a lab run injects by default: :data:`onelayer.walks.theorem41.GRAM_ERROR` for sinusoidal
+    """The seeded Gram error a lab run injects by default: :data:`onelayer.studies.walks.theorem41.GRAM_ERROR` for sinusoidal
     positions (so that the escape at ``p in {0, 1}`` is the same on every machine), ``0`` for exact positions."""
     return theorem41.GRAM_ERROR if check_choice("positions", positions, LAB_POSITIONS) == "sin" else 0.0
 
@@ -202,7 +204,7 @@ def _check_settings(p, K, N, lr, sigma, loss, reduction, positions, steps, n_tra
         out[name] = check_int(name, value, low=low, high=high)
     out["lr"] = check_float("lr", lr, low=0.0, low_open=True)
     out["sigma"] = check_float("sigma", sigma, low=0.0)
-    out["loss"] = check_choice("loss", loss, losses.LOSSES)
+    out["loss"] = check_choice("loss", loss, model.LOSSES)
     out["reduction"] = check_choice("reduction", reduction, model.REDUCTIONS)
     out["positions"] = check_choice("positions", positions, LAB_POSITIONS)
     out["seed"] = check_int("seed", seed, low=0)
@@ -228,7 +230,7 @@ def lab_run(p: float = 0.7, K: int = 6, N: int = 25, lr: float = 1.0, sigma: flo
         ``0`` for the zero initialisation (the paper's), otherwise the standard
         deviation of a Gaussian initialisation of ``V`` and ``W`` (seeded by ``seed``).
     loss, reduction, positions:
-        Options of :class:`onelayer.walks.options.ModelConfig` (positions ``"sin"`` or ``"exact"``).
+        Options of :class:`onelayer.walks.model.ModelConfig` (positions ``"sin"`` or ``"exact"``).
     steps:
         Number of GD steps, in ``[1, 500]``.
     n_train, n_test:
@@ -270,7 +272,7 @@ def lab_figure(p: float = 0.7, K: int = 6, N: int = 25, lr: float = 1.0, sigma: 
                n_test: int = 400, seed: int = 0, gram_error: float | None = None, progress: bool = False):
     """Widget callback: train with :func:`lab_run` and draw accuracy, ``V`` and the attention profile.
 
-    The panels are those of :func:`onelayer.walks.figures.training_figure` at the
+    The panels are those of :func:`onelayer.figures.walks.training_figure` at the
     last step; the title states the setting and the final numbers.
     """
     result = lab_run(p, K, N, lr, sigma, loss, reduction, positions, steps, n_train=n_train, n_test=n_test,
@@ -297,7 +299,7 @@ def lab_widget(**defaults):
         "N": widgets.IntSlider(value=d["N"], min=n_lo, max=n_hi, description="N", continuous_update=False),
         "lr": selection_slider(LR_CHOICES, d["lr"], "step size"),
         "sigma": selection_slider(SIGMA_CHOICES, d["sigma"], "init sigma"),
-        "loss": widgets.Dropdown(options=list(losses.LOSSES), value=d["loss"], description="loss"),
+        "loss": widgets.Dropdown(options=list(model.LOSSES), value=d["loss"], description="loss"),
         "reduction": widgets.Dropdown(options=list(model.REDUCTIONS), value=d["reduction"], description="reduction"),
         "positions": widgets.Dropdown(options=list(LAB_POSITIONS), value=d["positions"], description="positions"),
         "steps": widgets.IntSlider(value=d["steps"], min=t_lo, max=t_hi, description="GD steps", continuous_update=False),

@@ -3,7 +3,7 @@
 Section 6 of the walks paper and its Appendix F.2: the two tasks' token averages, the tie of the two Task-2
 questions under gradient descent from zero (our lemma), the paper's Figure 7 (linear model) and Figure 10 (a hidden
 ReLU layer), the attention normalisations the figure depends on, a bias term (issue 13), the explorer and its player.
-The tasks, the runs and the figure functions are :mod:`onelayer.walks.qa`; this module fixes what the chapter shows.
+The tasks, the runs and the figure functions are :mod:`onelayer.studies.walks.qa`; this module fixes what the chapter shows.
 """
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ from ...rates import Rate, rate
 from ...registry import register
 from ...scrubber import frame_numbers, scrub_grid
 from ...validation import check_choice, check_int
-from ...walks import qa, qa_seeds
+from ...figures import walks_qa as qa_figures
+from ...studies.walks import qa, qa_seeds
+from ...walks import qa as qa_tasks
 
 __all__ = ["Settings", "SETTINGS", "symmetry_rows", "symmetry_table", "linear_runs", "fig7", "curves_rows", "fig7_findings",
            "normalization", "normalization_table", "relu_runs", "fig10", "relu_rows", "bias_table", "explorer",
@@ -61,7 +63,7 @@ class Settings:
     #: the player's grid: initial scales by step sizes (quick mode: the first two scales, the first step size)
     scrub_sigmas: tuple[float, ...] = (0.0, 0.01, 1.0)
     scrub_lrs: tuple[float, ...] = (0.1, 1.0, 10.0)
-    #: the runs over many seeds (issue 22): the stored sweep :data:`onelayer.walks.qa_seeds.STORED` (40 seeds, each a
+    #: the runs over many seeds (issue 22): the stored sweep :data:`onelayer.studies.walks.qa_seeds.STORED` (40 seeds, each a
     #: training sample and an initialisation, scored on the exact task) and the steps at which "learned" is read
     #: (step 20: the bias claim; step 100: Figure 7)
     seed_check_steps: tuple[int, ...] = (20, 100)
@@ -103,7 +105,7 @@ def linear_runs(steps: int, normalize: str = "keys_and_query", record_every: int
     the verdicts share the runs)."""
     steps = check_int("steps", steps, low=1)
     return {f"Task {t}": qa.run(qa.setup_task(t, normalize=normalize), steps=steps, record_every=record_every)
-            for t in qa.TASKS}
+            for t in qa_tasks.TASKS}
 
 
 def _qa_table(runs: dict) -> list[dict]:
@@ -117,8 +119,9 @@ def fig7(quick: bool = False):
     """The paper's Figure 7: test accuracy and KL of both tasks over the run."""
     steps = _steps(quick)
     runs = linear_runs(steps)
-    fig = qa.figure_curves(runs, title="linear model, sigma=0.01, eta=0.1, one seed (paper's Figure 7)")
-    return fig, {"steps": steps, "average_gap": {f"Task {t}": qa.average_gap(t) for t in qa.TASKS}, "table": _qa_table(runs)}
+    fig = qa_figures.figure_curves(runs, title="linear model, sigma=0.01, eta=0.1, one seed (paper's Figure 7)")
+    return fig, {"steps": steps, "average_gap": {f"Task {t}": qa_tasks.average_gap(t) for t in qa_tasks.TASKS},
+                 "table": _qa_table(runs)}
 
 
 def curves_rows() -> list[dict]:
@@ -170,7 +173,7 @@ def relu_runs(steps: int, seeds: tuple[int, ...]) -> dict:
     """``{(task, seed): History}`` of the ReLU variant (Appendix F.2), seed by seed (cached)."""
     steps = check_int("steps", steps, low=1)
     return {(t, s): qa.run(qa.setup_task(t, hidden=SETTINGS.relu_hidden, seed=s), steps=steps, seed=s)
-            for s in seeds for t in qa.TASKS}
+            for s in seeds for t in qa_tasks.TASKS}
 
 
 @register("walks-fig10", "Question answering with a hidden ReLU layer (m=19): accuracy and KL on Tasks 1 and 2, one seed (paper's Figure 10)")
@@ -178,7 +181,7 @@ def fig10(quick: bool = False):
     """The paper's Figure 10 (our reading of the ReLU layer): both tasks for the first seed; numbers of every seed."""
     steps, seeds = (SETTINGS.quick_steps, SETTINGS.relu_seeds[:1]) if quick else (SETTINGS.steps, SETTINGS.relu_seeds)
     runs = relu_runs(steps, seeds)
-    fig = qa.figure_curves({f"Task {t} (ReLU)": runs[t, seeds[0]] for t in qa.TASKS},
+    fig = qa_figures.figure_curves({f"Task {t} (ReLU)": runs[t, seeds[0]] for t in qa_tasks.TASKS},
                            title="hidden ReLU layer, m = 19, one seed (paper's Figure 10)")
     table = _qa_table({f"Task {t} (ReLU), seed {s}": h for (t, s), h in runs.items()})
     return fig, {"steps": steps, "seeds": list(seeds), "table": table}
@@ -199,7 +202,7 @@ def bias_table() -> tuple[list[dict], float]:
     rows = []
     for placement in SETTINGS.bias_placements:
         row = {"bias": placement}
-        for t in qa.TASKS:
+        for t in qa_tasks.TASKS:
             h = qa.bias_run(qa.setup_task(t), placement, steps=SETTINGS.steps, record_every=SETTINGS.record_every)
             for s in SETTINGS.bias_steps:
                 row[f"Task {t}, step {s}"] = rounded(float(h.at("test_accuracy", s)), 3)
@@ -212,7 +215,7 @@ def bias_table() -> tuple[list[dict], float]:
 
 def explorer():
     """The live widget (in a kernel): sliders for ``sigma`` and ``eta``, a menu for the normalisation."""
-    return qa.explorer_widget()
+    return qa_figures.explorer_widget()
 
 
 @register("walks-qa-explorer-default", "Question answering: the explorer widget's default state: test accuracy of Tasks 1 and 2, sigma=0.01, eta=0.1")
@@ -223,13 +226,13 @@ def explorer_default(quick: bool = False):
     runs = qa.explorer_runs(s.explore_sigma, s.explore_lr, s.explore_normalize, steps)
     rows = [{"task": task, "step": int(t), "test_accuracy": float(h["acc"][i])} for task, h in runs.items()
             for i, t in enumerate(h.steps)]
-    fig = qa.explorer(s.explore_sigma, s.explore_lr, s.explore_normalize, steps)
+    fig = qa_figures.explorer(s.explore_sigma, s.explore_lr, s.explore_normalize, steps)
     return fig, {"sigma": s.explore_sigma, "lr": s.explore_lr, "normalize": s.explore_normalize, "steps": steps,
                  "table": rows}
 
 
 def _explorer_frame(sigma, lr, steps=None):
-    return qa.explorer(sigma=sigma, lr=lr, normalize=SETTINGS.explore_normalize,
+    return qa_figures.explorer(sigma=sigma, lr=lr, normalize=SETTINGS.explore_normalize,
                        steps=SETTINGS.explore_steps if steps is None else steps)
 
 
@@ -270,7 +273,7 @@ def relu_from_zero() -> dict[str, float]:
 @functools.lru_cache(maxsize=2)
 def seed_sweep(quick: bool = False) -> dict:
     """The runs over many seeds: the stored sweep (``python -m onelayer sweep walks-qa-seeds``), or (``quick``) its
-    tiny live version (:func:`onelayer.walks.qa_seeds.stored_sweep`)."""
+    tiny live version (:func:`onelayer.studies.walks.qa_seeds.stored_sweep`)."""
     return qa_seeds.stored_sweep(quick=True, progress=None) if quick else qa_seeds.load()
 
 
@@ -286,7 +289,7 @@ def _reading(setting: dict) -> str:
 
 def seed_rates(data: dict) -> list[dict]:
     """For each setting of a sweep: its task and reading, and the :class:`onelayer.rates.Rate` of each outcome of
-    :func:`onelayer.walks.qa_seeds.outcome_counts` (``learned_<t>`` at the ``seed_check_steps`` the runs reach)."""
+    :func:`onelayer.studies.walks.qa_seeds.outcome_counts` (``learned_<t>`` at the ``seed_check_steps`` the runs reach)."""
     checks = tuple(sorted({min(t, data["steps"]) for t in SETTINGS.seed_check_steps}))
     out = []
     for setting in data["settings"]:
@@ -321,7 +324,7 @@ def seeds(quick: bool = False):
 def seed_table(numbers: dict, task: int) -> tuple[list[dict], list[str]]:
     """The rows of :func:`seeds` for ``task`` as the chapter shows them: each outcome as ``k/n = x [lo, hi]``, and the
     final accuracies with how many runs end at each; and the column names."""
-    task = check_choice("task", task, qa.TASKS)
+    task = check_choice("task", task, qa_tasks.TASKS)
     rows = []
     for r in numbers["table"]:
         if r["task"] != task:
@@ -390,7 +393,7 @@ def verdict_rows() -> list[dict]:
     is a rate over the stored sweep's seeds (:func:`seed_rates`; each seed its own training sample and initialisation,
     accuracies on the exact task), one row per reading (normalisation, bias placement)."""
     s = SETTINGS
-    gap = qa.average_gap(2)
+    gap = qa_tasks.average_gap(2)
     sym = {(r["init"], r["positions"]): r for r in symmetry_rows()}
     zero_tied = max(r["gap_max"] for (init, _), r in sym.items() if init == "zero")
     _, bias_zero_gap = bias_table()

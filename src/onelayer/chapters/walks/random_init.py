@@ -1,7 +1,7 @@
 """Chapter "Random initialisation" (``book/walks/random_init.ipynb``): Section 5.2 and Appendix F.3 of the walks paper.
 
 The chapter reads the stored sweep over the recipe's three unknowns (what is normalised, mean or sum, the step size;
-``python -m onelayer sweep walks-random-init``, :mod:`onelayer.walks.random_init`), recomputes one stored run to show
+``python -m onelayer sweep walks-random-init``, :mod:`onelayer.studies.walks.random_init`), recomputes one stored run to show
 the file is reproducible, and draws the paper's Figures 6, 11, 12 and 13 from the stored runs: the literal reading,
 which walk is learned first under every reading, the reading closest to the authors' weighted-token table, and the
 explorer over the sweep with its player. The runs, readings and figure functions are the core package's; this module
@@ -20,7 +20,8 @@ from ...formatting import number_text
 from ...rates import mean_interval, rate
 from ...registry import register
 from ...scrubber import frame_numbers, scrub_grid
-from ...walks import random_init as ri
+from ...figures import walks_random_init as random_init_figures
+from ...studies.walks import random_init as ri
 
 __all__ = ["Settings", "SETTINGS", "sweep", "live_check", "literal_runs", "literal_rows", "fig6", "ordering",
            "setting_rates", "ordering_settings_rows", "ordering_counts", "learned_half_runs", "learned_half_rows",
@@ -34,8 +35,8 @@ __all__ = ["Settings", "SETTINGS", "sweep", "live_check", "literal_runs", "liter
 
 @dataclass(frozen=True)
 class Settings:
-    """What the chapter shows (the sweep's own grid and sizes are those of :func:`onelayer.walks.random_init.sweep`;
-    the quick variant's sizes are :data:`onelayer.walks.random_init.stored.QUICK`)."""
+    """What the chapter shows (the sweep's own grid and sizes are those of :func:`onelayer.studies.walks.random_init.sweep`;
+    the quick variant's sizes are :data:`onelayer.studies.walks.random_init.stored.QUICK`)."""
 
     #: the paper's literal reading: keys and query normalised ([guess]: the scope is unstated), mean loss, eta = 0.01
     #: ([paper]), and the walks of Figure 6 ([paper])
@@ -121,7 +122,7 @@ def _curve_rows(runs: dict) -> list[dict]:
 def fig6(quick: bool = False):
     """The paper's Figure 6 under its literal numbers (the stored runs of seed 0)."""
     runs = literal_runs(quick)
-    fig = ri.figure_curves(runs, title="keys and query normalised, mean loss, eta = 0.01 (the paper's numbers)")
+    fig = random_init_figures.figure_curves(runs, title="keys and query normalised, mean loss, eta = 0.01 (the paper's numbers)")
     return fig, {"setting": dict(ri.PAPER), "table": _curve_rows(runs)}
 
 
@@ -139,12 +140,12 @@ def literal_rows() -> list[dict]:
 def ordering(quick: bool = False):
     """When each walk is learned, for every setting and seed of the sweep, and which comes first."""
     rows = ri.ordering_table(sweep(quick), threshold=SETTINGS.learned_threshold)
-    return ri.figure_ordering(rows), {"source": "quick live sweep" if quick else PurePath(ri.STORED).name,
+    return random_init_figures.figure_ordering(rows), {"source": "quick live sweep" if quick else PurePath(ri.STORED).name,
                                       "paper_pattern_count": sum(r["paper_pattern"] for r in rows), "table": rows}
 
 
 def setting_rates(quick: bool = False) -> list[dict]:
-    """:func:`onelayer.walks.random_init.setting_rates` of the sweep: per setting, the rate of every outcome."""
+    """:func:`onelayer.studies.walks.random_init.setting_rates` of the sweep: per setting, the rate of every outcome."""
     return ri.setting_rates(ri.ordering_table(sweep(quick), threshold=SETTINGS.learned_threshold))
 
 
@@ -164,7 +165,7 @@ def ordering_settings_rows(quick: bool = False) -> list[dict]:
 
 def ordering_counts(rows: list[dict]) -> dict:
     """How often each walk came first (``p=0.5``, ``p=1``, ``tie``, ``neither``), each outcome of
-    :data:`~onelayer.walks.random_init.readings.OUTCOMES`, and the paper's pattern (its count, its rate over the (setting, seed)
+    :data:`~onelayer.studies.walks.random_init.readings.OUTCOMES`, and the paper's pattern (its count, its rate over the (setting, seed)
     pairs, and the largest count and Wilson upper bound in any one setting)."""
     counts = {k: sum(r["first"] == k for r in rows) for k in ("p=0.5", "p=1", "tie", "neither")}
     outcomes = {o: sum(r["outcome"] == o for r in rows) for o in ri.OUTCOMES}
@@ -177,7 +178,7 @@ def ordering_counts(rows: list[dict]) -> dict:
 
 
 def learned_half_rates(quick: bool = False) -> dict:
-    """:func:`onelayer.walks.random_init.learned_attention` of the sweep (the chapter's thresholds)."""
+    """:func:`onelayer.studies.walks.random_init.learned_attention` of the sweep (the chapter's thresholds)."""
     return ri.learned_attention(sweep(quick), threshold=SETTINGS.learned_threshold,
                                 attention=SETTINGS.attention_threshold)
 
@@ -209,7 +210,7 @@ def ranking_rows(top: int | None = None) -> list[dict]:
 
 
 def table_variances(quick: bool = False) -> dict:
-    """:func:`onelayer.walks.random_init.table_variances` of the closest reading over all its seeds."""
+    """:func:`onelayer.studies.walks.random_init.table_variances` of the closest reading over all its seeds."""
     normalize, reduction, lr = closest_reading(quick)
     return ri.table_variances(sweep(quick), normalize=normalize, reduction=reduction, lr=lr, drift=SETTINGS.drift)
 
@@ -235,7 +236,7 @@ def weighted_token_table() -> list[dict]:
 
 def closest_ranking(quick: bool = False) -> list[tuple[tuple, list[float]]]:
     """Every reading ``(normalize, reduction, lr)`` with the distances of its ``p = 1`` runs to the authors' table
-    (:func:`onelayer.walks.random_init.table_distance`, one per seed), closest first (a missing step ranks last)."""
+    (:func:`onelayer.studies.walks.random_init.table_distance`, one per seed), closest first (a missing step ranks last)."""
     dist = {}
     for r in sweep(quick)["runs"]:
         c = r["config"]
@@ -270,7 +271,7 @@ def fig13(quick: bool = False):
             rows.append({"step": int(step), "coordinate": k + 1, "example": ex, "variance": var,
                          "authors_example": authors[0][k] if authors else None,
                          "authors_variance": authors[1][k] if authors else None})
-    return ri.figure_weighted_token(run), {"config": run["config"], "table_distance": ri.table_distance(run),
+    return random_init_figures.figure_weighted_token(run), {"config": run["config"], "table_distance": ri.table_distance(run),
                                            "table": rows}
 
 
@@ -290,7 +291,7 @@ def fig6_closest(quick: bool = False):
     readings = [(reduction, lr)] + ([] if quick else [SETTINGS.larger_step])
     runs = {f"p = {p:g}, {red}, lr={step:g}": _find(data, p, (normalize, red, step))
             for p in SETTINGS.ps for red, step in readings}
-    fig = ri.figure_curves(runs, title=f"Figure 6 under the closest reading ({normalize}, seed 0)\nand with a 3x larger step")
+    fig = random_init_figures.figure_curves(runs, title=f"Figure 6 under the closest reading ({normalize}, seed 0)\nand with a 3x larger step")
     return fig, {"closest_reading": {"normalize": normalize, "reduction": reduction, "lr": lr},
                  "final": {name: {k: v[-1] for k, v in r["curves"].items()} for name, r in runs.items()}}
 
@@ -307,7 +308,7 @@ def fig11_run(quick: bool = False) -> dict:
 def fig11(quick: bool = False):
     """The paper's Figure 11: ``V`` over training and the final attention of :func:`fig11_run`."""
     run = fig11_run(quick)
-    return ri.figure_value_snapshots(run), {"config": run["config"], "final": {k: v[-1] for k, v in run["curves"].items()},
+    return random_init_figures.figure_value_snapshots(run), {"config": run["config"], "final": {k: v[-1] for k, v in run["curves"].items()},
                                             "profile": run["profile"]}
 
 
@@ -315,7 +316,7 @@ def fig11(quick: bool = False):
 def fig12(quick: bool = False):
     """The paper's Figure 12: ``V`` along the closest reading's ``p = 1`` run."""
     run = closest_runs(quick)[0]
-    return ri.figure_value_snapshots(run), {"config": run["config"], "V": run["V"]}
+    return random_init_figures.figure_value_snapshots(run), {"config": run["config"], "V": run["V"]}
 
 
 def value_rows() -> list[dict]:
@@ -329,7 +330,7 @@ def value_rows() -> list[dict]:
 
 def explorer():
     """The live menus (in a kernel) over the stored sweep: normalisation, reading and seed."""
-    return ri.sweep_widget(sweep())
+    return random_init_figures.sweep_widget(sweep())
 
 
 @register("walks-random-init-explorer-default", "Random init: the sweep explorer's default state: stored curves of keys and query normalised, mean loss, lr=0.01, seed 0")
@@ -338,7 +339,7 @@ def explorer_default(quick: bool = False):
     data = sweep(quick)
     normalize, reduction, lr = SETTINGS.literal
     runs = {f"p = {p:g}": _find(data, p, SETTINGS.literal) for p in data["meta"]["ps"]}
-    return ri.sweep_explorer(data), {"source": "quick live sweep" if quick else PurePath(ri.STORED).name,
+    return random_init_figures.sweep_explorer(data), {"source": "quick live sweep" if quick else PurePath(ri.STORED).name,
                                      "normalize": normalize, "reduction": reduction, "lr": lr, "seed": SETTINGS.seed,
                                      "table": _curve_rows(runs)}
 
@@ -358,7 +359,7 @@ def _player_grid(data: dict):
     kl_limits = player_kl_limits(data)
 
     def draw(norm, reading):
-        fig = ri.sweep_explorer(data, normalize=norm, reading=reading, seed=SETTINGS.seed)
+        fig = random_init_figures.sweep_explorer(data, normalize=norm, reading=reading, seed=SETTINGS.seed)
         fig.axes[1].set_ylim(*kl_limits)  # the same KL axis in every frame
         return fig
 
@@ -432,7 +433,7 @@ def _outcome_text(r) -> str:
 
 def claim_summary(quick: bool = False) -> dict:
     """What the chapter's verdict table says of the paper's two claims of Section 5.2, from the sweep's
-    :func:`~onelayer.walks.random_init.ordering_table`: for ``p = 1/2``, the learned seeds in the literal reading and
+    :func:`~onelayer.studies.walks.random_init.ordering_table`: for ``p = 1/2``, the learned seeds in the literal reading and
     the range of learned seeds and of learning steps over the other settings; for ``p = 1``, the settings where no
     seed learns it and the range of learned seeds over the others."""
     rows = ri.ordering_table(sweep(quick), threshold=SETTINGS.learned_threshold)

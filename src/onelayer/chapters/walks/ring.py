@@ -14,7 +14,8 @@ import numpy as np
 from ...rates import rate
 from ...registry import register
 from ...scrubber import frame_numbers, scrub_grid
-from ...walks import figures, ring
+from ...figures import walks as figures
+from ...walks import ring
 
 __all__ = ["Settings", "SETTINGS", "transition_matrices", "mixing", "bayes_accuracy", "explorer_default", "explorer",
            "explorer_player", "explorer_frames", "verdict_rows"]

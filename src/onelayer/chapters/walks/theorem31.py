@@ -4,8 +4,8 @@ The proof's steps at the paper's size: the first GD step against Lemma C.1 (on t
 paper's 1000 sampled walks), the second step's selection of the parent (Lemma C.5) and its log-odds against ``N``,
 the paper's Figures 4 and 8, the steps to Bayes-optimal predictions, the direction of ``V`` (``Pi^T`` or its
 entrywise square root), and the edge of the theorem (``p`` near 1, ``K <= 4``). Claims about one training sample are
-measured as rates over many samples, from the stored sweeps :mod:`onelayer.walks.seed_rates` and
-:mod:`onelayer.walks.direction_slopes`. Every figure and table
+measured as rates over many samples, from the stored sweeps :mod:`onelayer.studies.walks.seed_rates` and
+:mod:`onelayer.studies.walks.direction_slopes`. Every figure and table
 of the chapter is a registered function here; the runs several cells share are cached.
 """
 
@@ -20,7 +20,9 @@ from ...formatting import near_zero_text, number_text
 from ...rates import mean_interval, rate
 from ...registry import register
 from ...scrubber import frame_numbers, scrub
-from ...walks import direction, direction_slopes, edge, experiment, figures, first_steps, seed_rates, theory
+from ...studies.walks import direction, direction_slopes, edge, experiment, first_steps, seed_rates
+from ...figures import walks as figures
+from ...walks import theory
 from ...walks.data import walk_population
 
 __all__ = ["Settings", "SETTINGS", "sample_experiment", "lemma_c1_rows", "lemma_c1", "first_step_by_counting",
@@ -32,7 +34,7 @@ __all__ = ["Settings", "SETTINGS", "sample_experiment", "lemma_c1_rows", "lemma_
 @dataclass(frozen=True)
 class Settings:
     """What the chapter runs. ``K = 6``, ``N = 97``, ``M = 1000``, 1000 + 1000 walks, ``eta = 1``,
-    ``epsilon = 0.1`` are the defaults of :func:`onelayer.walks.experiment.setup_experiment` (Section 5.1 [paper])."""
+    ``epsilon = 0.1`` are the defaults of :func:`onelayer.studies.walks.experiment.setup_experiment` (Section 5.1 [paper])."""
 
     #: Figure 4: p = 1/2, K = 6, N = 97, 50 GD steps [paper]; the steps its printout lists [ours]
     fig4_p: float = 0.5
@@ -80,7 +82,7 @@ class Settings:
     edge_ps: tuple[float, ...] = edge.EDGE_PS
     edge_K: int = 6
     small_Ks: tuple[int, ...] = (3, 4)
-    #: the rates over training samples come from the stored sweep walks-seed-rates (onelayer.walks.seed_rates.FULL:
+    #: the rates over training samples come from the stored sweep walks-seed-rates (onelayer.studies.walks.seed_rates.FULL:
     #: 400 samples at p = 0.7 for the first steps, 40 seeds per (K, p) for the edge, 40 samples at p = 0.7 for the
     #: direction of V and Lemma C.7's remainder) [ours]
     #: a sample's V(1) counts as circulant when its largest deviation is below this (exact arithmetic gives 0) [ours]
@@ -120,7 +122,7 @@ _C1_KEYS = ("max_error", "max_entry", "max_abs_q1", "V1_circulant", "V1_circulan
 
 def lemma_c1_rows() -> list[dict]:
     """One row per ``p`` and data (the exact population at ``N = 13``, the 1000 sampled walks at ``N = 97``):
-    what :func:`onelayer.walks.experiment.lemma_c1_check` measured on ``V(1)`` (``V1_*``) and what the closed form
+    what :func:`onelayer.studies.walks.experiment.lemma_c1_check` measured on ``V(1)`` (``V1_*``) and what the closed form
     says (``closed_form_*``), apart."""
     return [{"p": p, "data": name, "N": N, **{k: check[k] for k in _C1_KEYS}} for p, name, N, check in _lemma_c1_checks()]
 
@@ -141,9 +143,9 @@ def lemma_c1(quick: bool = False):
 
 
 def first_step_by_counting() -> dict:
-    """``V(1)`` on the p = 0.7 sample by counting (:func:`onelayer.walks.first_steps.first_step_from_counts`) against
+    """``V(1)`` on the p = 0.7 sample by counting (:func:`onelayer.studies.walks.first_steps.first_step_from_counts`) against
     the trained one: ``freq`` (training label frequencies), ``column_max_labels`` (the label at each column's maximum
-    of the trained ``V(1)``, :func:`~onelayer.walks.first_steps.column_max_offsets`), ``top_label`` and
+    of the trained ``V(1)``, :func:`~onelayer.studies.walks.first_steps.column_max_offsets`), ``top_label`` and
     ``counting_error`` (largest difference of the two ``V(1)``)."""
     V1 = _sample_check(SETTINGS.p)["V1"]
     counts = first_steps.first_step_from_counts(sample_experiment(SETTINGS.p).train)
@@ -156,7 +158,7 @@ def first_step_by_counting() -> dict:
 # -- step 2: Lemma C.5 and the parent's log-odds ------------------------------------------------------------------------
 
 def lemma_c5_rows() -> list[dict]:
-    """:func:`onelayer.walks.experiment.lemma_c5_check` at p = 0.7 on the exact population (``N = 13``) and on the
+    """:func:`onelayer.studies.walks.experiment.lemma_c5_check` at p = 0.7 on the exact population (``N = 13``) and on the
     1000 sampled walks (``N = 97``), one row each with its ``data`` name."""
     s = SETTINGS
     small = experiment.setup_experiment(s.p, N=s.population_N, M=s.population_M).model
@@ -169,7 +171,7 @@ def lemma_c5_rows() -> list[dict]:
 
 @lru_cache(maxsize=None)
 def first_steps_rows(p: float, train: str = "sample") -> tuple[dict, ...]:
-    """:func:`onelayer.walks.first_steps.first_steps_table` for steps 1-3 at ``p``, on the 1000 sampled walks
+    """:func:`onelayer.studies.walks.first_steps.first_steps_table` for steps 1-3 at ``p``, on the 1000 sampled walks
     (``train="sample"``) or on the exact population at ``N = 13``, ``M = 100`` (``"population"``); cached."""
     s = SETTINGS
     small = {"N": s.population_N, "M": s.population_M} if train == "population" else {}
@@ -207,7 +209,7 @@ def fig4_run(quick: bool = False):
 @register("walks-fig4", "Theorem 3.1: K=6, N=97, p=0.5, 50 GD steps, one seed: accuracy, V, attention and its zoom "
                        "(paper's Figure 4)")
 def fig4(quick: bool = False):
-    """The paper's Figure 4 redrawn, with its numbers (:func:`onelayer.walks.experiment.training_numbers`)."""
+    """The paper's Figure 4 redrawn, with its numbers (:func:`onelayer.studies.walks.experiment.training_numbers`)."""
     exp, hist = fig4_run(quick)
     return (figures.training_figure(hist, exp, title="K=6, N=97, M=1000, p=0.5 (paper's Figure 4)"),
             experiment.training_numbers(hist, exp))
@@ -239,7 +241,7 @@ def steps_frames(quick: bool = False):
 
 @register("walks-steps-to-optimal", "Theorem 3.1 (table): first step with Bayes-optimal test predictions for several K, N (p=0.7)")
 def steps_to_optimal(quick: bool = False):
-    """:func:`onelayer.walks.experiment.steps_to_optimal_table` over ``steps_table_sizes`` (``T0`` per ``(K, N)``)."""
+    """:func:`onelayer.studies.walks.experiment.steps_to_optimal_table` over ``steps_table_sizes`` (``T0`` per ``(K, N)``)."""
     s = SETTINGS
     sizes, steps = (s.steps_table_sizes[:2], s.quick_steps) if quick else (s.steps_table_sizes, s.steps_table_steps)
     return None, {"p": s.steps_table_p, "steps": steps,
@@ -261,7 +263,7 @@ def fig8(quick: bool = False):
 
 @lru_cache(maxsize=None)
 def direction_runs(quick: bool = False) -> tuple:
-    """:func:`onelayer.walks.experiment.direction_run` for every ``direction_ps``; cached."""
+    """:func:`onelayer.studies.walks.experiment.direction_run` for every ``direction_ps``; cached."""
     s = SETTINGS
     if quick:
         return tuple(experiment.direction_run(p, steps=s.quick_direction_steps, n_records=s.quick_direction_records)
@@ -309,13 +311,13 @@ RATIO_HEADERS = {"p": "p", "ratio": "ratio", "sqrt_odds": "sqrt(p/(1-p))", "odds
 
 @lru_cache(maxsize=None)
 def loss_direction_rows() -> tuple[dict, ...]:
-    """:func:`onelayer.walks.direction.direction_by_loss` at p = 0.7 (log, squared and cross-entropy loss); cached."""
+    """:func:`onelayer.studies.walks.direction.direction_by_loss` at p = 0.7 (log, squared and cross-entropy loss); cached."""
     return tuple(direction.direction_by_loss(SETTINGS.p, steps=SETTINGS.loss_direction_steps))
 
 
 @lru_cache(maxsize=None)
 def lemma_c7() -> dict:
-    """:func:`onelayer.walks.direction.lemma_c7_remainder` at p = 0.7 over ``direction_steps``; cached."""
+    """:func:`onelayer.studies.walks.direction.lemma_c7_remainder` at p = 0.7 over ``direction_steps``; cached."""
     return direction.lemma_c7_remainder(SETTINGS.p, steps=SETTINGS.direction_steps)
 
 
@@ -325,7 +327,7 @@ def lemma_c7() -> dict:
 
 @lru_cache(maxsize=None)
 def seed_sweep() -> dict:
-    """The stored sweep :mod:`onelayer.walks.seed_rates` (``python -m onelayer sweep walks-seed-rates``); cached."""
+    """The stored sweep :mod:`onelayer.studies.walks.seed_rates` (``python -m onelayer sweep walks-seed-rates``); cached."""
     return seed_rates.load()
 
 
@@ -388,7 +390,7 @@ def direction_rates(rows: list[dict] | None = None) -> dict:
 
 @lru_cache(maxsize=None)
 def slope_sweep() -> dict:
-    """The stored sweep :mod:`onelayer.walks.direction_slopes` (``python -m onelayer sweep walks-direction-slopes``)."""
+    """The stored sweep :mod:`onelayer.studies.walks.direction_slopes` (``python -m onelayer sweep walks-direction-slopes``)."""
     return direction_slopes.load()
 
 
@@ -415,7 +417,7 @@ def mean_text(interval, digits: int = 3) -> str:
 
 
 def edge_rate_rows(Ks: tuple[int, ...] = (6,)) -> list[dict]:
-    """:func:`onelayer.walks.edge.edge_rates` of the stored edge runs (40 seeds per ``(K, p)``) for ring sizes ``Ks``."""
+    """:func:`onelayer.studies.walks.edge.edge_rates` of the stored edge runs (40 seeds per ``(K, p)``) for ring sizes ``Ks``."""
     return edge.edge_rates([r for r in seed_sweep()["edge"] if r["K"] in Ks])
 
 

@@ -2,9 +2,9 @@
 
 The token average of a deterministic walk with ``N = rK + 1``, Lemma D.1, the symmetric state under three losses
 and four step-size schedules (exact), the paper's Figures 5 and 9 in three versions, which reconstructed choices
-decide Figures 4 and 5 (:mod:`onelayer.walks.sensitivity`; over many training samples from the stored sweep
-:mod:`onelayer.walks.seed_rates`), and how round-off, a seeded Gram error or a
-perturbation of ``q`` leaves the symmetric state (:mod:`onelayer.walks.theorem41`). Every figure and table of the
+decide Figures 4 and 5 (:mod:`onelayer.studies.walks.sensitivity`; over many training samples from the stored sweep
+:mod:`onelayer.studies.walks.seed_rates`), and how round-off, a seeded Gram error or a
+perturbation of ``q`` leaves the symmetric state (:mod:`onelayer.studies.walks.theorem41`). Every figure and table of the
 chapter is a registered function here; the runs several cells share are cached.
 """
 
@@ -18,7 +18,9 @@ import numpy as np
 from ...formatting import near_zero_text, number_text
 from ...registry import register
 from ...scrubber import frame_numbers, scrub
-from ...walks import experiment, figures, gram_errors, seed_rates, sensitivity as sens, theorem41, theory
+from ...studies.walks import experiment, gram_errors, seed_rates, sensitivity as sens, theorem41
+from ...figures import walks as figures
+from ...walks import theory
 from ...walks.data import walk_population
 
 __all__ = ["Settings", "SETTINGS", "token_averages", "lemma_d1", "symmetry_rows", "symmetry_table", "fig5_runs",
@@ -30,7 +32,7 @@ __all__ = ["Settings", "SETTINGS", "token_averages", "lemma_d1", "symmetry_rows"
 @dataclass(frozen=True)
 class Settings:
     """What the chapter runs: ``p = 1``, ``N = rK + 1``, ``M = 1000``, ``eta = 1``, ``epsilon = 0.1`` (the paper's
-    Figure 5 [paper]; defaults of :func:`onelayer.walks.theorem41.deterministic_setup`)."""
+    Figure 5 [paper]; defaults of :func:`onelayer.studies.walks.theorem41.deterministic_setup`)."""
 
     #: Figure 5: K = 6, r = 16 (N = 97) [paper]; Figure 9: K = 20, r = 5 (N = 101) [paper]
     K: int = 6
@@ -112,7 +114,7 @@ def _symmetry(steps: int) -> tuple:
 
 
 def symmetry_rows(quick: bool = False) -> list[dict]:
-    """:func:`onelayer.walks.theorem41.symmetry_table` (3 losses x 4 schedules on the exact population); cached."""
+    """:func:`onelayer.studies.walks.theorem41.symmetry_table` (3 losses x 4 schedules on the exact population); cached."""
     return list(_symmetry(SETTINGS.quick_symmetry_steps if quick else SETTINGS.symmetry_steps))
 
 
@@ -213,7 +215,7 @@ def _sensitivity(dtype: str, quick: bool) -> tuple:
 
 
 def sensitivity_rows(dtype: str = "float64", quick: bool = False) -> list[dict]:
-    """:func:`onelayer.walks.sensitivity.figure45_table` over ``sensitivity_norms`` (sinusoidal positions with the
+    """:func:`onelayer.studies.walks.sensitivity.figure45_table` over ``sensitivity_norms`` (sinusoidal positions with the
     seeded Gram error) in one precision; cached. Float32 rows are the machine's own round-off."""
     return list(_sensitivity(dtype, quick))
 
@@ -233,19 +235,19 @@ def sensitivity_exact_rows() -> list[dict]:
 def sensitivity(quick: bool = False):
     """The sensitivity figure over the float64 and float32 rows (quick mode: three norms, float64 only)."""
     rows = sensitivity_rows("float64", quick) + ([] if quick else sensitivity_rows("float32"))
-    return sens.figure45_figure(rows), {"table": [{k: (str(v) if k == "norm" else v) for k, v in r.items()} for r in rows]}
+    return figures.figure45_figure(rows), {"table": [{k: (str(v) if k == "norm" else v) for k, v in r.items()} for r in rows]}
 
 
 # -- over many training samples (the stored sweep) ----------------------------------------------------------------------
 
 @lru_cache(maxsize=None)
 def seed_sweep() -> dict:
-    """The stored sweep :mod:`onelayer.walks.seed_rates` (``python -m onelayer sweep walks-seed-rates``); cached."""
+    """The stored sweep :mod:`onelayer.studies.walks.seed_rates` (``python -m onelayer sweep walks-seed-rates``); cached."""
     return seed_rates.load()
 
 
 def figure45_rate_rows(rows: list[dict] | None = None) -> list[dict]:
-    """:func:`onelayer.walks.sensitivity.figure45_rates` of the stored Figure 4/5 runs (40 training samples per
+    """:func:`onelayer.studies.walks.sensitivity.figure45_rates` of the stored Figure 4/5 runs (40 training samples per
     positional reading and squared norm; float64, 50 steps), sinusoidal reading first."""
     return sens.figure45_rates(seed_sweep()["figure45"] if rows is None else rows)
 
@@ -264,13 +266,13 @@ def figure45_rates(quick: bool = False):
 
 @lru_cache(maxsize=None)
 def gram_error_sweep() -> dict:
-    """The stored sweep :mod:`onelayer.walks.gram_errors` (``python -m onelayer sweep walks-figure45-gram-errors``);
+    """The stored sweep :mod:`onelayer.studies.walks.gram_errors` (``python -m onelayer sweep walks-figure45-gram-errors``);
     cached."""
     return gram_errors.load()
 
 
 def gram_error_rate_rows(rows: list[dict] | None = None) -> list[dict]:
-    """:func:`onelayer.walks.sensitivity.figure45_rates` over the seeded Gram error's size: the stored error sweep
+    """:func:`onelayer.studies.walks.sensitivity.figure45_rates` over the seeded Gram error's size: the stored error sweep
     plus the exactly orthogonal runs without error of the seed sweep (error 0), sinusoidal positions first."""
     if rows is None:
         rows = gram_error_sweep()["rows"] + [r for r in seed_sweep()["figure45"] if r["relative_gram_error"] == 0.0]

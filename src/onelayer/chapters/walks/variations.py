@@ -4,8 +4,8 @@ Each variation changes one thing of the paper's Section 5.1 setting (``K = 6``, 
 initialisation, ``eta = 1``, ``epsilon = 0.1``, 1000 training and 1000 test walks): a residual connection, the
 ``1/sqrt(d)`` logit scale, no positional vectors (with the capacity of any model without them), a parent at lag 2, a
 non-circulant Markov chain (random and doubly stochastic; the seeded chain table), separate ``W_Q`` and ``W_K``, and a
-linear autoregressive baseline. The experiments are :mod:`onelayer.walks.variations`, :mod:`onelayer.walks.chains`
-and :mod:`onelayer.walks.rebuttal`; this module fixes what the chapter shows.
+linear autoregressive baseline. The experiments are :mod:`onelayer.studies.walks.variations`, :mod:`onelayer.studies.walks.chains`
+and :mod:`onelayer.studies.walks.rebuttal`; this module fixes what the chapter shows.
 """
 
 from __future__ import annotations
@@ -18,9 +18,11 @@ import numpy as np
 from ...formatting import near_zero_text, number_text
 from ...rates import rate
 from ...registry import register
-from ...walks import chains, experiment, histogram_bound, rebuttal, variations
-from ...walks.variations import seeds as variation_seeds
+from ...figures import walks_variations as variation_figures
+from ...studies.walks import chains, experiment, histogram_bound, rebuttal, variations
+from ...studies.walks.variations import seeds as variation_seeds
 from ...walks.model import WalkTransformer
+from ...studies.walks.inputs import walk_model
 
 __all__ = ["Settings", "SETTINGS", "residual", "logit_scale", "no_position", "no_position_capacity", "no_position_bound",
            "linear_rates", "lag_result",
@@ -115,13 +117,13 @@ def _logit_scale(quick: bool) -> tuple[dict, list[dict]]:
     return eq, rows
 
 
-@register("walks-variations-scaling", "Variations: 1/sqrt(d) logit scaling against scale 1: optimal predictions and parent attention (p = 0.5, 0.7)")
+@register("walks-variations-logit-scale", "Variations: 1/sqrt(d) logit scale against scale 1: optimal predictions and parent attention (p = 0.5, 0.7)")
 def logit_scale(quick: bool = False):
     """The logit-scale lemma checked (``equivalence``) and the ``1/sqrt(d)`` scale against scale 1 (``table``)."""
     eq, rows = _logit_scale(quick)
     table = [{k: r[k] for k in ("p", "logit_scale", "T0", "final_accuracy", "parent_attention")} for r in rows]
     steps = SETTINGS.logit_scale_quick_steps if quick else SETTINGS.logit_scale_steps
-    return variations.figure_logit_scale(rows), {"steps": steps, "equivalence": {k: v for k, v in eq.items() if np.isscalar(v)},
+    return variation_figures.figure_logit_scale(rows), {"steps": steps, "equivalence": {k: v for k, v in eq.items() if np.isscalar(v)},
                                                  "table": table}
 
 
@@ -134,7 +136,7 @@ def no_position(quick: bool = False):
 
 @functools.lru_cache(maxsize=1)
 def no_position_capacity() -> list[dict]:
-    """What any model without positions can do (:func:`onelayer.walks.chains.no_position_capacity_table`)."""
+    """What any model without positions can do (:func:`onelayer.studies.walks.chains.no_position_capacity_table`)."""
     return chains.no_position_capacity_table(n=SETTINGS.capacity_walks)
 
 
@@ -146,7 +148,7 @@ def _bound_rows(quick: bool) -> list[dict]:
 
 @register("walks-variations-histogram-bound", "Variations (table): the exact best accuracy of any function of the visit histogram (no positions), K=6, N=13 to 97")
 def no_position_bound(quick: bool = False):
-    """:func:`onelayer.walks.histogram_bound.histogram_bayes_bound` for each ``p`` of ``bound_ps`` and ``N`` of
+    """:func:`onelayer.studies.walks.histogram_bound.histogram_bayes_bound` for each ``p`` of ``bound_ps`` and ``N`` of
     ``bound_Ns``, with chance ``1/K`` and the Bayes accuracy (about 5 s; quick: the first two lengths)."""
     return None, {"K": 6, "table": _bound_rows(quick)}
 
@@ -161,7 +163,7 @@ def linear_rates() -> dict[float, object]:
 
 @functools.lru_cache(maxsize=4)
 def lag_result(p: float, steps: int) -> dict:
-    """:func:`onelayer.walks.variations.lag_check` at lag 2 (cached: the figure, the rows and the verdicts share it)."""
+    """:func:`onelayer.studies.walks.variations.lag_check` at lag 2 (cached: the figure, the rows and the verdicts share it)."""
     return variations.lag_check(p, steps=steps)
 
 
@@ -172,7 +174,7 @@ def lag(quick: bool = False):
     keys = ("V1_error", "V1_scale", "population_V1_circulant_deviation", "population_V1_column_max_offsets",
             "sample_V1_circulant_deviation", "sample_V1_column_max_offsets", "closed_form_circulant", "closed_form_offsets",
             "steps", "lag_attention", "parent_attention", "optimal_fraction", "test_accuracy", "bayes")
-    return variations.figure_lag(res), {k: res[k] for k in keys}
+    return variation_figures.figure_lag(res), {k: res[k] for k in keys}
 
 
 def _first_optimal_step(res: dict) -> int:
@@ -234,7 +236,7 @@ def transition_matrix(kind: str) -> np.ndarray:
 
 @functools.lru_cache(maxsize=4)
 def chain_result(kind: str, quick: bool = False) -> dict:
-    """:func:`onelayer.walks.variations.chain_run` on :func:`transition_matrix` (cached)."""
+    """:func:`onelayer.studies.walks.variations.chain_run` on :func:`transition_matrix` (cached)."""
     return variations.chain_run(transition_matrix(kind), steps=SETTINGS.chain_quick_steps if quick else SETTINGS.chain_steps)
 
 
@@ -244,7 +246,7 @@ def chain_first_step() -> dict:
     K, N, M = SETTINGS.chain_small
     Pi_small = variations.random_transition_matrix(K, seed=SETTINGS.chain_seed)
     pop = variations.markov_population(Pi_small, N)
-    small = WalkTransformer(K=K, N=N, M=M)
+    small = walk_model(K=K, N=N, M=M)
     V1 = small.train(small.init(), pop, steps=1).params["V"].numpy()
     Pi = transition_matrix("random")
     mu = variations.stationary_distribution(Pi)
@@ -267,31 +269,31 @@ def _chain_numbers(res: dict) -> dict:
 def chain(quick: bool = False):
     """The random chain: ``Pi``, the final ``V`` and the direction of ``V`` against the candidate targets."""
     res = chain_result("random", quick)
-    return variations.figure_chain(res), _chain_numbers(res)
+    return variation_figures.figure_chain(res), _chain_numbers(res)
 
 
 @register("walks-variations-doubly-stochastic", "Variations: a doubly stochastic non-circulant chain, K=6: learned like the ring walk")
 def doubly_stochastic(quick: bool = False):
     """The doubly stochastic chain, drawn as :func:`chain`."""
     res = chain_result("doubly stochastic", quick)
-    return variations.figure_chain(res), _chain_numbers(res)
+    return variation_figures.figure_chain(res), _chain_numbers(res)
 
 
 @functools.lru_cache(maxsize=1)
 def chain_table() -> list[dict]:
-    """``n_chains`` seeded chains of each kind (:func:`onelayer.walks.chains.chain_table`), cached."""
+    """``n_chains`` seeded chains of each kind (:func:`onelayer.studies.walks.chains.chain_table`), cached."""
     return chains.chain_table(SETTINGS.n_chains)
 
 
 def separate_qk_rows() -> list[dict]:
-    """Separate ``W_Q`` and ``W_K`` from each initial scale (:func:`onelayer.walks.rebuttal.separate_qk_run`)."""
+    """Separate ``W_Q`` and ``W_K`` from each initial scale (:func:`onelayer.studies.walks.rebuttal.separate_qk_run`)."""
     return [{"sigma": sigma, **{k: v for k, v in rebuttal.separate_qk_run(SETTINGS.qk_p, sigma=sigma).items() if np.isscalar(v)}}
             for sigma in SETTINGS.qk_sigmas]
 
 
 @functools.lru_cache(maxsize=1)
 def linear_baseline() -> list[dict]:
-    """The linear autoregressive baseline against the transformer (:func:`onelayer.walks.rebuttal.linear_baseline_table`)."""
+    """The linear autoregressive baseline against the transformer (:func:`onelayer.studies.walks.rebuttal.linear_baseline_table`)."""
     return rebuttal.linear_baseline_table(SETTINGS.baseline_p)
 
 
@@ -330,7 +332,7 @@ def chain_summary() -> list[dict]:
 
 def chain_explorer():
     """The live sliders (in a kernel): the chain's seed and Dirichlet concentration."""
-    return variations.chain_widget()
+    return variation_figures.chain_widget()
 
 
 @register("walks-variations-chain-explorer", "Variations: the chain explorer's default state: a random chain (seed 0, Dirichlet 1), N=49, M=400, 100 GD steps")
@@ -339,7 +341,7 @@ def chain_explorer_default(quick: bool = False):
     s = SETTINGS
     steps = s.explore_quick_steps if quick else s.explore_steps
     res = variations.chain_explorer_run(s.explore_seed, s.explore_concentration, steps)
-    fig = variations.chain_explorer(s.explore_seed, s.explore_concentration, steps)
+    fig = variation_figures.chain_explorer(s.explore_seed, s.explore_concentration, steps)
     return fig, {"seed": s.explore_seed, "concentration": s.explore_concentration, "steps": steps, **_chain_numbers(res)}
 
 
@@ -352,7 +354,7 @@ def logit_scale_speed() -> float:
     """The exercise: the largest ``|V|`` difference after ``speed_steps`` between the paper's model and the
     ``1/sqrt(d)``-scaled one trained with step ``d = K + M`` on ``W`` (0 up to round-off)."""
     e = experiment.setup_experiment(SETTINGS.speed_p)
-    scaled = WalkTransformer(e.model.config.replace(logit_scale="inv_sqrt_d"))
+    scaled = walk_model(e.model.config.replace(logit_scale="inv_sqrt_d"))
     h_paper = e.model.train(e.model.init(), e.train, steps=SETTINGS.speed_steps, lr=1.0)
     h_scaled = scaled.train(scaled.init(), e.train, steps=SETTINGS.speed_steps, lr={"V": 1.0, "q": float(scaled.D)})
     return float((h_paper.params["V"] - h_scaled.params["V"]).abs().max())
@@ -362,7 +364,7 @@ def logit_scale_speed() -> float:
 
 @functools.lru_cache(maxsize=1)
 def seed_sweep() -> dict:
-    """The stored sweep :mod:`onelayer.walks.variations.seeds` (``python -m onelayer sweep walks-variations-seeds``)."""
+    """The stored sweep :mod:`onelayer.studies.walks.variations.seeds` (``python -m onelayer sweep walks-variations-seeds``)."""
     return variation_seeds.load()
 
 
@@ -489,7 +491,7 @@ def verdict_rows() -> list[dict]:
     expectations), what any model without positions can do, the uniform stationary law, separate ``W_Q`` and ``W_K``
     from zero, and the linear baseline (reviewers' questions). Claims whose outcome can vary with the draw are rates
     over 20 chains or seeds with their Wilson intervals (the logit scale and the lag-2 parent from the stored sweep
-    :mod:`onelayer.walks.variations.seeds`); the others say "one run" (an exact identity) or "one seed"."""
+    :mod:`onelayer.studies.walks.variations.seeds`); the others say "one run" (an exact identity) or "one seed"."""
     def f(x, digits=3):
         return number_text(x, digits)
 

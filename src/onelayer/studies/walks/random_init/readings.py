@@ -1,0 +1,181 @@
+"""Readings of a sweep: find a run, the step at which it is learned, which ``p`` comes first, the distance to the authors' table."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ....rates import mean_interval, rate
+from ....validation import check_float
+from .runs import AUTHORS_TABLE, TABLE_STEPS
+
+#: The outcomes of a (setting, seed) pair in :func:`ordering_table` (``"outcome"``): which of the two walks is learned
+#: within the horizon. ``"p=0.5 only"`` is the paper's Figure 6.
+OUTCOMES = ("p=0.5 only", "p=1 only", "both", "neither")
+
+
+def final(run: dict, key: str) -> float:
+    """The last recorded value of the curve ``key`` of a run (its ``"final"`` entry; older files: the curve's end)."""
+    if "final" in run:
+        return run["final"][key]
+    return run["curves"][key][-1]
+
+
+def find_run(data: dict, *, p: float, normalize: str, reduction: str, lr: float, seed: int = 0) -> dict:
+    """The run of a sweep with these settings (``KeyError`` if it is not there)."""
+    for r in data["runs"]:
+        c = r["config"]
+        if (c["p"], c["normalize"], c["reduction"], c["seed"]) == (p, normalize, reduction, seed) and np.isclose(c["lr"], lr):
+            return r
+    raise KeyError(f"no run with p={p}, normalize={normalize!r}, reduction={reduction!r}, lr={lr}, seed={seed}")
+
+
+def learned_step(steps, fractions, *, threshold: float = 0.95) -> float:
+    """First recorded step from which the optimal-prediction fraction stays ``>= threshold`` (``nan`` if never)."""
+    threshold = check_float("threshold", threshold, low=0.0, high=1.0)
+    ok = np.asarray(fractions) >= threshold
+    steps = np.asarray(steps)
+    if ok.size == 0 or not ok[-1]:
+        return float("nan")
+    bad = np.flatnonzero(~ok)
+    return float(steps[0] if bad.size == 0 else steps[bad[-1] + 1])
+
+
+def _outcome(half: bool, one: bool) -> str:
+    """The entry of :data:`~onelayer.studies.walks.random_init.readings.OUTCOMES` for "``p = 0.5`` learned" and "``p = 1`` learned"."""
+    return {(True, False): "p=0.5 only", (False, True): "p=1 only", (True, True): "both", (False, False): "neither"}[
+        (half, one)]
+
+
+def ordering_table(data: dict, *, threshold: float = 0.95) -> list[dict]:
+    """One row per setting and seed: when ``p = 0.5`` and ``p = 1`` are learned, and which comes first.
+
+    ``T_half`` / ``T_one`` are :func:`learned_step` values (``nan``: not within the
+    horizon); ``first`` is ``"p=0.5"``, ``"p=1"``, ``"tie"`` or ``"neither"``;
+    ``paper_pattern`` is true when ``p = 0.5`` is learned and ``p = 1`` is not (the
+    paper's Figure 6), ``outcome`` is one of :data:`~onelayer.studies.walks.random_init.readings.OUTCOMES`, ``final_*`` are the
+    last optimal fractions and ``parent_half`` the final attention on the parent for ``p = 0.5``.
+    """
+    rows = []
+    keyed = {}
+    for r in data["runs"]:
+        c = r["config"]
+        keyed.setdefault((c["normalize"], c["reduction"], c["lr"], c["seed"]), {})[c["p"]] = r
+    for (norm, red, lr, seed), by_p in keyed.items():
+        if 0.5 not in by_p or 1.0 not in by_p:
+            continue
+        h, o = by_p[0.5], by_p[1.0]
+        Th = learned_step(h["steps"], h["curves"]["optimal_fraction"], threshold=threshold)
+        To = learned_step(o["steps"], o["curves"]["optimal_fraction"], threshold=threshold)
+        if np.isnan(Th) and np.isnan(To):
+            first = "neither"
+        elif np.isnan(To) or (not np.isnan(Th) and Th < To):
+            first = "p=0.5"
+        elif np.isnan(Th) or To < Th:
+            first = "p=1"
+        else:
+            first = "tie"
+        rows.append({
+            "normalize": norm, "reduction": red, "lr": lr, "effective_lr": lr * (data["meta"]["n_train"] if red == "sum" else 1),
+            "seed": seed, "T_half": Th, "T_one": To, "first": first,
+            "paper_pattern": bool(not np.isnan(Th) and np.isnan(To)),
+            "outcome": _outcome(not np.isnan(Th), not np.isnan(To)),
+            "final_half": final(h, "optimal_fraction"), "final_one": final(o, "optimal_fraction"),
+            "parent_half": final(h, "parent_attention"), "lag2_half": final(h, "lag2_attention"),
+        })
+    return rows
+
+
+def _setting(row: dict) -> tuple:
+    return row["normalize"], row["reduction"], row["lr"]
+
+
+def setting_rates(rows: list[dict]) -> list[dict]:
+    """Per setting ``(normalize, reduction, lr)`` of :func:`ordering_table` rows, in their order: the number of seeds
+    ``n``, a :class:`~onelayer.rates.Rate` for every outcome of :data:`~onelayer.studies.walks.random_init.readings.OUTCOMES` (``"p=0.5 only"`` is the paper's
+    pattern) and, of the pairs where both walks are learned, how many learned ``p = 1`` first (``"p=1 first"``)."""
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        raise TypeError("rows must be a list of ordering_table rows (dicts)")
+    out = []
+    for key in dict.fromkeys(_setting(r) for r in rows):
+        cell = [r for r in rows if _setting(r) == key]
+        n = len(cell)
+        both = [r for r in cell if r["outcome"] == "both"]
+        out.append({"normalize": key[0], "reduction": key[1], "lr": key[2], "effective_lr": cell[0]["effective_lr"],
+                    "n": n, **{o: rate(sum(r["outcome"] == o for r in cell), n) for o in OUTCOMES},
+                    "p=1 first": sum(r["first"] == "p=1" for r in both), "both_n": len(both)})
+    return out
+
+
+def learned_attention(data: dict, *, threshold: float = 0.95, attention: float = 0.9) -> dict:
+    """What the learned ``p = 1/2`` runs attend to (the paper's Figure 11).
+
+    A ``p = 1/2`` run is learned when its final optimal fraction is at least
+    ``threshold``. Returns ``{"all": ..., "settings": [...]}``: over all learned
+    runs and per setting ``(normalize, reduction, lr)`` (every setting of the sweep,
+    in its order), ``n`` (learned runs), ``runs`` (all ``p = 1/2`` runs) and, when
+    ``n > 0``, the rates ``"parent"`` / ``"lag2"`` of learned runs with more than
+    ``attention`` of the final attention on ``x_{N-1}`` / ``x_{N-2}`` (else ``None``).
+    """
+    threshold = check_float("threshold", threshold, low=0.0, high=1.0)
+    attention = check_float("attention", attention, low=0.0, high=1.0)
+    half = [r for r in data["runs"] if r["config"]["p"] == 0.5]
+
+    def summary(runs):
+        learned = [r for r in runs if final(r, "optimal_fraction") >= threshold]
+        n = len(learned)
+        parent = sum(final(r, "parent_attention") > attention for r in learned)
+        lag2 = sum(final(r, "lag2_attention") > attention for r in learned)
+        return {"n": n, "runs": len(runs), "parent": rate(parent, n) if n else None,
+                "lag2": rate(lag2, n) if n else None}
+
+    keys = dict.fromkeys((r["config"]["normalize"], r["config"]["reduction"], r["config"]["lr"]) for r in half)
+    per = [{"normalize": k[0], "reduction": k[1], "lr": k[2],
+            **summary([r for r in half if (r["config"]["normalize"], r["config"]["reduction"], r["config"]["lr"]) == k])}
+           for k in keys]
+    return {"all": summary(half), "settings": per}
+
+
+def table_variances(data: dict, *, normalize: str, reduction: str, lr: float, drift: float = 0.05) -> dict:
+    """The weighted-token table over the seeds of one reading's ``p = 1`` runs, against the authors' (Figure 13).
+
+    Per step of :data:`~onelayer.studies.walks.random_init.runs.TABLE_STEPS`: ``"variance"``, the
+    geometric mean over the seeds of the mean per-coordinate variance with its 95%
+    interval (``10`` to the :func:`onelayer.rates.mean_interval` of the ``log10``
+    values: variances spread over decades), ``"authors"``, the authors' mean variance,
+    and ``"log10_ratio"``, the mean of ``log10(ours / authors)`` with its interval. ``"pattern"``: the rate of seeds whose
+    example token stays within ``drift`` of ``1/6`` at every table step while the mean
+    variance grows from step to step (the authors' qualitative picture). ``"seeds"``: how many.
+    """
+    drift = check_float("drift", drift, low=0.0, low_open=True)
+    runs = [r for r in data["runs"] if r["config"]["p"] == 1.0 and r["config"]["normalize"] == normalize
+            and r["config"]["reduction"] == reduction and np.isclose(r["config"]["lr"], lr)]
+    if len(runs) < 2:
+        raise ValueError(f"table_variances needs at least two seeds of the reading ({normalize}, {reduction}, lr={lr}); "
+                         f"got {len(runs)}")
+    steps = []
+    for s in TABLE_STEPS:
+        ours = [float(np.mean(r["table"][str(s)]["variance"])) for r in runs]
+        theirs = float(np.mean(AUTHORS_TABLE[s][1]))
+        steps.append({"step": s, "variance": tuple(10 ** x for x in mean_interval(np.log10(ours))), "authors": theirs,
+                      "log10_ratio": mean_interval([np.log10(v / theirs) for v in ours])})
+    ok = 0
+    for r in runs:
+        var = [float(np.mean(r["table"][str(s)]["variance"])) for s in TABLE_STEPS]
+        near = max(float(np.max(np.abs(np.asarray(r["table"][str(s)]["example"]) - 1 / 6))) for s in TABLE_STEPS)
+        ok += bool(near < drift and all(b > a for a, b in zip(var, var[1:])))
+    return {"seeds": len(runs), "steps": steps, "pattern": rate(ok, len(runs))}
+
+
+def table_distance(run: dict) -> float:
+    """How far a ``p = 1`` run's weighted-average-token variances are from the authors' table.
+
+    The mean over the table steps of ``|log10(mean variance ours / mean variance authors)|``
+    (0: same size at every step; 1: a factor 10 off on average). ``nan`` if a step is missing.
+    """
+    gaps = []
+    for step, (_, var) in AUTHORS_TABLE.items():
+        if str(step) not in run["table"]:
+            return float("nan")
+        ours = float(np.mean(run["table"][str(step)]["variance"]))
+        gaps.append(abs(np.log10(max(ours, 1e-300) / float(np.mean(var)))))
+    return float(np.mean(gaps))
