@@ -229,7 +229,7 @@ MAX_CHAPTER_MODULES = 4
 OVER_THE_LIMIT = {
     "walks/ring.ipynb": 5,
     "walks/theorem41.ipynb": 5,
-    "trees/backward_data.ipynb": 5,
+    "trees/backward_data.ipynb": 6,  # the aliases backward.data/.embeddings counted as one package before issue 30
     "trees/backward_training.ipynb": 5,
     "trees/backward_generalization.ipynb": 5,
     "trees/forward_construction.ipynb": 8,

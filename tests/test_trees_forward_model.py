@@ -17,7 +17,7 @@ from onelayer.trees.forward.layout import (
 )
 from onelayer.trees.forward.decoding import accuracy_by_type, greedy_decode, round_tokens, teacher_forced_correct
 from onelayer.trees.forward.architecture import ForwardArchitecture, full_heads, init_params, single_head, two_head
-from onelayer.trees.forward.model import attention, head_outputs, loss, predict, reference_predict, train_forward
+from onelayer.trees.forward.model import attention, head_outputs, loss, predict, literal_predict, train_forward
 
 ARCHS = [two_head(), single_head(), full_heads(1), full_heads(3), ForwardArchitecture("structured", ("stage", "swap", "swap"))]
 
@@ -32,7 +32,7 @@ def test_batched_prediction_equals_the_plain_formula(arch):
     Y = predict(params, arch, A, batch)
     for b in range(batch.size):
         K = int(batch.target_mask[b].sum())
-        ref = reference_predict(params, arch, X[b][batch.valid[b]], batch.query[b, :K].tolist())
+        ref = literal_predict(params, arch, X[b][batch.valid[b]], batch.query[b, :K].tolist())
         torch.testing.assert_close(Y[b, :K], ref, rtol=1e-10, atol=1e-12)
     # attention rows are distributions over the causal, unpadded keys
     w = attention(params, arch, A, batch)

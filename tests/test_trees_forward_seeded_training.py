@@ -1,4 +1,4 @@
-"""Seeded training of the forward structured models (onelayer.trees.forward.seeded_training): the batched members
+"""Seeded training of the forward structured models (onelayer.studies.trees.forward_seeded_training): the batched members
 reproduce the separate runs, the split rates, and the stored sweep against a recomputation."""
 
 from __future__ import annotations
@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from onelayer.trees.forward import dynamics, learned_values
-from onelayer.trees.forward import seeded_training as st
+from onelayer.trees.forward import dynamics
+from onelayer.studies.trees import forward_learned_values as learned_values
+from onelayer.studies.trees import forward_seeded_training as st
 from onelayer.trees.shared.embeddings import independent_embeddings, one_hot_embeddings
 from onelayer.seeding import generator
 

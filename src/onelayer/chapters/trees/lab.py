@@ -62,6 +62,7 @@ from ...trees.shared import embeddings
 from ...trees.shared.losses import LossOptions
 from ...validation import check_choice, check_float, check_int
 from ...widgets import merged_settings, progress_app, selection_slider
+from ...studies.trees.inputs import forward_init
 
 __all__ = [
     "Settings",
@@ -292,7 +293,7 @@ def _forward_run(s, flags, A, progress):
 
     init = None
     if s["init_scale"] > 0:
-        init = forward_architecture.init_params(arch, A, init_scale=s["init_scale"], gen=generator(s["seed"]))
+        init = forward_init(arch, A, init_scale=s["init_scale"], gen=generator(s["seed"]))
     hist = forward_model.train_forward(
         arch, A, m=m, steps=s["steps"], lr=s["lr"], batch_size=s["batch_size"], seed=s["seed"],
         options=LOSS_NORMS[s["loss_norm"]], init=init, progress=progress, record_every=s["record_every"],
