@@ -232,9 +232,10 @@ OVER_THE_LIMIT = {
     "trees/backward_data.ipynb": 6,  # the aliases backward.data/.embeddings counted as one package before issue 30
     "trees/backward_training.ipynb": 5,
     "trees/backward_generalization.ipynb": 5,
+    "trees/backward_construction.ipynb": 5,  # the backward model under Theorem 1
     "trees/forward_construction.ipynb": 8,
     "trees/forward_limits.ipynb": 6,
-    "trees/lab.ipynb": 5,
+    "trees/forward_training.ipynb": 7,  # the forward model, loss and GD step under Theorem 5
 }
 
 

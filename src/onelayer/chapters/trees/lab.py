@@ -55,6 +55,7 @@ from ...trees.backward import dynamics as backward_dynamics
 from ...trees.backward import layout as backward_layout
 from ...trees.backward import model as backward_model
 from ...trees.forward import decoding as forward_decoding
+from ...trees.forward import dynamics as forward_dynamics
 from ...trees.forward import layout as forward_layout
 from ...trees.forward import architecture as forward_architecture
 from ...trees.forward import model as forward_model
@@ -74,6 +75,8 @@ __all__ = [
     "LR_CHOICES",
     "INIT_CHOICES",
     "S_for",
+    "phase_times",
+    "depth_accuracy",
     "architecture",
     "head_scalars",
     "scalar_names",
@@ -204,6 +207,23 @@ def head_scalars(params, A: torch.Tensor, arch: forward_architecture.ForwardArch
         node += list(backward_dynamics.symmetric_part(A.T @ U @ A))
         stage += [float(v) for v in V.reshape(-1)]
     return np.asarray(node + stage)
+
+
+def phase_times(res: "TreesLabResult") -> dict:
+    """The steps at which each step type of a forward run becomes correct
+    (:func:`onelayer.trees.forward.dynamics.phase_times` of its recorded accuracies)."""
+    return forward_dynamics.phase_times(res.history.steps, res.history["accuracy"])
+
+
+def depth_accuracy(res: "TreesLabResult", depth: int, *, trees: int = 256, seed: int = 7) -> float:
+    """Whole-path accuracy of greedy decoding by a trained run on ``trees`` random test trees with depth cap
+    ``depth`` (0-3 children; drawn from ``numpy.random.default_rng(seed)``)."""
+    S, rng = res.A.shape[1], np.random.default_rng(seed)
+    if res.arch is None:
+        batch, _ = backward_layout.random_tree_batch(S, trees, rng, max_depth=depth)
+        return backward_model.greedy_decode(res.history.params["B"], res.A, batch).path_accuracy
+    batch, _ = forward_layout.random_forward_batch(S, trees, rng, max_depth=depth)
+    return forward_decoding.greedy_decode(res.history.params, res.arch, res.A, batch).path_accuracy
 
 
 @dataclass
