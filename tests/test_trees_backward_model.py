@@ -12,6 +12,7 @@ from onelayer.figures import trees_backward as figs
 from onelayer.trees.backward import layout
 from onelayer.trees.backward import model
 from onelayer.trees.backward import dynamics
+from onelayer.studies.trees.inputs import gaussian_embeddings
 from onelayer.trees.shared import data, embeddings
 
 
@@ -73,7 +74,7 @@ def test_perfect_batch_matches_single_tree_layout():
 @pytest.mark.parametrize("which", ["onehot", "gauss"])
 def test_batched_model_equals_literal_formula(which):
     S = 15
-    A = embeddings.one_hot_embeddings(S) if which == "onehot" else embeddings.independent_embeddings(S, 18, generator(0))
+    A = embeddings.one_hot_embeddings(S) if which == "onehot" else gaussian_embeddings(S, 18, generator(0))
     B = torch.randn(A.shape[0], A.shape[0], generator=generator(1))
     batch, _ = layout.random_tree_batch(S, 12, numpy_rng(2), max_depth=4)
     pred = model.predict(B, A, batch)

@@ -18,6 +18,7 @@ from onelayer.studies.trees import backward_batched as bs
 from onelayer.figures.trees_scaling import scaling_figure
 from onelayer.studies.trees import scaling
 from onelayer.trees.backward import dynamics
+from onelayer.studies.trees.inputs import gaussian_embeddings
 from onelayer.trees.shared import embeddings
 
 STORED = data_path(scaling.STORED)
@@ -40,7 +41,7 @@ def test_sgd_members_reproduce_separate_runs():
 
 
 def test_fixed_members_reproduce_full_batch_runs_with_eos_and_general_embeddings():
-    A = embeddings.independent_embeddings(11, 14, generator(2))  # non-diagonal Gram: the general error path
+    A = gaussian_embeddings(11, 14, generator(2))  # non-diagonal Gram: the general error path
     seeds = [1, 2]
     hist = bs.train_backward_members(A, m=2, steps=15, lr=3.0, seeds=seeds, batch_size=8, protocol="fixed", eos=True)
     for b, seed in enumerate(seeds):

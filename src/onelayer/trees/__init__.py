@@ -16,7 +16,6 @@ Shared (:mod:`onelayer.trees.shared`):
 * :mod:`~onelayer.trees.shared.embeddings`: node embeddings ``A`` (one-hot,
   orthonormal, linearly independent) and the Lemma 1 matrix ``B``.
 * :mod:`~onelayer.trees.shared.losses`: the loss normalisation of both models.
-* :mod:`~onelayer.trees.shared.sampling`: the random draws behind training and test batches.
 * :mod:`~onelayer.trees.shared.records`: reading recorded runs.
 
 Backward reasoning, Trees I (:mod:`onelayer.trees.backward`):

@@ -59,10 +59,8 @@ import numpy as np
 import torch
 
 from ...validation import check_bool, check_choice, check_int
-from ..shared.data import PaddedBatch, Tree, check_rng
+from ..shared.data import PaddedBatch, Tree, check_rng, check_trees, pad_sequences, perfect_tree_draws, random_trees, unpadded_fields
 from ..shared.embeddings import with_empty
-from ..shared.padding import check_trees, pad_sequences, unpadded_fields
-from ..shared.sampling import perfect_tree_draws, random_trees
 
 __all__ = [
     "EDGE_STAGES",
@@ -392,7 +390,7 @@ def random_forward_batch(
     """``count`` random test trees with goals, as a padded :class:`ForwardBatch`.
 
     The trees and goals are drawn exactly as by
-    :func:`onelayer.trees.shared.sampling.random_trees` (depth cap
+    :func:`onelayer.trees.shared.data.random_trees` (depth cap
     uniform in ``max(min_depth, 1)..max_depth``, ``0..max_children``
     children per node, goal uniform over the non-root nodes or, with
     ``leaves_only``, over the leaves); then laid out in R-F (``edge_stage``: the
