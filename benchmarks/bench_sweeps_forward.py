@@ -1,8 +1,8 @@
 """Trees forward seed sweeps: the members of a stored sweep trained in one batched call vs one call per seed.
 
-The stored sweeps ``trees-forward-edge-flag`` (:mod:`onelayer.trees.forward.edge_flag`) and the ``heads`` part of
-``trees-forward-limit-rates`` (:mod:`onelayer.trees.forward.limit_rates`) train 20 seeds per cell with
-:func:`onelayer.trees.forward.edge_flag.train_members`: every member its own initialisation and its own mini-batches,
+The stored sweeps ``trees-forward-edge-flag`` (:mod:`onelayer.studies.trees.forward_edge_flag`) and the ``heads`` part of
+``trees-forward-limit-rates`` (:mod:`onelayer.studies.trees.forward_limit_rates`) train 20 seeds per cell with
+:func:`onelayer.studies.trees.forward_edge_flag.train_members`: every member its own initialisation and its own mini-batches,
 one :func:`onelayer.batched.batched_gd` over :func:`torch.func.vmap` of the model's forward pass.
 
 Rows, at the sweeps' sizes (float64, one-hot labels, prompt edges with an empty stage block), one per entry of
@@ -12,8 +12,8 @@ Rows, at the sweeps' sizes (float64, one-hot labels, prompt edges with an empty 
   one full head;
 * the heads sweep: ``m = 2``, ``S = 17``, lr 2, the mean loss, for two full heads at batch 32 and four full heads at
   batch 256 (its smallest and its largest members);
-* ``ours``: one :func:`~onelayer.trees.forward.edge_flag.train_members` call with 20 seeds, with the
-  ``member_chunk`` the sweep uses at that batch size (:func:`onelayer.trees.forward.limit_rates.member_chunk`: 5
+* ``ours``: one :func:`~onelayer.studies.trees.forward_edge_flag.train_members` call with 20 seeds, with the
+  ``member_chunk`` the sweep uses at that batch size (:func:`onelayer.studies.trees.forward_limit_rates.member_chunk`: 5
   members per batched call at batch 256, where all 20 at once are compute-bound);
 * ``reference``: 20 calls of the same function with one seed each (the separate runs the batched call replaces);
 * one *step* is one GD update of every member; ``max_abs_diff`` is the largest difference of the final parameters
@@ -39,8 +39,8 @@ QUICK = (dict(seeds=3, m=2, S=15, batch_size=8, steps=3, lr=0.2, reduction="sum,
 
 
 def _row(cfg: dict, quick: bool) -> dict:
-    from onelayer.trees.forward.edge_flag import train_members
-    from onelayer.trees.forward.limit_rates import member_chunk
+    from onelayer.studies.trees.forward_edge_flag import train_members
+    from onelayer.studies.trees.forward_limit_rates import member_chunk
 
     model = cfg["model"]
     kwargs = dict(m=cfg["m"], S=cfg["S"], steps=cfg["steps"], lr=cfg["lr"], reduction=cfg["reduction"],

@@ -7,14 +7,14 @@ Rows (format and measurement method: :mod:`benchmarks.harness`):
   zero init, mini-batch SGD with batch 256, learning rate 1, float64). A
   single run already vectorises its 256 trees, so batching the seeds saves
   little time here; the row with batch 16 shows where it pays. "Ours" is
-  :func:`onelayer.trees.backward.batched.train_backward_members` with 64 seeds;
+  :func:`onelayer.studies.trees.backward_batched.train_backward_members` with 64 seeds;
   the reference is 64 calls of
   :func:`onelayer.trees.backward.model.train_backward` (the chapters' single
   trainer), one per seed, on the same batches. One step is one update of
   *every* seed. ``max_abs_diff`` is the largest difference of the final ``B``.
 * ``trees population recursion: closed form vs autograd``: 2,000 steps of
   exact population gradient descent at ``m = 4, S = 31``;
-  :func:`onelayer.trees.scaling.population_run` (hand-written gradient in
+  :func:`onelayer.studies.trees.scaling.population_run` (hand-written gradient in
   NumPy) against :func:`onelayer.trees.backward.dynamics.population_gd` (autograd on the
   canonical tree). ``max_abs_diff`` is over the trajectories of ``h1`` and ``h2``.
 """
@@ -40,8 +40,9 @@ def _row(name: str, config: str, ours, reference, *, steps: int, quick: bool, di
 
 def run(quick: bool = False) -> list[dict]:
     """The rows of the module docstring."""
-    from onelayer.trees import scaling
-    from onelayer.trees.backward import batched, dynamics, model
+    from onelayer.studies.trees import scaling
+    from onelayer.studies.trees import backward_batched as batched
+    from onelayer.trees.backward import dynamics, model
     from onelayer.trees.shared import embeddings
 
     torch.set_default_dtype(torch.float64)

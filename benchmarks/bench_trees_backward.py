@@ -102,7 +102,7 @@ def _step_runners(batch_size: int, m: int = 4, S: int = 31):
 
 
 def _time_to_accuracy(kind: str, max_steps: int = 1500, check_every: int = 50) -> tuple[float, int]:
-    from onelayer.trees.backward import generalization as gen
+    from onelayer.studies.trees import backward_generalization as gen
     from onelayer.trees.backward import layout
     from onelayer.trees.backward import model
     from onelayer.trees.shared import embeddings

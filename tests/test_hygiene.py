@@ -230,12 +230,13 @@ OVER_THE_LIMIT = {
     "walks/ring.ipynb": 5,
     "walks/theorem31.ipynb": 7,  # the cells under Theorem 3.1 and Lemma C.1 run walks.data, walks.model, walks.theory
     "walks/theorem41.ipynb": 6,  # the package re-exports of onelayer.walks are gone: walks.data and walks.model
-    "trees/backward_data.ipynb": 5,
+    "trees/backward_data.ipynb": 6,  # the aliases backward.data/.embeddings counted as one package before issue 30
     "trees/backward_training.ipynb": 5,
     "trees/backward_generalization.ipynb": 5,
+    "trees/backward_construction.ipynb": 5,  # the backward model under Theorem 1
     "trees/forward_construction.ipynb": 8,
     "trees/forward_limits.ipynb": 6,
-    "trees/lab.ipynb": 5,
+    "trees/forward_training.ipynb": 7,  # the forward model, loss and GD step under Theorem 5
 }
 
 

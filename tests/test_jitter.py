@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from onelayer import blas, jitter
+from onelayer.studies.trees.inputs import gaussian_embeddings
 from onelayer.trees.shared import embeddings
 from onelayer.studies.walks import inputs
 from onelayer.walks import positions
@@ -61,13 +62,13 @@ def test_inputs_that_pass_through_it(monkeypatch):
     P0 = inputs.positional_matrix(10, 20, "sin", gram_error=1e-9)
     E0 = inputs.positional_matrix(10, 20, "exact")
     init0 = inputs.walk_model(K=4, N=9, M=27).init("gaussian", sigma=0.1, seed=3)
-    A0 = embeddings.independent_embeddings(5, 8, torch.Generator().manual_seed(0))
+    A0 = gaussian_embeddings(5, 8, torch.Generator().manual_seed(0))
     onehot0 = embeddings.one_hot_embeddings(5)
     monkeypatch.setenv(jitter.ENV, "1e-12")
     P1 = inputs.positional_matrix(10, 20, "sin", gram_error=1e-9)
     E1 = inputs.positional_matrix(10, 20, "exact")
     init1 = inputs.walk_model(K=4, N=9, M=27).init("gaussian", sigma=0.1, seed=3)
-    A1 = embeddings.independent_embeddings(5, 8, torch.Generator().manual_seed(0))
+    A1 = gaussian_embeddings(5, 8, torch.Generator().manual_seed(0))
     for before, after in ((P0, P1), (init0["q"], init1["q"]), (A0, A1)):
         assert not torch.equal(before, after)  # exact: different tensors, any nonzero move counts
         assert torch.allclose(before, after, rtol=1e-10, atol=0)  # tol: the move is relative, about 1e-12

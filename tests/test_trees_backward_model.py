@@ -8,26 +8,23 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from onelayer.seeding import generator, numpy_rng
-from onelayer.trees.backward import figures as figs
+from onelayer.figures import trees_backward as figs
 from onelayer.trees.backward import layout
 from onelayer.trees.backward import model
 from onelayer.trees.backward import dynamics
+from onelayer.studies.trees.inputs import gaussian_embeddings
 from onelayer.trees.shared import data, embeddings
 
 
 def reference_predictions(B, A, batch):
-    """Literal formula on materialised tokens, one tree and one query at a time."""
+    """The literal formula (:func:`model.literal_predict`) on materialised tokens, one tree and one query at a time."""
     X = layout.token_vectors(batch, A)
     d = A.shape[0]
     out = torch.zeros(batch.size, batch.steps, 2 * d, dtype=B.dtype)
     for b in range(batch.size):
         for k in range(batch.steps):
-            if not batch.target_mask[b, k]:
-                continue
-            q = int(batch.query[b, k])
-            x = X[b, : q + 1]
-            s = x[:, d:] @ B @ x[q, :d]
-            out[b, k] = torch.softmax(s, 0) @ x
+            if batch.target_mask[b, k]:
+                out[b, k] = model.literal_predict(B, X[b], int(batch.query[b, k]))
     return out
 
 
@@ -77,7 +74,7 @@ def test_perfect_batch_matches_single_tree_layout():
 @pytest.mark.parametrize("which", ["onehot", "gauss"])
 def test_batched_model_equals_literal_formula(which):
     S = 15
-    A = embeddings.one_hot_embeddings(S) if which == "onehot" else embeddings.independent_embeddings(S, 18, generator(0))
+    A = embeddings.one_hot_embeddings(S) if which == "onehot" else gaussian_embeddings(S, 18, generator(0))
     B = torch.randn(A.shape[0], A.shape[0], generator=generator(1))
     batch, _ = layout.random_tree_batch(S, 12, numpy_rng(2), max_depth=4)
     pred = model.predict(B, A, batch)

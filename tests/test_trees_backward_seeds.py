@@ -1,5 +1,5 @@
-"""Issue 22: the backward verdicts as rates over seeds and embedding draws (onelayer.trees.backward.seeds and the
-stored runs of onelayer.trees.beyond.backward_beyond_runs), recomputed on small cases against the stored sweeps."""
+"""Issue 22: the backward verdicts as rates over seeds and embedding draws (onelayer.studies.trees.backward_seeds and the
+stored runs of onelayer.studies.trees.beyond.backward_beyond_runs), recomputed on small cases against the stored sweeps."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from onelayer.trees import beyond
-from onelayer.trees.backward import dynamics, seeds
+from onelayer.studies.trees import beyond
+from onelayer.trees.backward import dynamics
+from onelayer.studies.trees import backward_seeds as seeds
 from onelayer.trees.shared import embeddings
 
 

@@ -7,12 +7,13 @@ import torch
 from onelayer.seeding import generator, numpy_rng
 from onelayer.trees.backward import layout
 from onelayer.trees.backward import construction
+from onelayer.studies.trees.inputs import gaussian_embeddings
 from onelayer.trees.shared import embeddings
 
 
 @pytest.fixture(scope="module")
 def setting():
-    A = embeddings.independent_embeddings(31, 40, generator(1))
+    A = gaussian_embeddings(31, 40, generator(1))
     perfect = layout.perfect_tree_batch(4, 31, 64, numpy_rng(2))
     rand, _ = layout.random_tree_batch(31, 256, numpy_rng(3), max_depth=7)
     return A, perfect, rand
@@ -43,7 +44,7 @@ def test_exact_paths_for_large_lambda_on_all_shapes(setting):
 
 
 def test_deep_trees():
-    A = embeddings.independent_embeddings(127, 130, generator(3))
+    A = gaussian_embeddings(127, 130, generator(3))
     deep, trees = layout.random_tree_batch(127, 40, numpy_rng(4), max_depth=12, min_depth=9)
     assert max(t.depth for t in trees) >= 10
     assert construction.lambda_sweep(A, deep, [10.0])["path_accuracy"][0] == 1.0  # exact: mean of booleans (integer counts)

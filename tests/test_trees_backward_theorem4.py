@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from onelayer.seeding import numpy_rng
-from onelayer.trees.backward import generalization as gen
+from onelayer.studies.trees import backward_generalization as gen
+from onelayer.trees.backward import construction
 from onelayer.trees.backward import layout
 from onelayer.trees.backward import model
 from onelayer.trees.backward import dynamics
@@ -42,7 +43,7 @@ def test_margin_bound_holds(trained):
     assert np.all(T[pos, 0] <= T[pos, b_idx])
     # for nearly symmetric H with h2 < 0 the margin is close to h1
     h1, h2 = dynamics.symmetric_part(run.params["B"])
-    assert h2 < 0 and abs(gen.margin(run.params["B"]) - h1) < 0.1
+    assert h2 < 0 and abs(construction.margin(run.params["B"]) - h1) < 0.1
 
 
 def test_margin_bound_on_constructed_model():
@@ -52,8 +53,8 @@ def test_margin_bound_on_constructed_model():
     A = embeddings.one_hot_embeddings(31)
     for lam in (1.0, 3.0, 8.0):
         B = lam * torch.eye(31, dtype=torch.float64)
-        assert gen.margin(B) == pytest.approx(lam)
-        assert float(model.loss(B, A, test)) <= gen.margin_bound(B, test)
+        assert construction.margin(B) == pytest.approx(lam)
+        assert float(model.loss(B, A, test)) <= construction.margin_bound(B, test)
 
 
 def test_untrained_model_fails(trained):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from onelayer.trees import beyond
-from onelayer.trees.beyond import backward_beyond, embeddings, forward_beyond, shape_tree
+from onelayer.studies.trees import beyond
+from onelayer.studies.trees.beyond import backward_beyond, embeddings, forward_beyond, shape_tree
 
 
 def test_shapes_and_validation():

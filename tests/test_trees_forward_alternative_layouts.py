@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 import torch
 
-from onelayer.trees.forward import alternative_layouts, architecture, construction, decoding, layout, limits
+from onelayer.studies.trees import forward_alternative_layouts as alternative_layouts, forward_limits as limits
+from onelayer.trees.forward import architecture, construction, decoding, layout
 from onelayer.trees.shared.data import perfect_binary_tree
 from onelayer.trees.shared.embeddings import one_hot_embeddings
 
@@ -12,8 +13,8 @@ from onelayer.trees.shared.embeddings import one_hot_embeddings
 def test_no_turning_layout_drops_exactly_the_turning_step():
     tree = perfect_binary_tree(3, 25, np.random.default_rng(0))
     goal = 9
-    _, with_turn, types = layout.forward_tokens(tree, goal, shuffle=False)
-    prompt, without, types2 = layout.forward_tokens(tree, goal, shuffle=False, turning=False)
+    _, with_turn, types = layout.rf_tokens(tree, goal, shuffle=False)
+    prompt, without, types2 = layout.rf_tokens(tree, goal, shuffle=False, turning=False)
     assert len(with_turn) == 2 * 3 + 1 and len(without) == 2 * 3
     keep = types != layout.STEP_TYPES.index("turning")
     assert np.array_equal(with_turn[keep], without) and np.array_equal(types[keep], types2)  # exact: integer tokens

@@ -1,4 +1,4 @@
-"""One head against two under both edge-stage readings (onelayer.trees.forward.edge_flag) and chain accuracy."""
+"""One head against two under both edge-stage readings (onelayer.studies.trees.forward_edge_flag) and chain accuracy."""
 
 from __future__ import annotations
 
@@ -6,12 +6,13 @@ import numpy as np
 import pytest
 import torch
 
-from onelayer.trees.forward import edge_flag
+from onelayer.studies.trees import forward_edge_flag as edge_flag
 from onelayer.trees.forward.architecture import two_head
 from onelayer.trees.forward.construction import constructed_params, full_single_head_construction
-from onelayer.trees.forward.decoding import chain_correct, goal_counts, goal_rates, greedy_decode
+from onelayer.chapters.trees.forward_limits import goal_rates
+from onelayer.trees.forward.decoding import chain_correct, goal_counts, greedy_decode
 from onelayer.trees.forward.layout import STAGE_B, STAGE_F, perfect_forward_batch, random_forward_batch
-from onelayer.trees.forward.limits import NORMALISATIONS, architecture
+from onelayer.studies.trees.forward_limits import NORMALISATIONS, architecture
 from onelayer.trees.forward.model import train_forward
 from onelayer.trees.shared.embeddings import one_hot_embeddings
 

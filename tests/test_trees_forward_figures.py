@@ -1,4 +1,4 @@
-"""Figures, tables and the widget callback of the forward chapters (onelayer.trees.forward.figures)."""
+"""Figures, tables and the widget callback of the forward chapters (onelayer.figures.trees_forward)."""
 
 from __future__ import annotations
 
@@ -9,23 +9,11 @@ import pytest
 
 from onelayer.trees.forward.construction import constructed_params, scale_sweep
 from onelayer.trees.shared.embeddings import one_hot_embeddings
-from onelayer.trees.forward.figures import (
-    accuracy_by_type_figure,
-    attention_by_step_figure,
-    construction_attention_figure,
-    example_batch,
-    heads_depth_figure,
-    loss_table_figure,
-    rescaling_figure,
-    roles_figure,
-    scalars_figure,
-    scale_sweep_figure,
-    step_labels,
-)
+from onelayer.figures.trees_forward import accuracy_by_type_figure, attention_by_step_figure, construction_attention_figure, example_batch, heads_depth_figure, loss_table_figure, rescaling_figure, roles_figure, scalars_figure, scale_sweep_figure, step_labels
 from onelayer.tables import text_table
 from onelayer.trees.forward.dynamics import ROLE_METRICS, SCALAR_NAMES
 from onelayer.trees.forward.architecture import full_heads, init_params
-from onelayer.trees.forward.limits import AUTHORS_TABLE, TABLE_STEPS, table_rows
+from onelayer.studies.trees.forward_limits import AUTHORS_TABLE, TABLE_STEPS, table_rows
 from onelayer.widgets import slider_app
 
 

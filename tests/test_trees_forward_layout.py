@@ -21,7 +21,7 @@ from onelayer.trees.forward.layout import (
     forward_target_vectors,
     forward_token_text,
     forward_token_vectors,
-    forward_tokens,
+    rf_tokens,
     perfect_forward_batch,
     random_forward_batch,
 )
@@ -32,7 +32,7 @@ FAST = settings(max_examples=30, deadline=None)
 
 def test_worked_example_matches_the_spec():
     t = data.example_tree()  # root 5; 3 -> (1, 7); 8 -> (2, 6); goal 7 is node 4
-    prompt, targets, types = forward_tokens(t, 4, shuffle=False)
+    prompt, targets, types = rf_tokens(t, 4, shuffle=False)
     text = [forward_token_text(x, t.S) for x in prompt]
     assert text[-2:] == ["[5;5;f]", "[-;7;b]"]
     assert sorted(text[:-2]) == sorted(["[5;3;.]", "[5;8;.]", "[3;1;.]", "[3;7;.]", "[8;2;.]", "[8;6;.]"])
@@ -44,7 +44,7 @@ def test_worked_example_matches_the_spec():
 
 def test_no_cot_and_eos_variants():
     t = data.example_tree()
-    _, targets, types = forward_tokens(t, 4, shuffle=False, cot=False, eos=True)
+    _, targets, types = rf_tokens(t, 4, shuffle=False, cot=False, eos=True)
     assert [forward_token_text(x, t.S) for x in targets] == ["[5;5;f]", "[5;3;f]", "[3;7;f]", "[7;-;f]"]
     assert [STEP_TYPES[i] for i in types] == ["turning", "forward", "forward", "eos"]
     b = forward_batch([t], [4], shuffle=False, cot=False)
@@ -136,17 +136,17 @@ def test_validation_messages():
     t = data.example_tree()
     rng = np.random.default_rng(0)
     with pytest.raises(ValueError, match="goal must not be the root"):
-        forward_tokens(t, 0, rng)
+        rf_tokens(t, 0, rng)
     with pytest.raises(ValueError, match="goal must be"):
-        forward_tokens(t, 9, rng)
+        rf_tokens(t, 9, rng)
     with pytest.raises(TypeError, match="tree must be a Tree"):
-        forward_tokens("tree", 1, rng)
+        rf_tokens("tree", 1, rng)
     with pytest.raises(TypeError, match="rng must be"):
-        forward_tokens(t, 4, None)
+        rf_tokens(t, 4, None)
     with pytest.raises(TypeError, match="cot must be"):
-        forward_tokens(t, 4, rng, cot=1)
+        rf_tokens(t, 4, rng, cot=1)
     with pytest.raises(ValueError, match="edge_order must be a permutation"):
-        forward_tokens(t, 4, edge_order=np.array([0, 0, 1, 2, 3, 4]))
+        rf_tokens(t, 4, edge_order=np.array([0, 0, 1, 2, 3, 4]))
     with pytest.raises(ValueError, match="S must be an integer"):
         perfect_forward_batch(3, 10, 4, rng)
     with pytest.raises(ValueError, match="m must be"):
@@ -161,8 +161,8 @@ def test_validation_messages():
 
 def test_edge_stage_s_b_flags_only_the_prompt_edges():
     t = data.example_tree()
-    prompt, targets, types = forward_tokens(t, 4, shuffle=False, edge_stage="s_b")
-    base, base_targets, base_types = forward_tokens(t, 4, shuffle=False)
+    prompt, targets, types = rf_tokens(t, 4, shuffle=False, edge_stage="s_b")
+    base, base_targets, base_types = rf_tokens(t, 4, shuffle=False)
     text = [forward_token_text(x, t.S) for x in prompt]
     assert sorted(text[:-2]) == sorted(["[5;3;b]", "[5;8;b]", "[3;1;b]", "[3;7;b]", "[8;2;b]", "[8;6;b]"])
     assert (prompt[:-2, 2] == STAGE_B).all() and (base[:-2, 2] == STAGE_NONE).all()
@@ -194,7 +194,7 @@ def test_edge_stage_random_batch_and_validation():
     for i, tree in enumerate(trees):
         assert (b.stage[i, : tree.n - 1] == STAGE_B).all()
     with pytest.raises(ValueError, match="edge_stage"):
-        forward_tokens(data.example_tree(), 4, shuffle=False, edge_stage="b")
+        rf_tokens(data.example_tree(), 4, shuffle=False, edge_stage="b")
     with pytest.raises(ValueError, match="edge_stage"):
         perfect_forward_batch(2, 9, 2, np.random.default_rng(0), edge_stage="none")
     with pytest.raises(ValueError, match="edge_stage"):

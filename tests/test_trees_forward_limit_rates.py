@@ -1,4 +1,4 @@
-"""The 20-seed sweep of the limits chapter (onelayer.trees.forward.limit_rates): the full-heads part's joint profile."""
+"""The 20-seed sweep of the limits chapter (onelayer.studies.trees.forward_limit_rates): the full-heads part's joint profile."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from onelayer.chapters.trees import forward_limits as chapter
-from onelayer.trees.forward import limit_rates
+from onelayer.studies.trees import forward_limit_rates as limit_rates
 from onelayer.trees.forward.architecture import two_head
 from onelayer.trees.forward.construction import constructed_params
 from onelayer.trees.forward.decoding import greedy_decode
@@ -63,7 +63,7 @@ def test_stored_heads_part_has_every_cell_and_reproduces_seed_0():
 
 
 def test_member_chunks_give_the_same_members_as_one_call():
-    from onelayer.trees.forward.edge_flag import train_members
+    from onelayer.studies.trees.forward_edge_flag import train_members
 
     kw = dict(m=2, S=15, steps=3, lr=2.0, reduction="mean, 1/2", edge_stage="empty", batch_size=8, record_every=1)
     one, h1 = train_members("full2", seeds=[0, 1, 2], **kw)

@@ -1,4 +1,4 @@
-"""The stored-results script of the limits chapter (onelayer.trees.forward.limits) and the heads helpers' checks."""
+"""The stored-results script of the limits chapter (onelayer.studies.trees.forward_limits) and the heads helpers' checks."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from onelayer.trees.shared.embeddings import one_hot_embeddings
 from onelayer.trees.forward.dynamics import ROLE_METRICS, role_metrics, specialization_statement
 from onelayer.trees.forward.layout import perfect_forward_batch
 from onelayer.trees.forward.architecture import init_params, single_head
-from onelayer.trees.forward.limits import main, run_config
+from onelayer.studies.trees.forward_limits import main, run_config
 
 
 def test_command_line_quick_table(tmp_path):
@@ -63,7 +63,7 @@ def test_validation():
 
 def test_stored_sweep_matches_the_current_code():
     """The stored heads-by-depth file is reproduced by today's code: recompute the start of one stored run."""
-    from onelayer.trees.forward.limits import load_stored
+    from onelayer.studies.trees.forward_limits import load_stored
 
     stored = load_stored()
     row = next(r for r in stored["heads_depth"] if r["arch"] == "two_head" and r["m"] == 2)

@@ -8,7 +8,8 @@ import torch
 
 from onelayer.seeding import generator
 from onelayer.trees.backward.model import LossOptions
-from onelayer.trees.shared.embeddings import independent_embeddings, one_hot_embeddings
+from onelayer.studies.trees.inputs import forward_init, gaussian_embeddings
+from onelayer.trees.shared.embeddings import one_hot_embeddings
 from onelayer.trees.forward.layout import (
     forward_target_vectors,
     forward_token_vectors,
@@ -17,7 +18,7 @@ from onelayer.trees.forward.layout import (
 )
 from onelayer.trees.forward.decoding import accuracy_by_type, greedy_decode, round_tokens, teacher_forced_correct
 from onelayer.trees.forward.architecture import ForwardArchitecture, full_heads, init_params, single_head, two_head
-from onelayer.trees.forward.model import attention, head_outputs, loss, predict, reference_predict, train_forward
+from onelayer.trees.forward.model import attention, head_outputs, loss, predict, literal_predict, train_forward
 
 ARCHS = [two_head(), single_head(), full_heads(1), full_heads(3), ForwardArchitecture("structured", ("stage", "swap", "swap"))]
 
@@ -25,14 +26,14 @@ ARCHS = [two_head(), single_head(), full_heads(1), full_heads(3), ForwardArchite
 @pytest.mark.parametrize("arch", ARCHS, ids=lambda a: a.label())
 def test_batched_prediction_equals_the_plain_formula(arch):
     S, d = 12, 14
-    A = independent_embeddings(S, d, generator(1))
-    params = init_params(arch, A, init_scale=0.5, gen=generator(2))
+    A = gaussian_embeddings(S, d, generator(1))
+    params = forward_init(arch, A, init_scale=0.5, gen=generator(2))
     batch, _ = random_forward_batch(S, 5, np.random.default_rng(4), max_depth=3)
     X = forward_token_vectors(batch, A)
     Y = predict(params, arch, A, batch)
     for b in range(batch.size):
         K = int(batch.target_mask[b].sum())
-        ref = reference_predict(params, arch, X[b][batch.valid[b]], batch.query[b, :K].tolist())
+        ref = literal_predict(params, arch, X[b][batch.valid[b]], batch.query[b, :K].tolist())
         torch.testing.assert_close(Y[b, :K], ref, rtol=1e-10, atol=1e-12)
     # attention rows are distributions over the causal, unpadded keys
     w = attention(params, arch, A, batch)
@@ -73,7 +74,7 @@ def test_loss_normalisations():
 
 def test_rounding_and_greedy_decode_of_the_targets():
     S = 9
-    A = independent_embeddings(S, 11, generator(0))
+    A = gaussian_embeddings(S, 11, generator(0))
     batch, _ = random_forward_batch(S, 6, np.random.default_rng(2), max_depth=3, eos=True)
     Y = forward_target_vectors(batch, A)
     f, s, st = round_tokens(Y + 0.05, A)
@@ -100,7 +101,7 @@ def test_zero_init_full_heads_stay_identical():
     # alignment; entries are below 0.4 and a real split (init_scale 0.01, below) starts at about 1e-2
     torch.testing.assert_close(p["WKQ1"], p["WKQ2"], rtol=0, atol=1e-12)  # tol: twin heads, see above
     torch.testing.assert_close(p["WV1"], p["WV2"], rtol=0, atol=1e-12)  # tol: twin heads, see above
-    init = init_params(full_heads(2), A, init_scale=0.01, gen=generator(0))
+    init = forward_init(full_heads(2), A, init_scale=0.01, gen=generator(0))
     q = train_forward(full_heads(2), A, m=2, steps=5, lr=1.0, batch_size=16, init=init).params
     assert not torch.allclose(q["WKQ1"], q["WKQ2"])
 

@@ -1,4 +1,4 @@
-"""The learning-rate rescaling check over seeds (onelayer.trees.forward.rescaling): the batched members are the
+"""The learning-rate rescaling check over seeds (onelayer.studies.trees.forward_rescaling): the batched members are the
 separate runs, the comparison at equal eta_eff * t, and the stored sweep against a recomputation."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from onelayer.trees.forward import rescaling
+from onelayer.studies.trees import forward_rescaling as rescaling
 from onelayer.trees.forward.architecture import two_head
 from onelayer.trees.forward.model import train_forward
 from onelayer.trees.shared.embeddings import one_hot_embeddings

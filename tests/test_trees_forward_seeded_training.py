@@ -1,4 +1,4 @@
-"""Seeded training of the forward structured models (onelayer.trees.forward.seeded_training): the batched members
+"""Seeded training of the forward structured models (onelayer.studies.trees.forward_seeded_training): the batched members
 reproduce the separate runs, the split rates, and the stored sweep against a recomputation."""
 
 from __future__ import annotations
@@ -7,9 +7,11 @@ import numpy as np
 import pytest
 import torch
 
-from onelayer.trees.forward import dynamics, learned_values
-from onelayer.trees.forward import seeded_training as st
-from onelayer.trees.shared.embeddings import independent_embeddings, one_hot_embeddings
+from onelayer.trees.forward import dynamics
+from onelayer.studies.trees import forward_learned_values as learned_values
+from onelayer.studies.trees import forward_seeded_training as st
+from onelayer.studies.trees.inputs import gaussian_embeddings
+from onelayer.trees.shared.embeddings import one_hot_embeddings
 from onelayer.seeding import generator
 
 
@@ -24,7 +26,7 @@ def test_batched_two_head_members_are_the_separate_tracked_runs():
 
 
 def test_batched_learned_value_members_are_the_separate_runs_one_hot_and_gaussian():
-    for A in (one_hot_embeddings(17), independent_embeddings(17, 20, generator(2))):
+    for A in (one_hot_embeddings(17), gaussian_embeddings(17, 20, generator(2))):
         separate = learned_values.train_learned_values(A, m=2, steps=30, lr=2.0, init_scale=0.1, seed=4, batch_size=32)
         batched = st.learned_values_seeds(A, m=2, steps=30, init_scale=0.1, seeds=[0, 4], record_at=[10], batch_size=32)
         assert list(batched.steps) == [0, 10, 30]

@@ -14,7 +14,8 @@ from onelayer.trees.forward.construction import (
     predicted_margins,
     scale_sweep,
 )
-from onelayer.trees.shared.embeddings import independent_embeddings, one_hot_embeddings
+from onelayer.studies.trees.inputs import gaussian_embeddings
+from onelayer.trees.shared.embeddings import one_hot_embeddings
 from onelayer.trees.forward.layout import perfect_forward_batch, random_forward_batch
 from onelayer.trees.forward.decoding import greedy_decode
 from onelayer.trees.forward.architecture import full_heads, two_head
@@ -24,7 +25,7 @@ from onelayer.trees.forward.model import loss
 @pytest.fixture(scope="module")
 def setting():
     S, d = 20, 27
-    A = independent_embeddings(S, d, generator(5))  # linearly independent, not orthogonal
+    A = gaussian_embeddings(S, d, generator(5))  # linearly independent, not orthogonal
     batch, _ = random_forward_batch(S, 200, np.random.default_rng(11), max_depth=6)
     return A, batch
 

@@ -12,7 +12,7 @@ from onelayer.trees.forward.decoding import greedy_decode
 from onelayer.trees.forward.architecture import full_heads, single_head, two_head
 from onelayer.trees.forward.model import train_forward
 from onelayer.paths import data_path
-from onelayer.trees.forward.limits import NORMALISATIONS, architecture, load_stored, params_from_json, run_config
+from onelayer.studies.trees.forward_limits import NORMALISATIONS, architecture, load_stored, params_from_json, run_config
 
 STORED = data_path("trees/data/forward_sweep.json")
 S = 16

@@ -14,9 +14,11 @@ from onelayer.paths import data_path
 from onelayer.seeding import generator
 from onelayer.trees.backward import layout
 from onelayer.trees.backward import model
-from onelayer.trees.backward import batched as bs
-from onelayer.trees import scaling
+from onelayer.studies.trees import backward_batched as bs
+from onelayer.figures.trees_scaling import scaling_figure
+from onelayer.studies.trees import scaling
 from onelayer.trees.backward import dynamics
+from onelayer.studies.trees.inputs import gaussian_embeddings
 from onelayer.trees.shared import embeddings
 
 STORED = data_path(scaling.STORED)
@@ -39,7 +41,7 @@ def test_sgd_members_reproduce_separate_runs():
 
 
 def test_fixed_members_reproduce_full_batch_runs_with_eos_and_general_embeddings():
-    A = embeddings.independent_embeddings(11, 14, generator(2))  # non-diagonal Gram: the general error path
+    A = gaussian_embeddings(11, 14, generator(2))  # non-diagonal Gram: the general error path
     seeds = [1, 2]
     hist = bs.train_backward_members(A, m=2, steps=15, lr=3.0, seeds=seeds, batch_size=8, protocol="fixed", eos=True)
     for b, seed in enumerate(seeds):
@@ -186,7 +188,7 @@ def test_tiny_grid_rows_figure_and_table(tmp_path):
         {"arch": "two_head", "m": 3, "S": 25, "steps_to_converge": 400, "budget": 500, "steps": [0, 25], "lr": 2.0},
         {"arch": "two_head", "m": 4, "S": 41, "steps_to_converge": None, "budget": 500, "steps": [0, 50], "lr": 2.0}]})
     assert math.isnan(fwd[2]["steps_to_converge"]) and fwd[2]["lower_bound"] == 500
-    fig = scaling.scaling_figure([row, {**rows[0], "m": 3, "S": 15, "n_nodes": 15, "population_steps": 680.0}],
+    fig = scaling_figure([row, {**rows[0], "m": 3, "S": 15, "n_nodes": 15, "population_steps": 680.0}],
                                  forward_rows=fwd, time_rows=times)
     assert len([ax for ax in fig.axes if ax.get_visible()]) == 3
     plt.close(fig)
@@ -213,7 +215,7 @@ def test_forward_rows_from_the_stored_sweep():
 @pytest.fixture(scope="module")
 def stored():
     if not STORED.exists():
-        pytest.skip("book/trees/data/scaling.json not generated yet (python -m onelayer.trees.scaling --out ...)")
+        pytest.skip("book/trees/data/scaling.json not generated yet (python -m onelayer.studies.trees.scaling --out ...)")
     return scaling.load_stored()
 
 

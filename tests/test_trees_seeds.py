@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from onelayer.trees.forward.seeds import cell_summary, seeded_sweep
+from onelayer.studies.trees.forward_seeds import cell_summary, seeded_sweep
 
 
 def test_multi_head_full_models_fail_beyond_the_training_depth():
@@ -27,7 +27,7 @@ def test_cell_summary_and_validation():
 
 import numpy as np  # noqa: E402
 
-from onelayer.trees.forward import limits, seeds  # noqa: E402
+from onelayer.studies.trees import forward_limits as limits, forward_seeds as seeds  # noqa: E402
 
 
 def test_stored_seeds_cover_every_cell_of_the_sweep_twice():

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from onelayer.paths import data_path
-from onelayer.trees import scaling
-from onelayer.trees.forward.limits import STORED, TABLE_STEPS, load_stored, run_config
+from onelayer.studies.trees import scaling
+from onelayer.studies.trees.forward_limits import STORED, TABLE_STEPS, load_stored, run_config
 
 if not data_path(STORED).exists():  # pragma: no cover
     pytest.skip("book/trees/data/forward_sweep.json not generated", allow_module_level=True)

@@ -63,7 +63,6 @@ from pathlib import Path
 import numpy as np
 
 from . import store
-from .store import to_jsonable  # re-exported: registry.to_jsonable stays valid
 
 __all__ = [
     "FigureSpec",
@@ -77,7 +76,6 @@ __all__ = [
     "get",
     "close_matches",
     "make",
-    "to_jsonable",
 ]
 
 #: The package of chapter modules: :func:`discover` imports every module in it (see :mod:`onelayer.chapters`).
@@ -201,7 +199,7 @@ def _table_rows(name: str, table) -> list[dict]:
     for row in table:
         if list(row) != columns:
             raise ValueError(f"rows of numbers['table'] of {name!r} must all have the columns {columns}, got {list(row)}")
-    return [to_jsonable(dict(row)) for row in table]
+    return [store.to_jsonable(dict(row)) for row in table]
 
 
 def make(name: str, out_dir, *, quick: bool = False) -> Made:
@@ -260,7 +258,7 @@ def make(name: str, out_dir, *, quick: bool = False) -> Made:
         "description": spec.description,
         "quick": quick,
         "onelayer_version": __version__,
-        "numbers": to_jsonable(dict(numbers)),
+        "numbers": store.to_jsonable(dict(numbers)),
     }
     paths.append(store.write_json(out / f"{name}.json", record, kind="figure", indent=2))
     if "table" in numbers:

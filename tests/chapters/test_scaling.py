@@ -7,7 +7,7 @@ import math
 import pytest
 
 from onelayer.chapters import scaling as chapter
-from onelayer.trees import scaling as tree_scaling
+from onelayer.studies.trees import scaling as tree_scaling
 
 KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "chapter"}
 

@@ -3,7 +3,7 @@
 Walks: steps to converge and seconds per step against the sequence length ``N`` and the positional dimension ``M``
 (the live grids of :mod:`onelayer.studies.walks.scaling` over 20 seeds, the stored 16-seed grid, and the smallest ``M`` that selects the
 parent at step 2). Trees: backward steps to converge against depth and labels (the population recursion of
-:mod:`onelayer.trees.scaling`, the stored SGD runs), the forward two-head steps and the seconds per step.
+:mod:`onelayer.studies.trees.scaling`, the stored SGD runs), the forward two-head steps and the seconds per step.
 
 Every figure of the chapter is a registered function here; the runs several cells share are cached
 (:func:`walks_study`, :func:`trees_runs`), so a table and its figure come from one run.
@@ -21,7 +21,8 @@ from ..formatting import number_text
 from ..power_laws import fit_power_law
 from ..rates import mean_interval, rate
 from ..registry import register
-from ..trees import scaling as tree_scaling
+from ..studies.trees import scaling as tree_scaling
+from ..figures.trees_scaling import scaling_figure
 from ..validation import check_bool
 from ..studies.walks import scaling as walk_scaling
 from ..walks.positions import M_for
@@ -35,7 +36,7 @@ __all__ = ["Settings", "SETTINGS", "walks_study", "walks_table", "walks_reader_t
 
 @dataclass(frozen=True)
 class Settings:
-    """What the chapter runs beyond the defaults of :mod:`onelayer.studies.walks.scaling` and :mod:`onelayer.trees.scaling`
+    """What the chapter runs beyond the defaults of :mod:`onelayer.studies.walks.scaling` and :mod:`onelayer.studies.trees.scaling`
     (grids, seeds and thresholds there: ``walk_scaling.DEFAULTS``, ``tree_scaling.DEPTHS``, ...) [ours]."""
 
     #: data seeds (independent training samples) of the live walks grids and of the critical-M sets: 20, so that the
@@ -278,7 +279,7 @@ def trees_fits(quick: bool = False) -> tuple[list[dict], dict]:
 def trees_scaling(quick: bool = False):
     """The four panels of the trees half: steps against labels and depth, the forward steps, the seconds per step."""
     runs = trees_runs(quick)
-    fig = tree_scaling.scaling_figure(runs["depth"], runs["labels"], runs["forward"], runs["times"])
+    fig = scaling_figure(runs["depth"], runs["labels"], runs["forward"], runs["times"])
     return fig, {"criterion": tree_scaling.Criterion().describe(),
                  "table": tree_scaling.scaling_table(runs["depth"] + runs["labels"]),
                  "fits": tree_scaling.fit_table(runs["depth"], runs["labels"], runs["times"], runs["forward"]),

@@ -16,7 +16,6 @@ Shared (:mod:`onelayer.trees.shared`):
 * :mod:`~onelayer.trees.shared.embeddings`: node embeddings ``A`` (one-hot,
   orthonormal, linearly independent) and the Lemma 1 matrix ``B``.
 * :mod:`~onelayer.trees.shared.losses`: the loss normalisation of both models.
-* :mod:`~onelayer.trees.shared.sampling`: the random draws behind training and test batches.
 * :mod:`~onelayer.trees.shared.records`: reading recorded runs.
 
 Backward reasoning, Trees I (:mod:`onelayer.trees.backward`):
@@ -27,9 +26,6 @@ Backward reasoning, Trees I (:mod:`onelayer.trees.backward`):
 * :mod:`~onelayer.trees.backward.construction`: Theorem 1's scaled construction.
 * :mod:`~onelayer.trees.backward.dynamics`: the reduction ``H = h1 I + h2 (11^T - I)``,
   exact population gradient descent on ``(h1, h2)`` and the phase boundaries.
-* :mod:`~onelayer.trees.backward.generalization`: evaluation on random test trees (Theorem 4).
-* :mod:`~onelayer.trees.backward.figures`: tree drawings, attention maps, widgets.
-* :mod:`~onelayer.trees.backward.batched`: many seeds or step sizes of the backward trainer in one batched call.
 
 Forward reasoning, Trees II (:mod:`onelayer.trees.forward`):
 
@@ -37,13 +33,8 @@ Forward reasoning, Trees II (:mod:`onelayer.trees.forward`):
 * :mod:`~onelayer.trees.forward.model`: the multi-head model (structured or full heads), training, decoding.
 * :mod:`~onelayer.trees.forward.construction`: Theorem 2's construction and its margins.
 * :mod:`~onelayer.trees.forward.dynamics`: the symmetry-reduced head scalars and the roles the heads take.
-* :mod:`~onelayer.trees.forward.limits`: the stored heads x depth sweep of the limits chapter.
-* :mod:`~onelayer.trees.forward.figures`: figures of the forward chapters.
 
-Both: :mod:`onelayer.trees.scaling` (steps to converge and time per step against depth and number of labels) and
-
+Only the papers' objects live here (data, layouts, models, losses, GD, constructions, closed forms); they import
+torch, numpy, scipy, :mod:`onelayer.training` and :mod:`onelayer.validation` only. The experiments that run them
+over seeds, sizes and readings are :mod:`onelayer.studies.trees`; their drawings are :mod:`onelayer.figures`.
 """
-
-from . import shared
-
-__all__ = ["shared"]

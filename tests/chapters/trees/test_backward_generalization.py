@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from onelayer.chapters.trees import backward_generalization as chapter
-from onelayer.trees import beyond
-from onelayer.trees.backward import generalization as gen
+from onelayer.studies.trees import beyond
+from onelayer.studies.trees import backward_generalization as gen
 from onelayer.trees.backward import model
 
 KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "chapter"}
@@ -113,7 +113,7 @@ def test_verdicts_follow_the_measurement(monkeypatch, oh, ga, past, bounds, expe
 
 
 def test_bound_rates_count_the_runs_of_a_small_stored_sweep(tmp_path):
-    from onelayer.trees.backward import seeds as sweep
+    from onelayer.studies.trees import backward_seeds as sweep
 
     sweep.main(["--out", str(tmp_path / "s.json"), "--quick", "--seeds", "2"])
     data = sweep.load_stored(tmp_path / "s.json")
@@ -132,7 +132,7 @@ def test_bound_rates_count_the_runs_of_a_small_stored_sweep(tmp_path):
 
 
 def test_seed_rates_pool_the_runs_and_bins_hold_enough_goals(tmp_path):
-    from onelayer.trees.backward import seeds as sweep
+    from onelayer.studies.trees import backward_seeds as sweep
 
     sweep.main(["--out", str(tmp_path / "s.json"), "--quick", "--seeds", "2"])
     data = sweep.load_stored(tmp_path / "s.json")
@@ -166,7 +166,7 @@ def test_chapter_verdicts_on_the_full_runs():
 
 def test_the_sweep_records_the_chapter_run_s_test_loss_margin_and_bound():
     """Seed 0 of the batched sweep, tested as the sweep does, retraces the chapter's own run and its test record."""
-    from onelayer.trees.backward import seeds as sweep
+    from onelayer.studies.trees import backward_seeds as sweep
 
     s = chapter._settings(True)
     runs = sweep.seed_runs("one_hot", seeds=[s.seed], S=s.S, m=s.m, steps=s.steps, lr=s.lr, record_every=10,

@@ -75,7 +75,7 @@ def test_verdicts_follow_the_measurement(monkeypatch, late, T_off, slope, h1_inc
 
 
 def test_seed_summary_on_a_small_recomputed_sweep(tmp_path):
-    from onelayer.trees.backward import seeds as sweep
+    from onelayer.studies.trees import backward_seeds as sweep
 
     sweep.main(["--out", str(tmp_path / "s.json"), "--quick", "--seeds", "3"])
     data = sweep.load_stored(tmp_path / "s.json")

@@ -7,8 +7,8 @@ import pytest
 
 from onelayer.chapters.trees import forward_limits as chapter
 from onelayer.rates import rate
-from onelayer.trees import beyond
-from onelayer.trees.forward import limit_rates, limits
+from onelayer.studies.trees import beyond
+from onelayer.studies.trees import forward_limit_rates as limit_rates, forward_limits as limits
 
 KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "chapter"}
 

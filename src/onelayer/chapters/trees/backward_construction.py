@@ -21,9 +21,10 @@ from ...registry import register
 from ...scrubber import frame_numbers, scrub
 from ...seeding import generator, numpy_rng
 from ...trees.backward import construction, layout
-from ...trees.backward.figures import construction_attention_figure, decoded_attention_figure
+from ...figures.trees_backward import construction_attention_figure, decoded_attention_figure
 from ...trees.shared import embeddings
 from ...validation import check_bool
+from ...studies.trees.inputs import gaussian_embeddings
 
 __all__ = ["Settings", "SETTINGS", "setting", "lemma1", "sweeps", "sweep_rows", "sweep_table", "first_exact_lambda",
            "decoded_rates", "loss_vs_lambda",
@@ -86,7 +87,7 @@ def setting(quick: bool = False) -> dict:
 @functools.lru_cache(maxsize=2)
 def _setting(quick: bool) -> dict:
     s = _settings(quick)
-    A = embeddings.independent_embeddings(s.S, s.d, generator(s.embedding_seed))
+    A = gaussian_embeddings(s.S, s.d, generator(s.embedding_seed))
     rng = numpy_rng(s.batch_seed)
     perfect = layout.perfect_tree_batch(s.m, s.S, s.train_batch, rng)
     random_batch, random_trees = layout.random_tree_batch(s.S, s.test_trees, rng, max_depth=s.test_max_depth)
@@ -98,7 +99,7 @@ def lemma1(quick: bool = False):
     """Lemma 1 on the chapter's Gaussian embeddings: the largest off-diagonal entry of the Gram matrix and the largest
     entry of ``A^T B A - I`` (one row)."""
     s = SETTINGS
-    A = embeddings.independent_embeddings(s.S, s.d, generator(s.embedding_seed))
+    A = gaussian_embeddings(s.S, s.d, generator(s.embedding_seed))
     B = embeddings.lemma1_matrix(A)
     gram = A.T @ A
     return None, {"table": [{"S": s.S, "d": s.d, "max_offdiag_gram": float((gram - gram.diag().diag()).abs().max()),
@@ -196,7 +197,7 @@ def deep_trees() -> dict:
     symbols (Gaussian embeddings in ``d_big`` dimensions): trees per depth, the longest path and one row per
     ``lambda`` of ``deep_lambdas`` (whole-path accuracy, loss)."""
     s = SETTINGS
-    A = embeddings.independent_embeddings(s.S_big, s.d_big, generator(s.deep_embedding_seed))
+    A = gaussian_embeddings(s.S_big, s.d_big, generator(s.deep_embedding_seed))
     batch, trees = layout.random_tree_batch(s.S_big, s.deep_count, numpy_rng(s.deep_tree_seed), max_depth=s.deep_max_depth,
                                             min_depth=s.deep_min_depth)
     sw = construction.lambda_sweep(A, batch, list(s.deep_lambdas))
@@ -208,7 +209,7 @@ def deep_trees() -> dict:
 
 def explorer():
     """The live explorer (in a kernel): sliders for ``lambda``, the tree seed and the depth of
-    :func:`onelayer.trees.backward.figures.construction_attention_figure`."""
+    :func:`onelayer.figures.trees_backward.construction_attention_figure`."""
     import ipywidgets as widgets
 
     from ...widgets import slider_app

@@ -16,7 +16,7 @@ from ...registry import register
 from ...scrubber import frame_numbers, scrub
 from ...seeding import numpy_rng
 from ...trees.backward import layout
-from ...trees.backward.figures import chain_figure, chain_text, draw_tree, sample_chain_figure
+from ...figures.trees_backward import chain_figure, chain_text, draw_tree, sample_chain_figure
 from ...trees.shared import data, embeddings
 
 __all__ = ["Settings", "SETTINGS", "train_test_trees", "worked_example", "token_matrix", "sample_chain_default",
@@ -95,7 +95,7 @@ def token_matrix(quick: bool = False):
 @register("trees-sample-chain-default", "Trees I: the sampler widget's default state: a random tree (seed 0, 0-3 children, depth at most 3) with its chain")
 def sample_chain_default(quick: bool = False):
     """The sampler's default tree with its path and chain (the draws of
-    :func:`onelayer.trees.backward.figures.sample_chain_figure`, in its order)."""
+    :func:`onelayer.figures.trees_backward.sample_chain_figure`, in its order)."""
     s = SETTINGS
     rng = np.random.default_rng(s.sample_seed)
     tree = data.random_tree(s.sample_S, rng, max_depth=s.sample_max_depth, min_depth=1)

@@ -1,6 +1,6 @@
 """Chapter "Theorem 4: it generalizes to unseen trees" (``book/trees/backward_generalization.ipynb``): the model
 trained on perfect trees, tested on random trees during training (one-hot and Gaussian embeddings), the margin bound,
-and the runs past the theorems' assumptions (:mod:`onelayer.trees.beyond`).
+and the runs past the theorems' assumptions (:mod:`onelayer.studies.trees.beyond`).
 
 Every figure of the chapter is a registered function here (the notebook and ``python -m onelayer make`` call the
 same one). The two training runs are trained once each (the notebook's call shows the progress bar) and shared by
@@ -18,12 +18,13 @@ from ...plots import new_figure, plot_curves
 from ...rates import mean_interval, rate
 from ...registry import register
 from ...seeding import generator, numpy_rng
-from ...trees import beyond
+from ...studies.trees import beyond
 from ...trees.backward import dynamics, layout, model
-from ...trees.backward import generalization as gen
-from ...trees.backward import seeds as seed_sweep
+from ...studies.trees import backward_generalization as gen
+from ...studies.trees import backward_seeds as seed_sweep
 from ...trees.shared import embeddings
 from ...validation import check_bool
+from ...studies.trees.inputs import gaussian_embeddings
 
 __all__ = ["Settings", "SETTINGS", "test_set", "embedding_matrix", "run", "test_fields", "training_rows",
            "training_summary", "accuracy_by_length", "generalization", "gaussian_rows", "gaussian_summary",
@@ -36,9 +37,9 @@ class Settings:
 
     ``S = 31``, ``m = 4``, ``lr = 1``, 1,024 random test trees with 0-3 children [summary]; the 1,500 steps, the
     checkpoints every 100 steps, the test depth cap 7, the Gaussian embeddings ``d = S``, the steps the tables show
-    and the seeds [guess]. Over many runs (the stored sweep :mod:`onelayer.trees.backward.seeds`): 20 training seeds
+    and the seeds [guess]. Over many runs (the stored sweep :mod:`onelayer.studies.trees.backward_seeds`): 20 training seeds
     (one-hot) and 20 embedding draws (Gaussian), path lengths merged into bins of at least ``min_bin_goals`` test
-    goals. Past the assumptions (:mod:`onelayer.trees.beyond`, stored sweep ``trees-backward-beyond``): ``S = 80``,
+    goals. Past the assumptions (:mod:`onelayer.studies.trees.beyond`, stored sweep ``trees-backward-beyond``): ``S = 80``,
     ``m = 3``, 400 steps at lr 8, 20 runs per embedding family, 400 test goals of each shape [guess].
     """
 
@@ -87,7 +88,7 @@ def test_set(quick: bool = False):
 def embedding_matrix(gaussian: bool = False):
     """One-hot embeddings, or (``gaussian``) Gaussian ones in ``d = S`` dimensions (seed ``gaussian_seed``)."""
     S = SETTINGS.S
-    return embeddings.independent_embeddings(S, S, generator(SETTINGS.gaussian_seed)) if gaussian else embeddings.one_hot_embeddings(S)
+    return gaussian_embeddings(S, S, generator(SETTINGS.gaussian_seed)) if gaussian else embeddings.one_hot_embeddings(S)
 
 
 def run(quick: bool = False, *, gaussian: bool = False, progress: bool = False):
@@ -105,7 +106,7 @@ def run(quick: bool = False, *, gaussian: bool = False, progress: bool = False):
 
 
 def test_fields(quick: bool = False, *, gaussian: bool = False) -> dict[str, np.ndarray]:
-    """The run's test record split into :data:`~onelayer.trees.backward.generalization.TEST_FIELDS` (one value per
+    """The run's test record split into :data:`~onelayer.studies.trees.backward_generalization.TEST_FIELDS` (one value per
     checkpoint)."""
     hist = run(quick, gaussian=gaussian)
     return {name: hist["test"][:, i] for i, name in enumerate(gen.TEST_FIELDS)}
@@ -196,7 +197,7 @@ def generalization_embeddings(quick: bool = False):
 
 
 def seed_rates(data: dict | None = None) -> dict[str, dict]:
-    """Theorem 4 over the stored runs (:func:`onelayer.trees.backward.seeds.load_stored`), per embedding family.
+    """Theorem 4 over the stored runs (:func:`onelayer.studies.trees.backward_seeds.load_stored`), per embedding family.
 
     ``exact``: test paths right at the last step, pooled over runs and goals (:class:`~onelayer.rates.Rate`);
     ``runs_all_right``: runs with every test path right; ``first_all_right``: per run, the first checkpoint with every
@@ -239,7 +240,7 @@ def seed_rows(data: dict | None = None) -> list[dict]:
 
 
 def bound_rates(data: dict | None = None) -> dict:
-    """The margin bound over the stored one-hot runs (:func:`onelayer.trees.backward.seeds.load_stored`).
+    """The margin bound over the stored one-hot runs (:func:`onelayer.studies.trees.backward_seeds.load_stored`).
 
     Per run, at the checkpoints where the margin of ``H`` is positive: does the test loss stay at or below the bound
     at every one (``holds``, a :class:`~onelayer.rates.Rate` over runs; a run with no positive margin would count as
@@ -266,7 +267,7 @@ def bound_rates(data: dict | None = None) -> dict:
 
 
 def beyond_rates(data: dict | None = None) -> dict[str, dict]:
-    """The stored runs past the assumptions (:func:`onelayer.trees.beyond.load_stored`), per embedding family:
+    """The stored runs past the assumptions (:func:`onelayer.studies.trees.beyond.load_stored`), per embedding family:
     per shape the pooled rates of exact paths and of stopping by itself, and the runs that get every path of every
     shape right and stop every time (:class:`~onelayer.rates.Rate`)."""
     data = beyond.load_stored() if data is None else data

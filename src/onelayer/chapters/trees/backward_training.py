@@ -19,7 +19,7 @@ from ...registry import register
 from ...seeding import numpy_rng
 from ...rates import mean_interval, rate
 from ...trees.backward import dynamics, layout, model
-from ...trees.backward import seeds as seed_sweep
+from ...studies.trees import backward_seeds as seed_sweep
 from ...trees.shared import embeddings
 from ...validation import check_bool
 
@@ -47,7 +47,7 @@ class Settings:
     late_from: int = 500  #: the SGD residual is reported from this step on
     phase_steps: int = 3000  #: population run of the phase figure
     rate_runs: tuple[tuple[float, int], ...] = ((1.0, 3000), (8.0, 3000), (128.0, 4000))
-    #: the SGD seeds of the stored sweep (:mod:`onelayer.trees.backward.seeds`, one-hot family): a run "reaches a
+    #: the SGD seeds of the stored sweep (:mod:`onelayer.studies.trees.backward_seeds`, one-hot family): a run "reaches a
     #: small loss" when its batch loss at the last step is below this (about 2% of the initial 0.95; population GD
     #: is at 0.0135 at step 1,500) [guess]
     loss_threshold: float = 0.02
@@ -206,7 +206,7 @@ def loss_rate(quick: bool = False):
 
 
 def seed_summary(data: dict | None = None) -> dict:
-    """The SGD verdicts over the stored seeds (one-hot family of :func:`onelayer.trees.backward.seeds.load_stored`).
+    """The SGD verdicts over the stored seeds (one-hot family of :func:`onelayer.studies.trees.backward_seeds.load_stored`).
 
     Per run: the largest residual of ``H`` from the symmetric span from ``late_from`` on, the largest relative gap of
     ``h1`` from population GD, whether ``h1`` increases at every recorded step, and whether the batch loss at the last

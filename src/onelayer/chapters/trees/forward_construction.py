@@ -21,9 +21,10 @@ from ...seeding import generator, numpy_rng
 from ...trees.forward import construction
 from ...trees.forward.architecture import full_heads, two_head
 from ...trees.forward.decoding import greedy_decode
-from ...trees.forward.figures import attention_by_step_figure, construction_attention_figure, scale_sweep_figure
+from ...figures.trees_forward import attention_by_step_figure, construction_attention_figure, scale_sweep_figure
 from ...trees.forward.layout import perfect_forward_batch, random_forward_batch
 from ...trees.shared import embeddings
+from ...studies.trees.inputs import gaussian_embeddings
 
 __all__ = ["Settings", "SETTINGS", "test_set", "margins", "attention", "scale_sweep", "one_head_and_two",
            "attention_default", "explorer", "scale_player", "scale_frames", "no_turning_search", "no_turning_check",
@@ -85,7 +86,7 @@ def test_set(quick: bool = False):
 @functools.lru_cache(maxsize=2)
 def _test_set(quick: bool):
     s = SETTINGS
-    A = embeddings.independent_embeddings(s.S, s.d, generator(s.embedding_seed))
+    A = gaussian_embeddings(s.S, s.d, generator(s.embedding_seed))
     count = s.test_quick_trees if quick else s.test_trees
     test, trees = random_forward_batch(s.S, count, numpy_rng(s.test_seed), max_depth=s.test_max_depth)
     return A, test, trees

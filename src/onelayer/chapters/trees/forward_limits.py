@@ -3,8 +3,8 @@
 The two-head model trained on perfect trees and decoded on random ones (Theorem 8), one head against two beside the
 authors' table, the runs without a chain of thought, heads against training depth over seeds, the alternative
 layouts and the runs past the theorems' assumptions. The long runs are stored sweeps
-(:mod:`onelayer.trees.forward.limits`, :mod:`~onelayer.trees.forward.seeds`,
-:mod:`~onelayer.trees.forward.alternative_layouts`); the chapter and its registered figures load them.
+(:mod:`onelayer.studies.trees.forward_limits`, :mod:`~onelayer.studies.trees.forward_seeds`,
+:mod:`~onelayer.studies.trees.forward_alternative_layouts`); the chapter and its registered figures load them.
 """
 
 from __future__ import annotations
@@ -20,11 +20,11 @@ from ...formatting import number_text
 from ...rates import Rate, mean_interval, rate
 from ...registry import register
 from ...seeding import numpy_rng
-from ...trees import beyond
-from ...trees.forward import alternative_layouts, edge_flag, limit_rates, limits, seeds
+from ...studies.trees import beyond
+from ...studies.trees import forward_alternative_layouts as alternative_layouts, forward_edge_flag as edge_flag, forward_limit_rates as limit_rates, forward_limits as limits, forward_seeds as seeds
 from ...trees.forward.architecture import single_head, two_head
-from ...trees.forward.decoding import accuracy_by_type, block_correct, goal_rates, greedy_decode
-from ...trees.forward.figures import architecture_label, heads_depth_figure, loss_table_figure, seeds_figure
+from ...trees.forward.decoding import ForwardDecodeResult, accuracy_by_type, block_correct, goal_counts, greedy_decode
+from ...figures.trees_forward import architecture_label, heads_depth_figure, loss_table_figure, seeds_figure
 from ...trees.forward.layout import forward_batch, perfect_forward_batch, random_forward_batch
 from ...trees.forward.model import loss, train_forward
 from ...trees.shared import embeddings
@@ -32,7 +32,7 @@ from ...trees.shared import embeddings
 __all__ = ["Settings", "SETTINGS", "stored", "trained_two_head", "test_set", "train_eval_batch", "test_decoding",
            "goal_depth_rows", "losses", "loss_table", "single_head_blocks", "direct_runs", "direct_table",
            "heads_depth", "over_seeds", "layout_sensitivity", "layout_tables", "beyond_runs", "edge_flag_stored",
-           "edge_flag_cells", "edge_flag_table", "value_map_check", "edge_flag_verdict", "limit_rates_stored",
+           "goal_rates", "edge_flag_cells", "edge_flag_table", "value_map_check", "edge_flag_verdict", "limit_rates_stored",
            "rate_texts", "interval_texts", "theorem8_seeds", "direct_seeds", "no_turn_seeds", "heads_runs", "heads_cell_rows", "construction_layouts",
            "heads_bins", "heads_seeds", "heads_settings", "merge_bins", "heads_joint", "REGIONS", "heads_regions",
            "heads_verdict", "heads_where", "heads_runs_below", "heads_rows", "merged_offsets", "gaussian_stored",
@@ -45,7 +45,7 @@ class Settings:
 
     ``S = 25``, ``m = 3``, 1,024 random test trees [summary]; ``lr = 2`` (mean loss), 1,000 steps, the 600 steps of
     the runs without a chain of thought, the depth cap 6, the hard-attention scales and the seeds [guess]. The
-    stored sweeps have their own settings in :mod:`~onelayer.trees.forward.limits`.
+    stored sweeps have their own settings in :mod:`~onelayer.studies.trees.forward_limits`.
     """
 
     S: int = 25
@@ -65,7 +65,7 @@ class Settings:
     direct_test_seed: int = 10
     direct_perfect_seed: int = 11
     direct_perfect_trees: int = 1024
-    #: beyond the assumptions (onelayer.trees.beyond): S = 80, m = 2, 1,000 steps at lr 8, batch 64, one seed,
+    #: beyond the assumptions (onelayer.studies.trees.beyond): S = 80, m = 2, 1,000 steps at lr 8, batch 64, one seed,
     #: 20 test trees of each shape [guess]
     beyond_S: int = 80
     beyond_m: int = 2
@@ -75,7 +75,7 @@ class Settings:
     beyond_seeds: tuple[int, ...] = (0,)
     beyond_count: int = 20
     beyond_kinds: tuple[str, ...] = ("one_hot",)
-    #: one head against two under both edge-stage readings (stored sweep onelayer.trees.forward.edge_flag): a run
+    #: one head against two under both edge-stage readings (stored sweep onelayer.studies.trees.forward_edge_flag): a run
     #: "converged" when its final loss is below this fraction of its initial loss [ours]; the authors' two heads end
     #: at 0.0056 of their initial loss, their single head at 0.65 [review]; ours: two heads 0.007-0.044, one full head
     #: under s_b 0.08 (lr 0.1) or above 0.4 (lr 0.2)
@@ -99,7 +99,7 @@ def _silent(message: str) -> None:
 
 @functools.lru_cache(maxsize=1)
 def stored() -> dict:
-    """The stored loss-table and heads x depth runs (:func:`onelayer.trees.forward.limits.load_stored`)."""
+    """The stored loss-table and heads x depth runs (:func:`onelayer.studies.trees.forward_limits.load_stored`)."""
     return limits.load_stored()
 
 
@@ -265,7 +265,7 @@ def over_seeds(quick: bool = False):
 
 
 def heads_runs() -> list[dict]:
-    """Every run of the stored heads x depth sweep, seeds 0-2 (:func:`onelayer.trees.forward.seeds.all_seeds`)."""
+    """Every run of the stored heads x depth sweep, seeds 0-2 (:func:`onelayer.studies.trees.forward_seeds.all_seeds`)."""
     return seeds.all_seeds(stored(), seeds.load_stored())
 
 
@@ -277,7 +277,7 @@ def heads_cell_rows() -> list[dict]:
 
 def construction_layouts() -> list[dict]:
     """The constructions decoded in the R-F layout and without a turning token
-    (:func:`onelayer.trees.forward.alternative_layouts.construction_check`)."""
+    (:func:`onelayer.studies.trees.forward_alternative_layouts.construction_check`)."""
     return alternative_layouts.construction_check()
 
 
@@ -302,7 +302,7 @@ def layout_sensitivity(quick: bool = False):
 
 @functools.lru_cache(maxsize=1)
 def beyond_runs() -> list[dict]:
-    """The two-head model past the theorems' assumptions (:func:`onelayer.trees.beyond.forward_beyond`), one list of
+    """The two-head model past the theorems' assumptions (:func:`onelayer.studies.trees.beyond.forward_beyond`), one list of
     runs over ``beyond_kinds`` of embeddings."""
     s = SETTINGS
     return [r for kind in s.beyond_kinds
@@ -312,7 +312,7 @@ def beyond_runs() -> list[dict]:
 
 @functools.lru_cache(maxsize=1)
 def edge_flag_stored() -> dict:
-    """The stored one-against-two-heads sweep under both edge-stage readings (:mod:`onelayer.trees.forward.edge_flag`)."""
+    """The stored one-against-two-heads sweep under both edge-stage readings (:mod:`onelayer.studies.trees.forward_edge_flag`)."""
     return edge_flag.load_stored()
 
 
@@ -371,7 +371,7 @@ def edge_flag_table(quick: bool = False):
 
 
 def value_map_check(S: int | None = None) -> list[dict]:
-    """The least-squares check of :func:`onelayer.trees.forward.edge_flag.value_map_residual` under both readings."""
+    """The least-squares check of :func:`onelayer.studies.trees.forward_edge_flag.value_map_residual` under both readings."""
     return [edge_flag.value_map_residual(SETTINGS.S if S is None else S, stage) for stage in edge_flag.EDGE_STAGES]
 
 
@@ -425,14 +425,14 @@ def _edge_flag_rows() -> list[dict]:
 
 @functools.lru_cache(maxsize=1)
 def limit_rates_stored() -> dict:
-    """The stored 20-seed sweep of :mod:`onelayer.trees.forward.limit_rates` (Theorem 8, no chain of thought, no
+    """The stored 20-seed sweep of :mod:`onelayer.studies.trees.forward_limit_rates` (Theorem 8, no chain of thought, no
     turning token, full heads at ``m = 2``)."""
     return limit_rates.load_stored()
 
 
 @functools.lru_cache(maxsize=1)
 def gaussian_stored() -> dict:
-    """The stored 20-draw sweep of :func:`onelayer.trees.beyond.forward_beyond_runs`."""
+    """The stored 20-draw sweep of :func:`onelayer.studies.trees.beyond.forward_beyond_runs`."""
     return beyond.load_forward_stored()
 
 
@@ -771,7 +771,7 @@ def heads_verdict(rows: list[dict]) -> str:
 def gaussian_seeds(data: dict | None = None) -> dict:
     """The two-head model with Gaussian embeddings over the stored draws: per shape the runs solving it (at least
     ``solved_at`` of its goals) and the goals pooled over runs (each run on its own test trees), the self-stop rate,
-    and every goal pooled by goal-depth bin (:data:`onelayer.trees.beyond.DEPTH_BINS`)."""
+    and every goal pooled by goal-depth bin (:data:`onelayer.studies.trees.beyond.DEPTH_BINS`)."""
     data = gaussian_stored() if data is None else data
     runs = data["per_run"]
     shapes = beyond.SHAPES
@@ -954,3 +954,9 @@ def verdict_rows() -> list[dict]:
          "verdict": _runs_verdict(gshape["random"]["runs solving"], "the large random trees, the hardest shape"),
          "chapter": "forward_limits"},
     ]
+
+
+def goal_rates(result: ForwardDecodeResult) -> dict:
+    """Chain and path accuracy of a greedy decoding as :class:`onelayer.rates.Rate` (``k/n`` goals, Wilson 95%)."""
+    c = goal_counts(result)
+    return {"chain": rate(c["chain"], c["goals"]), "path": rate(c["path"], c["goals"])}

@@ -22,10 +22,10 @@ from ...rates import mean_interval, rate
 from ...registry import register
 from ...scrubber import frame_numbers, scrub
 from ...seeding import numpy_rng
-from ...trees.forward import dynamics, rescaling as rescaling_sweep, seeded_training
+from ...trees.forward import dynamics
+from ...studies.trees import forward_rescaling as rescaling_sweep, forward_seeded_training as seeded_training
 from ...trees.forward.architecture import two_head
-from ...trees.forward.figures import (accuracy_by_type_figure, attention_by_step_figure, rescaling_figure, roles_figure,
-                                      scalars_figure)
+from ...figures.trees_forward import accuracy_by_type_figure, attention_by_step_figure, rescaling_figure, roles_figure, scalars_figure
 from ...trees.forward.layout import STEP_TYPES, perfect_forward_batch
 from ...trees.forward.model import train_forward
 from ...trees.shared import embeddings
@@ -52,6 +52,7 @@ class Settings:
     quick_steps: int = 60  #: quick mode (``python -m onelayer make --quick``)
     lr: float = 2.0
     batch_size: int = 256
+    step_seed: int = 0  #: the training trees of the one GD step written out under Theorem 5
     record_every: int = 20
     paper_lr: float = 0.2
     paper_lr_steps: int = 200
@@ -186,7 +187,7 @@ def rescaling(quick: bool = False):
 
 @functools.lru_cache(maxsize=1)
 def rescaling_runs() -> dict:
-    """The stored rescaling sweep (:func:`onelayer.trees.forward.rescaling.load_stored`): the runs of
+    """The stored rescaling sweep (:func:`onelayer.studies.trees.forward_rescaling.load_stored`): the runs of
     :func:`paper_lr_runs` and the main run's first steps, over 20 data seeds."""
     return rescaling_sweep.load_stored()
 
@@ -199,7 +200,7 @@ def _pct(x: float) -> str:
 def rescaling_seeds(quick: bool = False):
     """The rescaling check over the stored seeds: each run at ``paper_lr`` (mean, sum over positions) against the
     run at ``lr`` (mean) at every recorded step with equal ``eta_eff * t``, losses on one fixed batch
-    (:func:`onelayer.trees.forward.rescaling.gap_summary`, tolerance ``rescaling_tol``). ``quick`` reads the same
+    (:func:`onelayer.studies.trees.forward_rescaling.gap_summary`, tolerance ``rescaling_tol``). ``quick`` reads the same
     stored file."""
     s = SETTINGS
     stored = rescaling_runs()
@@ -252,7 +253,7 @@ def attention_steps_frames(quick: bool = False):
 
 @functools.lru_cache(maxsize=1)
 def seeded_runs() -> dict:
-    """The stored seed sweep (:func:`onelayer.trees.forward.seeded_training.load_stored`)."""
+    """The stored seed sweep (:func:`onelayer.studies.trees.forward_seeded_training.load_stored`)."""
     return seeded_training.load_stored()
 
 

@@ -55,6 +55,7 @@ from ...trees.backward import dynamics as backward_dynamics
 from ...trees.backward import layout as backward_layout
 from ...trees.backward import model as backward_model
 from ...trees.forward import decoding as forward_decoding
+from ...trees.forward import dynamics as forward_dynamics
 from ...trees.forward import layout as forward_layout
 from ...trees.forward import architecture as forward_architecture
 from ...trees.forward import model as forward_model
@@ -62,6 +63,7 @@ from ...trees.shared import embeddings
 from ...trees.shared.losses import LossOptions
 from ...validation import check_choice, check_float, check_int
 from ...widgets import merged_settings, progress_app, selection_slider
+from ...studies.trees.inputs import forward_init
 
 __all__ = [
     "Settings",
@@ -73,6 +75,8 @@ __all__ = [
     "LR_CHOICES",
     "INIT_CHOICES",
     "S_for",
+    "phase_times",
+    "depth_accuracy",
     "architecture",
     "head_scalars",
     "scalar_names",
@@ -205,6 +209,23 @@ def head_scalars(params, A: torch.Tensor, arch: forward_architecture.ForwardArch
     return np.asarray(node + stage)
 
 
+def phase_times(res: "TreesLabResult") -> dict:
+    """The steps at which each step type of a forward run becomes correct
+    (:func:`onelayer.trees.forward.dynamics.phase_times` of its recorded accuracies)."""
+    return forward_dynamics.phase_times(res.history.steps, res.history["accuracy"])
+
+
+def depth_accuracy(res: "TreesLabResult", depth: int, *, trees: int = 256, seed: int = 7) -> float:
+    """Whole-path accuracy of greedy decoding by a trained run on ``trees`` random test trees with depth cap
+    ``depth`` (0-3 children; drawn from ``numpy.random.default_rng(seed)``)."""
+    S, rng = res.A.shape[1], np.random.default_rng(seed)
+    if res.arch is None:
+        batch, _ = backward_layout.random_tree_batch(S, trees, rng, max_depth=depth)
+        return backward_model.greedy_decode(res.history.params["B"], res.A, batch).path_accuracy
+    batch, _ = forward_layout.random_forward_batch(S, trees, rng, max_depth=depth)
+    return forward_decoding.greedy_decode(res.history.params, res.arch, res.A, batch).path_accuracy
+
+
 @dataclass
 class TreesLabResult:
     """One trained setting.
@@ -292,7 +313,7 @@ def _forward_run(s, flags, A, progress):
 
     init = None
     if s["init_scale"] > 0:
-        init = forward_architecture.init_params(arch, A, init_scale=s["init_scale"], gen=generator(s["seed"]))
+        init = forward_init(arch, A, init_scale=s["init_scale"], gen=generator(s["seed"]))
     hist = forward_model.train_forward(
         arch, A, m=m, steps=s["steps"], lr=s["lr"], batch_size=s["batch_size"], seed=s["seed"],
         options=LOSS_NORMS[s["loss_norm"]], init=init, progress=progress, record_every=s["record_every"],

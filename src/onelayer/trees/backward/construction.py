@@ -15,6 +15,24 @@ the prediction tends to the correct edge, and by induction over the steps the
 greedy decoder outputs the whole goal-to-root path, for every tree shape.
 The per-step squared error is ``O(((N - 1) e^{-lam})^2)``, so the loss falls
 like ``e^{-2 lam}``.
+
+Theorem 4 (reconstruction), the margin that carries the trained model to unseen trees.
+Margin. Let ``H = A^T B A`` and, for each node ``v``,
+``delta_v = H[v, v] - max(max_{c != v} H[c, v], 0)``: the gap between the
+score of the correct edge and the best competing key (another child, or the
+goal token whose empty block scores 0). With ``delta = min_v delta_v`` and
+``N`` visible tokens, the weight on the correct edge is at least
+``1 / (1 + (N - 1) e^{-delta})``, whatever the tree. For orthonormal
+embeddings every token difference has ``||x_i - y||^2 <= 4``, so the
+per-position loss ``(1/2)||y_hat - y||^2`` is at most
+
+    2 * ((N - 1) e^{-delta} / (1 + (N - 1) e^{-delta}))^2.
+
+:func:`margin_bound` averages this over a batch; it depends on the tree only
+through ``N``, which is why a margin learned on perfect binary trees carries
+over to any shape. (For ``H = h1 I + h2 (11^T - I)`` with ``h2 <= 0``,
+``delta = h1``; the paper's Theorem 4 statement was not visible to us, this
+bound is ours.)
 """
 
 from __future__ import annotations
@@ -24,11 +42,11 @@ import torch
 
 from ...validation import check_float
 from ..shared.embeddings import lemma1_matrix
-from ..shared.losses import LossOptions
+from ..shared.losses import LossOptions, normalised
 from .layout import BackwardBatch
 from .model import correct_key_weight, greedy_decode, loss
 
-__all__ = ["constructed_B", "exact_correct_weight", "visible_tokens", "lambda_sweep", "log_slope"]
+__all__ = ["constructed_B", "exact_correct_weight", "visible_tokens", "lambda_sweep", "log_slope", "margin", "margin_bound"]
 
 
 def constructed_B(A: torch.Tensor, lam: float) -> torch.Tensor:
@@ -85,3 +103,26 @@ def log_slope(x, y) -> float:
     if np.any(y <= 0):
         raise ValueError("y must be positive to take logarithms")
     return float(np.polyfit(x, np.log(y), 1)[0])
+
+
+def margin(H: torch.Tensor) -> float:
+    """``delta = min_v (H[v, v] - max(max_{c != v} H[c, v], 0))`` (columns are queries)."""
+    H = torch.as_tensor(H, dtype=torch.float64)
+    if H.dim() != 2 or H.shape[0] != H.shape[1] or H.shape[0] < 2:
+        raise ValueError(f"H must be a square matrix of size >= 2, got shape {tuple(H.shape)}")
+    S = H.shape[0]
+    off = H.masked_fill(torch.eye(S, dtype=torch.bool), float("-inf")).max(0).values.clamp(min=0.0)
+    return float((torch.diagonal(H) - off).min())
+
+
+def margin_bound(H: torch.Tensor, batch: BackwardBatch, options: LossOptions = LossOptions()) -> float:
+    """Upper bound on the teacher-forced loss of ``batch`` from the margin of ``H`` (orthonormal embeddings).
+
+    Uses the same normalisation as :func:`onelayer.trees.backward.model.loss`.
+    """
+    if not isinstance(batch, BackwardBatch):
+        raise TypeError("batch must be a BackwardBatch")
+    delta = margin(H)
+    off = (batch.query + 1 - 1).double() * torch.exp(torch.tensor(-delta, dtype=torch.float64))
+    per = 4.0 * (off / (1.0 + off)) ** 2 * batch.target_mask
+    return float(normalised(per.sum(), positions=batch.target_mask.sum(), trees=batch.size, options=options))

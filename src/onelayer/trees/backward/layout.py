@@ -36,10 +36,8 @@ import numpy as np
 import torch
 
 from ...validation import check_bool, check_int
-from ..shared.data import PaddedBatch, Tree, check_rng
+from ..shared.data import PaddedBatch, Tree, check_rng, check_trees, pad_sequences, perfect_tree_draws, random_trees, unpadded_fields
 from ..shared.embeddings import with_empty
-from ..shared.padding import check_trees, pad_sequences, unpadded_fields
-from ..shared.sampling import perfect_tree_draws, random_trees
 
 __all__ = [
     "BackwardBatch",
@@ -251,7 +249,7 @@ def random_tree_batch(
     root_token: bool = True,
     eos: bool = False,
 ) -> tuple[BackwardBatch, list[Tree]]:
-    """``count`` random test trees with goals (:func:`onelayer.trees.shared.sampling.random_trees`), as a padded batch.
+    """``count`` random test trees with goals (:func:`onelayer.trees.shared.data.random_trees`), as a padded batch.
 
     The maximal depth of each tree is drawn uniformly from
     ``min_depth..max_depth`` (at least 1) so that shapes and depths vary; the

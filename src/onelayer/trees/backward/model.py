@@ -40,6 +40,7 @@ from ..shared.losses import LossOptions, normalised
 from .layout import BackwardBatch, perfect_tree_batch
 
 __all__ = [
+    "literal_predict",
     "scores",
     "attention",
     "predict_mass",
@@ -55,6 +56,20 @@ __all__ = [
     "zero_init",
     "train_backward",
 ]
+
+def literal_predict(B: torch.Tensor, tokens: torch.Tensor, query: int) -> torch.Tensor:
+    """The model's equation, written literally on one tree's materialised tokens (the definition; slow).
+
+    ``tokens`` is ``(L, 2d)``, row ``i`` the token ``x_i = [x_i^(1); x_i^(2)]``; ``query`` is the position ``N - 1``
+    of ``x_N``. Returns ``y_hat_N = sum_{i <= N} softmax(s)_i x_i`` with ``s_i = x_i^(2)T B x_N^(1)``.
+    :func:`predict` is the fast form of the same map (all queries of all trees at once, over symbol pairs);
+    ``tests/test_trees_backward_model.py`` checks the two against each other.
+    """
+    d = B.shape[0]
+    X = tokens[: query + 1]  # x_1 .. x_N
+    s = X[:, d:] @ B @ X[query, :d]  # s_i = x_i^(2)T B x_N^(1)
+    return torch.softmax(s, 0) @ X
+
 
 def _check(B, A, batch, *, members: bool = False):
     if not isinstance(batch, BackwardBatch):
@@ -76,24 +91,26 @@ def query_mask(batch: BackwardBatch, query: torch.Tensor) -> torch.Tensor:
 
 
 def scores(B: torch.Tensor, A: torch.Tensor, batch: BackwardBatch, *, first: torch.Tensor | None = None,
-           member: torch.Tensor | None = None) -> torch.Tensor:
+           second: torch.Tensor | None = None, member: torch.Tensor | None = None) -> torch.Tensor:
     """Attention logits ``s[b, k, i] = x_i^(2)T B x_q^(1)`` at every query: shape ``(batch, K, L)``.
 
-    Keys after the query or on padding get ``-inf``. ``first`` optionally
-    replaces the first-block symbols (used by greedy decoding). With
+    Keys after the query or on padding get ``-inf``. ``first`` and ``second``
+    optionally replace the symbols of the two blocks (greedy decoding writes
+    its own outputs into them). With
     ``member`` (an index ``(batch,)``), ``B`` holds one matrix per member,
     shape ``(members, d, d)``, and tree ``b`` uses ``B[member[b]]``
-    (:mod:`onelayer.trees.backward.batched`).
+    (:mod:`onelayer.studies.trees.backward_batched`).
     """
     _check(B, A, batch, members=member is not None)
     E = with_empty(A).to(B.dtype)
     H = E.T @ B @ E  # (S+1, S+1) or (members, S+1, S+1): H[c, v] = a_c^T B a_v
     fst = batch.first if first is None else first
+    snd = batch.second if second is None else second
     q_sym = torch.gather(fst, 1, batch.query)  # (batch, K)
     if member is None:
-        s = H[batch.second[:, None, :], q_sym[:, :, None]]
+        s = H[snd[:, None, :], q_sym[:, :, None]]
     else:
-        s = H[member[:, None, None], batch.second[:, None, :], q_sym[:, :, None]]
+        s = H[member[:, None, None], snd[:, None, :], q_sym[:, :, None]]
     return s.masked_fill(~query_mask(batch, batch.query), float("-inf"))
 
 
@@ -125,12 +142,20 @@ def predict(B: torch.Tensor, A: torch.Tensor, batch: BackwardBatch) -> torch.Ten
 
 
 def squared_error(m1, m2, batch: BackwardBatch, A: torch.Tensor) -> torch.Tensor:
-    """``||y_hat - y||^2`` per (tree, position) from the masses, via the Gram matrix of ``[A, 0]``."""
+    """``||y_hat - y||^2`` per (tree, position) from the masses, via the Gram matrix ``G`` of ``[A, 0]``.
+
+    When ``G`` is diagonal (one-hot or exactly orthonormal embeddings) the dense product is skipped: each entry of
+    ``r @ G`` is then ``r_k g_k`` exactly (the other terms are exact zeros), so ``(r g) r`` gives the same bits at a
+    fraction of the cost for large ``S``.
+    """
     E = with_empty(A).to(m1.dtype)
     G = E.T @ E
     S1 = batch.S + 1
     r1 = m1 - torch.nn.functional.one_hot(batch.target_first, S1).to(m1.dtype)
     r2 = m2 - torch.nn.functional.one_hot(batch.target_second, S1).to(m1.dtype)
+    g = torch.diagonal(G)
+    if bool(torch.equal(G, torch.diag(g))):  # exact: a structural test (off-diagonal entries are exact zeros)
+        return ((r1 * g) * r1).sum(-1) + ((r2 * g) * r2).sum(-1)
     return ((r1 @ G) * r1).sum(-1) + ((r2 @ G) * r2).sum(-1)
 
 
@@ -226,22 +251,16 @@ def greedy_decode(B: torch.Tensor, A: torch.Tensor, batch: BackwardBatch) -> Dec
     _check(B, A, batch)
     first = batch.first.clone()
     second = batch.second.clone()
-    E = with_empty(A).to(B.dtype)
-    H = E.T @ B @ E
-    pos = torch.arange(batch.length)
     rows = torch.arange(batch.size)
     out1 = torch.full(batch.query.shape, batch.S, dtype=torch.int64)
     out2 = out1.clone()
     weights = torch.zeros(batch.size, batch.steps, batch.length, dtype=B.dtype)
     for k in range(batch.steps):
         q = batch.query[:, k]
-        s = H[second, first[rows, q][:, None]]  # (batch, L)
-        s = s.masked_fill(~((pos[None, :] <= q[:, None]) & batch.valid), float("-inf"))
-        w = torch.softmax(s, -1)
+        w = torch.softmax(scores(B, A, batch, first=first, second=second)[:, k], -1)  # the model at query k
         weights[:, k] = w * batch.target_mask[:, k, None]
-        m1 = torch.zeros(batch.size, batch.S + 1, dtype=w.dtype).scatter_add_(1, first, w)
-        m2 = torch.zeros(batch.size, batch.S + 1, dtype=w.dtype).scatter_add_(1, second, w)
-        p1, p2 = round_prediction(m1, A), round_prediction(m2, A)
+        m1, m2 = predict_mass(w[:, None, :], batch, first=first, second=second)
+        p1, p2 = round_prediction(m1[:, 0], A), round_prediction(m2[:, 0], A)
         out1[:, k], out2[:, k] = p1, p2
         if k + 1 < batch.steps:
             more = batch.target_mask[:, k + 1]
@@ -256,7 +275,10 @@ def greedy_decode(B: torch.Tensor, A: torch.Tensor, batch: BackwardBatch) -> Dec
 
 def zero_init(A: torch.Tensor) -> dict[str, torch.Tensor]:
     """The papers' initialisation: ``{"B": 0}`` of shape ``(d, d)``."""
-    A = check_embeddings(A)
+    return _zero(check_embeddings(A))
+
+
+def _zero(A: torch.Tensor) -> dict[str, torch.Tensor]:
     return {"B": torch.zeros(A.shape[0], A.shape[0], dtype=A.dtype)}
 
 
@@ -307,5 +329,5 @@ def train_backward(
             batch = perfect_tree_batch(m, S, batch_size, rng, root_token=root_token, eos=eos)
             return loss(params["B"], A, batch, options)
 
-    params = dict(init) if init is not None else zero_init(A)
+    params = dict(init) if init is not None else _zero(A)
     return train(params, loss_fn, steps=steps, lr=lr, record=record, progress=progress, desc="backward", **train_kwargs)

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 
 import torch
 
-from ...jitter import jitter
 from ...validation import check_choice, check_float, check_int
 from ..shared.embeddings import check_embeddings
 from .layout import ForwardBatch
@@ -123,11 +122,15 @@ def init_params(
     init_scale = check_float("init_scale", init_scale, low=0.0)
     if init_scale > 0 and not isinstance(gen, torch.Generator):
         raise TypeError("gen must be a torch.Generator when init_scale > 0")
+    return _init(arch, A, init_scale, gen)
+
+
+def _init(arch: ForwardArchitecture, A: torch.Tensor, init_scale: float = 0.0, gen=None) -> dict[str, torch.Tensor]:
+    """:func:`init_params` with arguments its caller has checked."""
     params = {}
     for name, shape in _shapes(arch, A.shape[0]).items():
         if init_scale > 0:
-            params[name] = jitter(init_scale * torch.randn(shape, generator=gen, dtype=torch.float64),
-                                  f"trees.forward.init.{name}").to(A.dtype)
+            params[name] = (init_scale * torch.randn(shape, generator=gen, dtype=torch.float64)).to(A.dtype)
         else:
             params[name] = torch.zeros(shape, dtype=A.dtype)
     return params

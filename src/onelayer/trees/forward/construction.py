@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from ...validation import check_choice, check_float
-from ..shared.embeddings import check_embeddings, lemma1_matrix
+from ..shared.embeddings import _lemma1, check_embeddings
 from .layout import STEP_TYPES, ForwardBatch
 from .architecture import ForwardArchitecture, full_heads, two_head
 from .decoding import greedy_decode, teacher_forced_correct
@@ -58,9 +58,12 @@ def _scales(lam, mu, kappa):
 
 def constructed_params(A: torch.Tensor, lam: float, mu: float, kappa: float) -> dict[str, torch.Tensor]:
     """The Theorem 2 construction ``{U1, V1, U2, V2}`` for the two-head model (:func:`~onelayer.trees.forward.architecture.two_head`)."""
-    A = check_embeddings(A)
-    lam, mu, kappa = _scales(lam, mu, kappa)
-    B = lemma1_matrix(A)
+    return _two_heads(check_embeddings(A), *_scales(lam, mu, kappa))
+
+
+def _two_heads(A: torch.Tensor, lam: float, mu: float, kappa: float) -> dict[str, torch.Tensor]:
+    """:func:`constructed_params` with arguments its caller has checked."""
+    B = _lemma1(A)
     dt = A.dtype
     return {
         "U1": lam * B,
@@ -83,13 +86,17 @@ def full_single_head_construction(A: torch.Tensor, lam: float, mu: float) -> dic
     (an edge in the backward stage, the root token at the turn, a
     backward-stage token in the forward stage). Our observation, not the paper's.
     """
-    A = check_embeddings(A)
     lam, mu, _ = _scales(lam, mu, 1.0)
+    return _one_full_head(check_embeddings(A), lam, mu)
+
+
+def _one_full_head(A: torch.Tensor, lam: float, mu: float) -> dict[str, torch.Tensor]:
+    """:func:`full_single_head_construction` with arguments its caller has checked."""
     d = A.shape[0]
     D = 2 * d + 2
     dt = A.dtype
     WKQ = torch.zeros(D, D, dtype=dt)
-    WKQ[d : 2 * d, d : 2 * d] = lam * lemma1_matrix(A)
+    WKQ[d : 2 * d, d : 2 * d] = lam * _lemma1(A)
     WKQ[2 * d :, 2 * d :] = mu * torch.tensor([[-1.0, 1.0], [0.0, -1.0]], dtype=dt)
     WV = torch.zeros(D, D, dtype=dt)
     WV[:d, d : 2 * d] = torch.eye(d, dtype=dt)
@@ -197,11 +204,12 @@ def scale_sweep(
     step, chain and whole-path accuracies of greedy decoding on ``batch``.
     """
     scales = [check_float("scales[i]", c, low=0.0, low_open=True) for c in np.atleast_1d(scales).tolist()]
+    A = check_embeddings(A)
     _scales(lam, mu, kappa)
     rows = []
     arch = two_head()
     for c in scales:
-        p = constructed_params(A, c * lam, c * mu, c * kappa)
+        p = _two_heads(A, c * lam, c * mu, c * kappa)
         with torch.no_grad():
             value = float(loss(p, arch, A, batch))
         dec = greedy_decode(p, arch, A, batch)
@@ -231,12 +239,16 @@ def with_stage_entry(A: torch.Tensor, construction: str, matrix: str, key: str, 
     check_choice("matrix", matrix, ("V1", "V2") if construction == "two heads" else ("WKQ1",))
     check_choice("key", key, ("b", "f"))
     check_choice("query", query, ("b", "f"))
-    value = check_float("value", value)
+    return _with_stage_entry(A, construction, matrix, key, query, check_float("value", value), *_scales(lam, mu, kappa))
+
+
+def _with_stage_entry(A, construction, matrix, key, query, value, lam, mu, kappa):
+    """:func:`with_stage_entry` with arguments its caller has checked."""
     if construction == "two heads":
-        params = {k: v.clone() for k, v in constructed_params(A, lam, mu, kappa).items()}
+        params = _two_heads(A, lam, mu, kappa)  # fresh tensors: the entry is set in place
         params[matrix][(key == "f") * 1, (query == "f") * 1] = value
     else:
-        params = {k: v.clone() for k, v in full_single_head_construction(A, lam, mu).items()}
+        params = _one_full_head(A, lam, mu)
         d = A.shape[0]
         params[matrix][2 * d + (key == "f"), 2 * d + (query == "f")] = value
     return params
@@ -261,7 +273,7 @@ def stage_entry_search(A: torch.Tensor, batch: ForwardBatch, *, lam: float, mu: 
     if not multiples:
         raise ValueError("multiples must not be empty")
     archs = {"two heads": two_head(), "one full head": full_heads(1)}
-    base = {"two heads": constructed_params(A, lam, mu, kappa), "one full head": full_single_head_construction(A, lam, mu)}
+    base = {"two heads": _two_heads(A, lam, mu, kappa), "one full head": _one_full_head(A, lam, mu)}
     d = A.shape[0]
     rows = []
     for name, matrix, key, query in STAGE_ENTRIES:
@@ -269,7 +281,7 @@ def stage_entry_search(A: torch.Tensor, batch: ForwardBatch, *, lam: float, mu: 
         i, j = (key == "f") * 1, (query == "f") * 1
         original = float(base[name][matrix][i, j] if name == "two heads" else base[name][matrix][2 * d + i, 2 * d + j])
         for c in multiples:
-            params = with_stage_entry(A, name, matrix, key, query, c * scale, lam=lam, mu=mu, kappa=kappa)
+            params = _with_stage_entry(A, name, matrix, key, query, c * scale, lam, mu, kappa)
             ok = teacher_forced_correct(params, archs[name], A, batch) | ~batch.target_mask
             rows.append({"construction": name, "matrix": matrix, "key": key, "query": query, "multiple": c,
                          "value": c * scale, "original": abs(c * scale - original) < 1e-12 * max(1.0, scale),  # tol: c * scale vs the constructed float

@@ -13,14 +13,13 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ...rates import rate
 from ..shared.embeddings import nearest, with_empty
 from .architecture import ForwardArchitecture, _check_all
 from .layout import STEP_TYPES, ForwardBatch, answer_from_chain, forward_token_vectors
 from .model import _keymask, _logits, _values, predict
 
 __all__ = ["round_tokens", "teacher_forced_correct", "block_correct", "accuracy_by_type", "ForwardDecodeResult",
-           "greedy_decode", "chain_correct", "goal_counts", "goal_rates"]
+           "greedy_decode", "chain_correct", "goal_counts"]
 
 def round_tokens(y: torch.Tensor, A: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Round vectors to the nearest token, block by block: ``(first, second, stage)`` integer tensors.
@@ -215,9 +214,3 @@ def goal_counts(result: ForwardDecodeResult) -> dict[str, int]:
     if not isinstance(result, ForwardDecodeResult):
         raise TypeError(f"result must be a ForwardDecodeResult, got {type(result).__name__}")
     return {"goals": int(result.batch.size), "chain": int(result.chain_correct.sum()), "path": int(result.answer_correct.sum())}
-
-
-def goal_rates(result: ForwardDecodeResult) -> dict:
-    """Chain and path accuracy of a greedy decoding as :class:`onelayer.rates.Rate` (``k/n`` goals, Wilson 95%)."""
-    c = goal_counts(result)
-    return {"chain": rate(c["chain"], c["goals"]), "path": rate(c["path"], c["goals"])}

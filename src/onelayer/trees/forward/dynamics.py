@@ -32,7 +32,7 @@ from ...validation import check_float, check_int
 from ..shared.embeddings import check_embeddings
 from ..shared.losses import LossOptions
 from ..shared.records import first_step
-from .construction import constructed_params
+from .construction import _two_heads
 from .layout import STEP_TYPES, ForwardBatch, perfect_forward_batch
 from .architecture import ForwardArchitecture, two_head
 from .decoding import accuracy_by_type, teacher_forced_correct
@@ -65,7 +65,11 @@ def _node_scores(U: torch.Tensor, A: torch.Tensor) -> torch.Tensor:
 
 def reduced_scalars(params, A: torch.Tensor) -> np.ndarray:
     """The twelve scalars of :data:`SCALAR_NAMES`: mean diagonal / off-diagonal of ``A^T U_l A`` and the entries of ``V_l``."""
-    A = check_embeddings(A)
+    return _reduced_scalars(params, check_embeddings(A))
+
+
+def _reduced_scalars(params, A: torch.Tensor) -> np.ndarray:
+    """:func:`reduced_scalars` of an ``A`` its caller has checked."""
     out = []
     for l in (1, 2):
         H = _node_scores(params[f"U{l}"], A)
@@ -79,7 +83,11 @@ def reduced_scalars(params, A: torch.Tensor) -> np.ndarray:
 
 def symmetry_residual(params, A: torch.Tensor) -> float:
     """Largest relative distance of ``A^T U_l A`` (``l = 1, 2``) from ``u_{l,1} I + u_{l,2}(11^T - I)`` (Frobenius)."""
-    A = check_embeddings(A)
+    return _symmetry_residual(params, check_embeddings(A))
+
+
+def _symmetry_residual(params, A: torch.Tensor) -> float:
+    """:func:`symmetry_residual` of an ``A`` its caller has checked."""
     worst = 0.0
     for l in (1, 2):
         H = _node_scores(params[f"U{l}"], A)
@@ -103,8 +111,8 @@ def sign_table(params, A: torch.Tensor, *, tol: float = 0.05) -> list[dict]:
     """
     tol = check_float("tol", tol, low=0.0, high=1.0)
     A = check_embeddings(A)
-    learned = reduced_scalars(params, A)
-    ref = reduced_scalars(constructed_params(A, 1.0, 1.0, 1.0), A)
+    learned = _reduced_scalars(params, A)
+    ref = _reduced_scalars(_two_heads(A, 1.0, 1.0, 1.0), A)
     scale = np.abs(learned).max() or 1.0
     rows = []
     for name, v, r in zip(SCALAR_NAMES, learned, ref):
@@ -244,6 +252,7 @@ def tracked_training(
     :func:`~.model.train_forward` (fresh batches of ``batch_size``
     perfect trees of depth ``m`` at every step).
     """
+    A = check_embeddings(A)
     m = check_int("m", m, low=1, high=8)
     eval_size = check_int("eval_size", eval_size, low=1)
     arch = two_head()
@@ -254,10 +263,10 @@ def tracked_training(
         return np.array([acc[name] for name in STEP_TYPES[:3]])
 
     record = {
-        "scalars": lambda p: reduced_scalars(p, A),
+        "scalars": lambda p: _reduced_scalars(p, A),
         "accuracy": accuracy,
         "roles": lambda p: role_metrics(p, arch, A, ev),
-        "residual": lambda p: symmetry_residual(p, A),
+        "residual": lambda p: _symmetry_residual(p, A),
     }
     return train_forward(arch, A, m=m, steps=steps, lr=lr, batch_size=batch_size, seed=seed, options=options,
                          record=record, record_every=record_every,

@@ -42,10 +42,10 @@ With ``edge_stage="s_b"`` (the other reading of the prompt edges' stage block,
 default). Nothing else changes. Under ``"s_b"`` an edge ``[a_p; a_c; s_b]`` and
 the stored backward step ``[a_c; a_p; s_b]`` over the same two nodes differ
 only in the order of the node blocks, so one linear value map cannot give the
-first ``s_b`` and the second ``s_f`` (:mod:`onelayer.trees.forward.edge_flag`).
+first ``s_b`` and the second ``s_f`` (:mod:`onelayer.studies.trees.forward_edge_flag`).
 
 Every choice in the table is a reconstruction (spec section 3.5): the paper's
-layout was not visible to us; :mod:`onelayer.trees.forward.alternative_layouts` measures which results change
+layout was not visible to us; :mod:`onelayer.studies.trees.forward_alternative_layouts` measures which results change
 under two alternatives. Batches are padded on the right, exactly as in
 :mod:`onelayer.trees.backward.layout`; :class:`ForwardBatch` carries the masks.
 """
@@ -59,10 +59,8 @@ import numpy as np
 import torch
 
 from ...validation import check_bool, check_choice, check_int
-from ..shared.data import PaddedBatch, Tree, check_rng
+from ..shared.data import PaddedBatch, Tree, check_rng, check_trees, pad_sequences, perfect_tree_draws, random_trees, unpadded_fields
 from ..shared.embeddings import with_empty
-from ..shared.padding import check_trees, pad_sequences, unpadded_fields
-from ..shared.sampling import perfect_tree_draws, random_trees
 
 __all__ = [
     "EDGE_STAGES",
@@ -71,7 +69,7 @@ __all__ = [
     "STAGE_F",
     "STEP_TYPES",
     "ForwardBatch",
-    "forward_tokens",
+    "rf_tokens",
     "forward_batch",
     "perfect_forward_batch",
     "random_forward_batch",
@@ -174,7 +172,7 @@ def _edge_code(edge_stage: str) -> int:
     return STAGE_B if edge_stage == "s_b" else STAGE_NONE
 
 
-def forward_tokens(
+def rf_tokens(
     tree: Tree,
     goal: int,
     rng: np.random.Generator | None = None,
@@ -287,7 +285,7 @@ def forward_batch(
 ) -> ForwardBatch:
     """Stack the R-F sequences of several trees (any shapes) into one padded :class:`ForwardBatch`.
 
-    All trees must share ``S``. Options as in :func:`forward_tokens`;
+    All trees must share ``S``. Options as in :func:`rf_tokens`;
     ``edge_orders`` gives one explicit edge permutation per tree.
     """
     trees, goals, S = check_trees(trees, goals)
@@ -296,7 +294,7 @@ def forward_batch(
         raise ValueError(f"edge_orders must have one entry per tree: {len(trees)} trees, {len(edge_orders)} orders")
     orders = edge_orders if edge_orders is not None else [None] * len(trees)
     parts = [
-        forward_tokens(t, g, rng, cot=cot, eos=eos, shuffle=shuffle, edge_order=o, turning=turning, edge_stage=edge_stage)
+        rf_tokens(t, g, rng, cot=cot, eos=eos, shuffle=shuffle, edge_order=o, turning=turning, edge_stage=edge_stage)
         for t, g, o in zip(trees, goals, orders)
     ]
     return _assemble(
@@ -392,7 +390,7 @@ def random_forward_batch(
     """``count`` random test trees with goals, as a padded :class:`ForwardBatch`.
 
     The trees and goals are drawn exactly as by
-    :func:`onelayer.trees.shared.sampling.random_trees` (depth cap
+    :func:`onelayer.trees.shared.data.random_trees` (depth cap
     uniform in ``max(min_depth, 1)..max_depth``, ``0..max_children``
     children per node, goal uniform over the non-root nodes or, with
     ``leaves_only``, over the leaves); then laid out in R-F (``edge_stage``: the

@@ -50,7 +50,7 @@ from ...training import History, train
 from ...validation import check_choice, check_int
 from ..shared.embeddings import check_embeddings
 from ..shared.losses import LossOptions, normalised
-from .architecture import ForwardArchitecture, _check_all, _check_arch, _check_params, dense_matrices, init_params
+from .architecture import ForwardArchitecture, _check_all, _check_arch, _check_params, _init, dense_matrices
 from .layout import (
     EDGE_STAGES,
     ForwardBatch,
@@ -60,14 +60,38 @@ from .layout import (
 )
 
 __all__ = [
+    "literal_predict",
     "head_logits",
     "attention",
     "head_outputs",
+    "role_value",
     "predict",
     "loss",
     "train_forward",
-    "reference_predict",
 ]
+
+
+def literal_predict(params, arch: ForwardArchitecture, tokens: torch.Tensor, query: Sequence[int]) -> torch.Tensor:
+    """The model's equation, written literally on one tree's materialised tokens (the definition; slow).
+
+    ``y_hat_N = sum_l W^V_l X softmax(X^T W^KQ_l x_N)`` with ``X`` the tokens
+    ``x_1..x_N`` (columns) up to the query, for each query position in
+    ``query``. ``tokens`` is the ``(L, 2d+2)`` array of one tree's real tokens.
+    Returns ``(len(query), 2d+2)``. :func:`predict` is the fast form (every query of every tree at once, the
+    structured heads' logits from their blocks); ``tests/test_trees_forward_model.py`` checks the two against each
+    other.
+    """
+    if not isinstance(tokens, torch.Tensor) or tokens.dim() != 2:
+        raise TypeError("tokens must be a 2-D tensor (L, 2d + 2)")
+    d = (tokens.shape[1] - 2) // 2
+    mats = dense_matrices(params, arch, d)
+    rows = []
+    for q in query:
+        X = tokens[: int(q) + 1].T  # (D, N)
+        x_N = X[:, -1]
+        y = sum(WV @ X @ torch.softmax(X.T @ WKQ @ x_N, dim=0) for WKQ, WV in mats)
+        rows.append(y)
+    return torch.stack(rows)
 
 
 def _logits(params, arch, X, query, keymask):
@@ -105,12 +129,17 @@ def _values(params, arch, weights, X):
         if arch.kind == "full":
             out.append(ctx @ params[f"WV{l}"].T)
             continue
-        role = arch.roles[l - 1]
-        zeros = torch.zeros_like(ctx[..., :d])
-        nodes = [ctx[..., d : 2 * d], ctx[..., :d]] if "swap" in role else [zeros, zeros]
-        stage = ctx[..., 2 * d :] if "stage" in role else torch.zeros_like(ctx[..., 2 * d :])
-        out.append(torch.cat(nodes + [stage], dim=-1))
+        out.append(role_value(ctx, arch.roles[l - 1], d))
     return torch.stack(out)
+
+
+def role_value(ctx: torch.Tensor, role: str, d: int) -> torch.Tensor:
+    """The fixed value map ``W^V_l`` of a structured head applied to attended tokens ``ctx`` (``(..., 2d+2)``): the
+    two node blocks swapped (``"swap"``) and/or the stage copied (``"stage"``), zero elsewhere."""
+    zeros = torch.zeros_like(ctx[..., :d])
+    nodes = [ctx[..., d : 2 * d], ctx[..., :d]] if "swap" in role else [zeros, zeros]
+    stage = ctx[..., 2 * d :] if "stage" in role else torch.zeros_like(ctx[..., 2 * d :])
+    return torch.cat(nodes + [stage], dim=-1)
 
 
 def head_logits(params, arch: ForwardArchitecture, A: torch.Tensor, batch: ForwardBatch, X: torch.Tensor | None = None) -> torch.Tensor:
@@ -197,7 +226,7 @@ def train_forward(
     check_choice("edge_stage", edge_stage, EDGE_STAGES)
     S = A.shape[1]
     rng = np.random.default_rng(seed)
-    params = dict(init) if init is not None else init_params(arch, A)
+    params = dict(init) if init is not None else _init(arch, A)
     _check_params(params, arch, A.shape[0])
 
     if fixed_batch is not None:
@@ -212,24 +241,3 @@ def train_forward(
             return loss(p, arch, A, batch, options)
 
     return train(params, loss_fn, steps=steps, lr=lr, record=record, progress=progress, desc="forward", **train_kwargs)
-
-
-def reference_predict(params, arch: ForwardArchitecture, tokens: torch.Tensor, query: Sequence[int]) -> torch.Tensor:
-    """The generic formula, one tree and one query at a time (a slow, plain reference for tests and benchmarks).
-
-    ``y_hat_N = sum_l W^V_l X softmax(X^T W^KQ_l x_N)`` with ``X`` the tokens
-    ``x_1..x_N`` (columns) up to the query, for each query position in
-    ``query``. ``tokens`` is the ``(L, 2d+2)`` array of one tree's real tokens.
-    Returns ``(len(query), 2d+2)``.
-    """
-    if not isinstance(tokens, torch.Tensor) or tokens.dim() != 2:
-        raise TypeError("tokens must be a 2-D tensor (L, 2d + 2)")
-    d = (tokens.shape[1] - 2) // 2
-    mats = dense_matrices(params, arch, d)
-    rows = []
-    for q in query:
-        X = tokens[: int(q) + 1].T  # (D, N)
-        x_N = X[:, -1]
-        y = sum(WV @ X @ torch.softmax(X.T @ WKQ @ x_N, dim=0) for WKQ, WV in mats)
-        rows.append(y)
-    return torch.stack(rows)

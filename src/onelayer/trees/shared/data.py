@@ -13,13 +13,22 @@ Node *indices* describe the shape; node *labels* are what a model sees.
 
 The depth convention (root at depth 0, so ``m = 4`` gives 31 nodes and
 matches ``S = 31``) is a reconstructed choice of the book.
+
+Sampling (the random draws behind a batch, one fixed order shared by both
+layouts): :func:`perfect_tree_draws` (the training distribution as arrays over
+the batch) and :func:`random_trees` (test trees with a random depth cap, and
+their goals). Padding: :func:`pad_sequences` stacks the token sequences of
+several trees into one right-padded batch (node blocks padded with the empty
+symbol ``S``, other columns with 0).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 
 from ...validation import check_bool, check_int
 
@@ -31,8 +40,13 @@ __all__ = [
     "example_tree",
     "check_rng",
     "PaddedBatch",
+    "PerfectDraws",
+    "perfect_tree_draws",
+    "random_trees",
+    "check_trees",
+    "pad_sequences",
+    "unpadded_fields",
 ]
-
 
 def check_rng(name: str, rng) -> np.random.Generator:
     """Return ``rng`` if it is a ``numpy.random.Generator``, else raise ``TypeError``."""
@@ -361,3 +375,162 @@ def example_tree() -> Tree:
     is 7, 3, 5.
     """
     return Tree(parent=np.array([-1, 0, 0, 1, 1, 2, 2]), labels=np.array([5, 3, 8, 1, 7, 2, 6]), S=9)
+
+
+# --- sampling: the draws behind a batch of trees, in one fixed order for both layouts ---
+
+@dataclass(frozen=True)
+class PerfectDraws:
+    """A batch of labelled perfect binary trees of depth ``m`` with a leaf goal each.
+
+    Node indices are breadth-first (:func:`onelayer.trees.shared.data.perfect_binary_tree`):
+    node ``child[j]`` has parent ``parent[j]``. ``labels[b, i]`` is the label of
+    node ``i`` in tree ``b``; ``order[b]`` is the order in which tree ``b``'s
+    edges are listed; ``goal[b]`` is the goal leaf's index and
+    ``path_labels[b]`` the labels from the goal (column 0) up to the root
+    (column ``m``).
+    """
+
+    m: int
+    S: int
+    labels: np.ndarray
+    parent: np.ndarray
+    child: np.ndarray
+    order: np.ndarray
+    goal: np.ndarray
+    path_labels: np.ndarray
+
+    @property
+    def n(self) -> int:
+        """Nodes per tree, ``2^(m+1) - 1``."""
+        return self.labels.shape[1]
+
+    @property
+    def batch_size(self) -> int:
+        return self.labels.shape[0]
+
+
+def perfect_tree_draws(m: int, S: int, batch_size: int, rng: np.random.Generator, *, shuffle: bool = True) -> PerfectDraws:
+    """Draw ``batch_size`` perfect binary trees of depth ``m`` with labels in ``range(S)`` and leaf goals.
+
+    The stream is used in this order: the labels (a uniformly random injective
+    map per tree), the edge orders (only with ``shuffle=True``; otherwise
+    children increase), the goal leaves.
+    """
+    m = check_int("m", m, low=1, high=12)
+    n = 2 ** (m + 1) - 1
+    S = check_int("S", S, low=n)
+    batch_size = check_int("batch_size", batch_size, low=1)
+    check_rng("rng", rng)
+    check_bool("shuffle", shuffle)
+    rows = np.arange(batch_size)[:, None]
+    labels = np.argsort(rng.random((batch_size, S)), axis=1)[:, :n]
+    child = np.arange(1, n)
+    parent = (child - 1) // 2
+    if shuffle:
+        order = np.argsort(rng.random((batch_size, n - 1)), axis=1)
+    else:
+        order = np.broadcast_to(np.arange(n - 1), (batch_size, n - 1))
+    goal = rng.integers(n - 2**m, n, size=batch_size)
+    path = [goal]
+    for _ in range(m):
+        path.append((path[-1] - 1) // 2)
+    path_labels = labels[rows, np.stack(path, axis=1)]
+    return PerfectDraws(m=m, S=S, labels=labels, parent=parent, child=child, order=order, goal=goal, path_labels=path_labels)
+
+
+def random_trees(
+    S: int,
+    count: int,
+    rng: np.random.Generator,
+    *,
+    max_depth: int,
+    max_children: int = 3,
+    min_depth: int = 0,
+    leaves_only: bool = False,
+) -> tuple[list[Tree], list[int]]:
+    """``count`` random test trees and their goal node indices.
+
+    The maximal depth of each tree is drawn uniformly from
+    ``max(min_depth, 1)..max_depth`` so that shapes and depths vary; the goal
+    is uniform over the non-root nodes (``leaves_only=False``, our reading of
+    the test distribution) or over the leaves.
+    """
+    S = check_int("S", S, low=2)
+    count = check_int("count", count, low=1)
+    check_rng("rng", rng)
+    max_depth = check_int("max_depth", max_depth, low=1)
+    min_depth = check_int("min_depth", min_depth, low=0, high=max_depth)
+    trees, goals = [], []
+    for _ in range(count):
+        depth_cap = int(rng.integers(max(min_depth, 1), max_depth + 1))
+        tree = random_tree(S, rng, max_depth=depth_cap, max_children=max_children, min_depth=min_depth)
+        trees.append(tree)
+        goals.append(sample_goal(tree, rng, leaves_only=leaves_only))
+    return trees, goals
+
+
+# --- padding: the token sequences of several trees as one right-padded batch ---
+
+def check_trees(trees: Sequence[Tree], goals: Sequence[int]) -> tuple[list[Tree], list[int], int]:
+    """``trees`` and ``goals`` as lists after checking them: non-empty, one goal per tree, one vocabulary size ``S``."""
+    trees = list(trees)
+    goals = list(goals)
+    if not trees:
+        raise ValueError("trees must contain at least one tree")
+    if len(goals) != len(trees):
+        raise ValueError(f"goals must have one entry per tree: {len(trees)} trees, {len(goals)} goals")
+    S = trees[0].S
+    if any(t.S != S for t in trees):
+        raise ValueError("all trees must share the same vocabulary size S")
+    return trees, goals, S
+
+
+def pad_sequences(S: int, prompts: Sequence[np.ndarray], targets: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
+    """Right-pad the teacher-forced sequences of several trees.
+
+    ``prompts[b]`` has shape ``(P_b, w)`` and ``targets[b]`` ``(K_b, w)``.
+    Returns ``seq`` ``(batch, L, w)`` (prompt then targets but the last),
+    ``valid`` ``(batch, L)``, ``query`` ``(batch, K)`` (position whose output
+    predicts each target), ``targets`` ``(batch, K, w)``, ``target_mask``
+    ``(batch, K)`` and ``prompt_len`` ``(batch,)``.
+    """
+    P = np.array([len(p) for p in prompts])
+    K = np.array([len(t) for t in targets])
+    L = int((P + K - 1).max())
+    Kmax = int(K.max())
+    nb = len(prompts)
+    width = np.asarray(targets[0]).shape[1]
+    seq = np.zeros((nb, L, width), dtype=np.int64)
+    seq[..., :2] = S
+    valid = np.zeros((nb, L), dtype=bool)
+    query = np.zeros((nb, Kmax), dtype=np.int64)
+    tgt = np.zeros((nb, Kmax, width), dtype=np.int64)
+    tgt[..., :2] = S
+    tmask = np.zeros((nb, Kmax), dtype=bool)
+    for b, (p, t) in enumerate(zip(prompts, targets)):
+        s = np.concatenate([p, t[:-1]])
+        seq[b, : len(s)] = s
+        valid[b, : len(s)] = True
+        query[b, : len(t)] = len(p) - 1 + np.arange(len(t))
+        tgt[b, : len(t)] = t
+        tmask[b, : len(t)] = True
+    return {"seq": seq, "valid": valid, "query": query, "targets": tgt, "target_mask": tmask, "prompt_len": P}
+
+
+def unpadded_fields(batch_size: int, P: int, K: int, root: np.ndarray, goal: np.ndarray, n: int) -> dict[str, torch.Tensor]:
+    """The batch fields shared by both layouts when every tree has ``P`` prompt tokens and ``K`` targets (no padding).
+
+    ``valid``, ``query``, ``target_mask``, ``prompt_len``, ``root``, ``goal``
+    (label arrays ``(batch,)``) and ``n_nodes`` as tensors.
+    """
+    as_t = torch.as_tensor
+    return {
+        "valid": torch.ones((batch_size, P + K - 1), dtype=torch.bool),
+        "query": as_t(np.broadcast_to(P - 1 + np.arange(K), (batch_size, K)).copy()),
+        "target_mask": torch.ones((batch_size, K), dtype=torch.bool),
+        "prompt_len": torch.full((batch_size,), P, dtype=torch.int64),
+        "root": as_t(np.asarray(root).copy()),
+        "goal": as_t(np.asarray(goal).copy()),
+        "n_nodes": torch.full((batch_size,), n, dtype=torch.int64),
+    }

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import torch
 
-from ...jitter import jitter
 from ...validation import check_int
 
 __all__ = [
@@ -76,7 +75,7 @@ def orthonormal_embeddings(S: int, d: int, gen: torch.Generator, dtype=torch.flo
     S = check_int("S", S, low=1)
     d = check_int("d", d, low=S)
     _gen(gen)
-    G = jitter(torch.randn(d, S, generator=gen, dtype=torch.float64), "trees.embeddings.orthonormal")
+    G = torch.randn(d, S, generator=gen, dtype=torch.float64)
     Q, R = torch.linalg.qr(G)
     Q = Q * torch.sign(torch.diagonal(R))  # unique factorisation: a Haar-distributed frame
     return Q.to(_dtype(dtype))
@@ -93,7 +92,7 @@ def independent_embeddings(S: int, d: int, gen: torch.Generator, dtype=torch.flo
     d = check_int("d", d, low=S)
     _gen(gen)
     A = torch.randn(d, S, generator=gen, dtype=torch.float64) / d**0.5
-    return check_embeddings(jitter(A, "trees.embeddings.independent").to(_dtype(dtype)))
+    return check_embeddings(A.to(_dtype(dtype)))
 
 
 def lemma1_matrix(A: torch.Tensor) -> torch.Tensor:
@@ -101,7 +100,11 @@ def lemma1_matrix(A: torch.Tensor) -> torch.Tensor:
 
     ``B`` is symmetric, of shape ``(d, d)``, and for one-hot ``A`` it is the identity.
     """
-    A = check_embeddings(A)
+    return _lemma1(check_embeddings(A))
+
+
+def _lemma1(A: torch.Tensor) -> torch.Tensor:
+    """:func:`lemma1_matrix` of an ``A`` its caller has checked."""
     G = A.T @ A
     M = torch.linalg.solve(G, torch.linalg.solve(G, A.T))  # (A^T A)^{-2} A^T
     B = A @ M

@@ -4,14 +4,14 @@ Two ways to run it:
 
 * :func:`seeded_sweep` runs a small grid live (the chapter's ``m = 2`` cells).
 * :func:`main` (``python -m onelayer sweep trees-forward-seeds``) repeats the
-  stored heads x depth sweep of :mod:`onelayer.trees.forward.limits` cell by
-  cell with the *same* protocol (:func:`~onelayer.trees.forward.limits.heads_depth_kwargs`)
+  stored heads x depth sweep of :mod:`onelayer.studies.trees.forward_limits` cell by
+  cell with the *same* protocol (:func:`~onelayer.studies.trees.forward_limits.heads_depth_kwargs`)
   for further seeds (default 1 and 2; seed 0 is the stored sweep itself), in
   parallel worker processes of one thread each, and stores every run with its
   :func:`failure_profile` (the parameters are not stored). About half an hour of
   one core per seed, most of it at ``m = 5``.
 
-:func:`seeded_sweep` repeats :func:`onelayer.trees.forward.limits.run_config`
+:func:`seeded_sweep` repeats :func:`onelayer.studies.trees.forward_limits.run_config`
 (the stored sweep's protocol: learning rate 2, mean normalisation, batch 256,
 small Gaussian initialisation 0.01 for full heads, zero for the structured
 two-head model, training on to twice the convergence time) over seeds and
@@ -34,10 +34,10 @@ import torch
 from ... import store
 from ...paths import data_path
 from ...validation import check_bool, check_int, check_int_sequence
-from ..shared.embeddings import one_hot_embeddings
-from .decoding import greedy_decode
-from .layout import random_forward_batch
-from .limits import architecture, heads_depth_cells, heads_depth_kwargs, params_from_json, run_config
+from ...trees.shared.embeddings import one_hot_embeddings
+from ...trees.forward.decoding import greedy_decode
+from ...trees.forward.layout import random_forward_batch
+from .forward_limits import architecture, heads_depth_cells, heads_depth_kwargs, params_from_json, run_config
 
 __all__ = ["seeded_sweep", "failure_profile", "cell_summary", "STORED", "STORED_KIND", "load_stored",
            "stored_run", "stored_cells", "all_seeds", "depth_offset_profile", "profile_rows", "cell_rows", "main"]
@@ -91,7 +91,7 @@ def cell_summary(rows: Sequence[dict]) -> dict:
 def seeded_sweep(*, depths: Sequence[int] = (2,), archs: Sequence[str] = ("two_head", "full1", "full2", "full3", "full4"),
                  seeds: Sequence[int] = (0, 1, 2), budget: int = 1000, test_trees: int = 256,
                  profile: bool = True) -> list[dict]:
-    """Every (architecture, depth, seed) with :func:`~onelayer.trees.forward.limits.run_config` (``S = 2^(m+1) + 9``); one dict per cell.
+    """Every (architecture, depth, seed) with :func:`~onelayer.studies.trees.forward_limits.run_config` (``S = 2^(m+1) + 9``); one dict per cell.
 
     Each cell has ``arch, m`` and :func:`cell_summary` fields, the per-seed
     ``runs`` (steps to converge, test accuracy) and, with ``profile``, the
@@ -131,7 +131,7 @@ def stored_run(name: str, m: int, seed: int, *, quick: bool = False) -> dict:
     """One run of the heads x depth protocol at ``seed``, with its failure profile on its own test trees.
 
     The profile uses the run's test trees (``test_trees`` and seed ``70_000 + seed``, as
-    :func:`~onelayer.trees.forward.limits.run_config`), so its counts add up to the test set
+    :func:`~onelayer.studies.trees.forward_limits.run_config`), so its counts add up to the test set
     and its accuracies average to ``test_path_accuracy``. The parameters are dropped.
     """
     kwargs = heads_depth_kwargs(name, m, quick=check_bool("quick", quick), seed=seed)
@@ -164,7 +164,7 @@ def stored_cells(runs: Sequence[dict]) -> list[dict]:
 def all_seeds(sweep: dict, seeded: dict) -> list[dict]:
     """The heads x depth runs of every seed: seed 0 from the limits sweep (no profile), the others from :data:`STORED`.
 
-    ``sweep`` is :func:`onelayer.trees.forward.limits.load_stored`'s dict, ``seeded`` :func:`load_stored`'s.
+    ``sweep`` is :func:`onelayer.studies.trees.forward_limits.load_stored`'s dict, ``seeded`` :func:`load_stored`'s.
     Raises ``ValueError`` if the seeded file repeats seed 0 or covers cells the sweep does not.
     """
     if not isinstance(sweep, dict) or "heads_depth" not in sweep:

@@ -11,8 +11,8 @@ stream of training trees; a member reproduces the separate run of the same seed 
   the same fixed batch; :func:`two_head_summary` turns them into each run's phase times, role events, final accuracy
   and sign agreement with the construction.
 * :func:`learned_values_seeds`: the structured logits with a trainable dense value map per head
-  (:mod:`onelayer.trees.forward.learned_values`), one member per initialisation seed (the seed also draws the
-  training trees, as :func:`~onelayer.trees.forward.learned_values.train_learned_values`), recorded at chosen steps:
+  (:mod:`onelayer.studies.trees.forward_learned_values`), one member per initialisation seed (the seed also draws the
+  training trees, as :func:`~onelayer.studies.trees.forward_learned_values.train_learned_values`), recorded at chosen steps:
   each head's share of the node blocks and of the stage block, and the teacher-forced chain rate.
   :func:`split_curve` turns them into the rate of runs whose split exceeds a threshold at each recorded step.
 
@@ -36,13 +36,14 @@ from ...batched import BatchedHistory, batched_gd, stack_params
 from ...paths import data_path
 from ...rates import mean_interval, rate
 from ...validation import check_float, check_int, check_int_sequence
-from ..shared.embeddings import check_embeddings, one_hot_embeddings
-from ..shared.losses import LossOptions, normalised
-from .architecture import ForwardArchitecture, init_params, two_head
-from .decoding import accuracy_by_type, teacher_forced_correct
-from .dynamics import role_events, phase_times, role_metrics, sign_table
-from .layout import STEP_TYPES, forward_target_vectors, forward_token_vectors, perfect_forward_batch
-from .learned_values import division_of_labour, learned_value_params, lv_head_outputs, lv_teacher_forced_correct
+from ...trees.shared.embeddings import check_embeddings, one_hot_embeddings
+from ...trees.shared.losses import LossOptions, normalised
+from ...trees.forward.architecture import ForwardArchitecture, init_params, two_head
+from ...trees.forward.decoding import accuracy_by_type, teacher_forced_correct
+from ...trees.forward.dynamics import role_events, phase_times, role_metrics, sign_table
+from ...trees.forward.model import role_value
+from ...trees.forward.layout import STEP_TYPES, forward_target_vectors, forward_token_vectors, perfect_forward_batch
+from .forward_learned_values import division_of_labour, learned_value_params, lv_head_outputs, lv_teacher_forced_correct
 
 __all__ = ["stacked_data", "batched_structured_loss", "two_head_seeds", "two_head_summary", "learned_values_seeds",
            "split_curve", "STORED", "STORED_KIND", "load_stored", "main"]
@@ -143,11 +144,7 @@ def _head_outputs(params: dict, data: dict, values) -> torch.Tensor:
         if values == "learned":
             outs.append(torch.einsum("rbkd,red->rbke", ctx, params[f"WV{l}"]))
             continue
-        role = values[l - 1]
-        zeros = torch.zeros_like(ctx[..., :d])
-        nodes = [ctx[..., d:2 * d], ctx[..., :d]] if "swap" in role else [zeros, zeros]
-        stage = ctx[..., 2 * d:] if "stage" in role else torch.zeros_like(ctx[..., 2 * d:])
-        outs.append(torch.cat(nodes + [stage], dim=-1))
+        outs.append(role_value(ctx, values[l - 1], d))  # the model's own value map, with a member axis
     return torch.stack(outs)
 
 
@@ -230,11 +227,11 @@ def learned_values_seeds(A: torch.Tensor, *, m: int = 2, steps: int = 1200, lr: 
                          eval_size: int = 128, eval_seed: int = 50_000) -> BatchedHistory:
     """The learned-value-map model, one member per seed, trained together.
 
-    Member ``b`` starts from :func:`~onelayer.trees.forward.learned_values.learned_value_params` with generator seed
+    Member ``b`` starts from :func:`~onelayer.studies.trees.forward_learned_values.learned_value_params` with generator seed
     ``10_000 + seeds[b]`` and draws its trees from ``numpy.random.default_rng(seeds[b])``, as
-    :func:`~onelayer.trees.forward.learned_values.train_learned_values` does. Records at ``record_at`` (and steps 0
+    :func:`~onelayer.studies.trees.forward_learned_values.train_learned_values` does. Records at ``record_at`` (and steps 0
     and ``steps``), on the fixed batch of ``eval_size`` trees (seed ``eval_seed``): ``"node_share"`` and
-    ``"stage_share"`` ``(T, R, heads)`` (:func:`~onelayer.trees.forward.learned_values.division_of_labour`) and
+    ``"stage_share"`` ``(T, R, heads)`` (:func:`~onelayer.studies.trees.forward_learned_values.division_of_labour`) and
     ``"chain"`` ``(T, R)`` (share of teacher-forced chains right at every step).
     """
     A = check_embeddings(A)

@@ -12,14 +12,14 @@ import numpy as np
 import torch
 from matplotlib.patches import Rectangle
 
-from ...plots import MAX_WIDTH, PALETTE, mark_steps, new_figure, plot_curves
-from ...validation import check_float, check_int
-from ..shared.data import example_tree
-from ..shared.embeddings import one_hot_embeddings
-from .dynamics import ROLE_METRICS, SCALAR_NAMES
-from .layout import STEP_TYPES, ForwardBatch, forward_batch, forward_token_text, random_forward_batch
-from .architecture import ForwardArchitecture, two_head
-from .decoding import greedy_decode
+from ..plots import MAX_WIDTH, PALETTE, mark_steps, new_figure, plot_curves
+from ..validation import check_float, check_int
+from ..trees.shared.data import example_tree
+from ..trees.shared.embeddings import one_hot_embeddings
+from ..trees.forward.dynamics import ROLE_METRICS, SCALAR_NAMES
+from ..trees.forward.layout import STEP_TYPES, ForwardBatch, forward_batch, forward_token_text, random_forward_batch
+from ..trees.forward.architecture import ForwardArchitecture, two_head
+from ..trees.forward.decoding import greedy_decode
 
 __all__ = [
     "MAX_TOKEN_LABELS",
@@ -97,7 +97,7 @@ def attention_by_step_figure(params, A: torch.Tensor, batch: ForwardBatch, index
 
 def construction_attention_figure(scale: float = 2.0, seed: int = 0, max_depth: int = 3):
     """Widget callback: a random tree (``S = 25``, one-hot) decoded by the construction at ``scale * (2, 1, 1)``."""
-    from .construction import constructed_params
+    from ..trees.forward.construction import constructed_params
 
     scale = check_float("scale", scale, low=0.0, low_open=True)
     seed = check_int("seed", seed, low=0)

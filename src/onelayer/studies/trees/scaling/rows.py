@@ -7,11 +7,11 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ...paths import data_path
-from ...validation import check_choice
-from .criteria import Criterion, _criterion, _sizes, nodes, tokens
-from .runs import population_run
-from .stored import STORED, load_forward_sweep, load_stored
+from ....paths import data_path
+from ....validation import check_choice
+from ..scaling.criteria import Criterion, _criterion, _sizes, nodes, tokens
+from ..scaling.runs import population_run
+from ..scaling.stored import STORED, load_forward_sweep, load_stored
 
 __all__ = ["population_rows", "sampled_rows", "scaling_rows", "trajectory_gaps", "forward_steps_vs_depth", "scaling_table"]
 
@@ -119,7 +119,7 @@ def trajectory_gaps(stored: Mapping, sweep: str = "depth") -> list[dict]:
 def forward_steps_vs_depth(data: Mapping | None = None, *, arch: str = "two_head") -> list[dict]:
     """Steps to converge against depth of one architecture in the stored forward sweep (no recomputation).
 
-    What the file holds (:mod:`onelayer.trees.forward.limits`): one run per
+    What the file holds (:mod:`onelayer.studies.trees.forward_limits`): one run per
     (architecture, depth) with seed 0, mini-batch SGD (batch 256), learning
     rate 2, mean normalisation, ``m = 2..5`` with ``S = 2^(m+1) + 9``; a run
     has converged at the first recorded step (every 25 steps for ``m <= 3``, 50
@@ -132,7 +132,7 @@ def forward_steps_vs_depth(data: Mapping | None = None, *, arch: str = "two_head
     Parameters
     ----------
     data:
-        The loaded JSON (default: :func:`~onelayer.trees.scaling.stored.load_forward_sweep`).
+        The loaded JSON (default: :func:`~onelayer.studies.trees.scaling.stored.load_forward_sweep`).
     arch:
         ``"two_head"`` (default) or a full-head model ``"full1".."full4"``.
 

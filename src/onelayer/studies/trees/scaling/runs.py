@@ -8,13 +8,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ...validation import check_float, check_int, check_int_sequence
-from ..backward import batched as backward_batched
-from ..backward.dynamics import canonical_batch
-from ..backward.layout import perfect_tree_batch
-from ..shared.embeddings import one_hot_embeddings
-from ..shared.losses import LossOptions, normalised
-from .criteria import _DEFAULTS, Criterion, _check_size, _criterion, _sizes, nodes, tokens
+from ....validation import check_float, check_int, check_int_sequence
+from .. import backward_batched as backward_batched
+from ....trees.backward.dynamics import canonical_batch
+from ....trees.backward.layout import perfect_tree_batch
+from ....trees.shared.embeddings import one_hot_embeddings
+from ....trees.shared.losses import LossOptions, normalised
+from ..scaling.criteria import _DEFAULTS, Criterion, _check_size, _criterion, _sizes, nodes, tokens
 
 __all__ = ["population_run", "population_steps", "sampled_run", "step_times"]
 
@@ -162,7 +162,7 @@ def sampled_run(
 ) -> dict:
     """Train ``len(seeds)`` sampled runs together and measure when each converges.
 
-    The runs are :func:`~onelayer.trees.backward.batched.train_backward_members`
+    The runs are :func:`~onelayer.studies.trees.backward_batched.train_backward_members`
     (one-hot embeddings, zero init, default loss) for ``steps`` steps, recorded
     at about ``2 * record_points`` steps (a linear and a geometric grid), plus
     ``record_points // 2`` steps within 10% of each step in ``focus`` (the

@@ -1,4 +1,4 @@
-"""Convergence criteria and the size grids of the trees scaling study (:mod:`onelayer.trees.scaling`)."""
+"""Convergence criteria and the size grids of the trees scaling study (:mod:`onelayer.studies.trees.scaling`)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...power_laws import crossing_steps
-from ...validation import check_bool, check_choice, check_float, check_int
+from ....power_laws import crossing_steps
+from ....validation import check_bool, check_choice, check_float, check_int
 
 __all__ = [
     "CRITERIA",

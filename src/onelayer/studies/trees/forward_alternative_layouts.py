@@ -34,14 +34,15 @@ import torch
 from ... import store
 from ...paths import data_path
 from ...validation import check_bool, check_int
-from ..shared.embeddings import one_hot_embeddings
-from ..shared.losses import LossOptions
-from . import construction
-from .architecture import full_heads, init_params, two_head
-from .decoding import greedy_decode, teacher_forced_correct
-from .layout import STEP_TYPES, ForwardBatch, perfect_forward_batch, random_forward_batch
-from .limits import NORMALISATIONS, architecture, heads_depth_kwargs, run_config
-from .model import train_forward
+from ...trees.shared.embeddings import one_hot_embeddings
+from ...trees.shared.losses import LossOptions
+from ...trees.forward import construction
+from ...trees.forward.architecture import full_heads, init_params, two_head
+from ...trees.forward.decoding import greedy_decode, teacher_forced_correct
+from ...trees.forward.layout import STEP_TYPES, ForwardBatch, perfect_forward_batch, random_forward_batch
+from .forward_limits import NORMALISATIONS, architecture, heads_depth_kwargs, run_config
+from ...trees.forward.model import train_forward
+from .inputs import forward_init
 
 __all__ = ["STORED", "STORED_KIND", "load_stored", "swap_node_blocks", "child_first_check", "TABLE_SETTING",
            "turning_runs", "comparison_rows", "construction_check", "main"]
@@ -92,7 +93,7 @@ def child_first_check(*, heads: int = 2, m: int = 2, steps: int = 100, lr: float
     A = one_hot_embeddings(S)
     batch = perfect_forward_batch(m, S, batch_size, np.random.default_rng(check_int("seed", seed, low=0)))
     swapped = swap_node_blocks(batch)
-    init = init_params(arch, A, init_scale=init_scale, gen=torch.Generator().manual_seed(seed)) if init_scale > 0 \
+    init = forward_init(arch, A, init_scale=init_scale, gen=torch.Generator().manual_seed(seed)) if init_scale > 0 \
         else init_params(arch, A)
     P = _block_swap(A.shape[0])
     init_swapped = {k: P @ v @ P.T for k, v in init.items()}
@@ -141,7 +142,7 @@ def turning_runs(*, quick: bool = False, progress=print) -> dict:
 
     ``"table"``: the structured two-head model, the structured single head and
     one full head at :data:`TABLE_SETTING` (zero init). ``"cells"``: the
-    heads x depth protocol (:func:`~onelayer.trees.forward.limits.heads_depth_kwargs`)
+    heads x depth protocol (:func:`~onelayer.studies.trees.forward_limits.heads_depth_kwargs`)
     at ``m = 2, 3`` for the structured two-head model and 1 to 4 full heads.
     Each entry is a pair of run rows (``turning`` True, False) without parameters.
     """

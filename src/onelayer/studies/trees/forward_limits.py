@@ -20,11 +20,11 @@ binary training trees (batch 256) from a seeded stream:
 
 Reproduce the stored file (about an hour on one core)::
 
-    OMP_NUM_THREADS=1 .venv/bin/python -m onelayer.trees.forward.limits --out book/trees/data/forward_sweep.json
+    OMP_NUM_THREADS=1 .venv/bin/python -m onelayer.studies.trees.forward_limits --out book/trees/data/forward_sweep.json
 
 and the longer run of the structured two-head model at ``m = 5`` shown beside it::
 
-    OMP_NUM_THREADS=1 .venv/bin/python -m onelayer.trees.forward.limits --out book/trees/data/forward_sweep.json \\
+    OMP_NUM_THREADS=1 .venv/bin/python -m onelayer.studies.trees.forward_limits --out book/trees/data/forward_sweep.json \\
         --part sweep --only two_head:5 --budget 8000
 
 ``--quick`` runs a tiny version (seconds), which the tests use; ``--only`` alone
@@ -43,12 +43,13 @@ import torch
 from ... import store
 from ...paths import data_path
 from ...validation import check_bool, check_choice, check_float, check_int
-from ..shared.embeddings import one_hot_embeddings
-from ..shared.losses import LossOptions
-from .layout import perfect_forward_batch, random_forward_batch
-from .architecture import ForwardArchitecture, full_heads, init_params, single_head, two_head
-from .decoding import greedy_decode, teacher_forced_correct
-from .model import train_forward
+from ...trees.shared.embeddings import one_hot_embeddings
+from ...trees.shared.losses import LossOptions
+from ...trees.forward.layout import perfect_forward_batch, random_forward_batch
+from ...trees.forward.architecture import ForwardArchitecture, full_heads, init_params, single_head, two_head
+from ...trees.forward.decoding import greedy_decode, teacher_forced_correct
+from ...trees.forward.model import train_forward
+from .inputs import forward_init
 
 __all__ = [
     "STORED",
@@ -166,7 +167,7 @@ def run_config(
     init_scale = check_float("init_scale", init_scale, low=0.0)
     A = one_hot_embeddings(S)
     gen = torch.Generator().manual_seed(10_000 + seed)
-    init = init_params(arch, A, init_scale=init_scale, gen=gen) if init_scale > 0 else None
+    init = forward_init(arch, A, init_scale=init_scale, gen=gen) if init_scale > 0 else None
     ev = perfect_forward_batch(m, S, 256, np.random.default_rng(50_000 + seed), turning=turning)
     record = {"chain": lambda p: _chain_rate(p, arch, A, ev)}
     common = dict(batch_size=batch_size, options=NORMALISATIONS[norm], record=record, turning=turning)
@@ -305,7 +306,7 @@ def params_from_json(row: dict, dtype=torch.float64) -> dict[str, torch.Tensor]:
 
 def main(argv=None) -> int:
     """Command line: run the experiments and write them as JSON (see the module docstring)."""
-    parser = argparse.ArgumentParser(prog="python -m onelayer.trees.forward.limits", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m onelayer.studies.trees.forward_limits", description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=None, help=f"output JSON file (default: {STORED} in the data directory)")
     parser.add_argument("--quick", action="store_true", help="tiny version for tests")
     parser.add_argument("--part", choices=("table", "sweep", "all"), default="all")
@@ -323,7 +324,7 @@ def main(argv=None) -> int:
     out = data_path(STORED) if args.out is None else args.out
     torch.set_num_threads(1)
     torch.set_default_dtype(torch.float64)
-    result = {"command": "python -m onelayer.trees.forward.limits --out " + str(out) + (" --quick" if args.quick else ""),
+    result = {"command": "python -m onelayer.studies.trees.forward_limits --out " + str(out) + (" --quick" if args.quick else ""),
               "quick": args.quick}
     if out.exists():
         result = {**load_stored(out), **result}

@@ -2,12 +2,12 @@
 
 The training and generalisation chapters train one SGD run (``S = 31``, ``m = 4``, learning rate 1, batch 256,
 1,500 steps). :func:`seed_runs` trains many: with one-hot embeddings, one member per training seed in a single
-:func:`~onelayer.trees.backward.batched.train_backward_members` call; with Gaussian embeddings (``d = S``), one
+:func:`~onelayer.studies.trees.backward_batched.train_backward_members` call; with Gaussian embeddings (``d = S``), one
 embedding draw per member (the batched trainer shares ``A`` between members, so each draw is its own call, with its
 own training seed). Every run records ``h1``, ``h2`` and the residual of ``H = A^T B A`` from the symmetric span
 (:func:`member_h_stats`) and its batch loss, and is tested on the generalisation chapter's random test trees at every
 checkpoint: greedy decoding, the teacher-forced test loss, the margin of ``H`` and the margin bound
-(:mod:`onelayer.trees.backward.generalization`). :func:`merge_bins` groups path lengths into bins that hold enough goals.
+(:mod:`onelayer.studies.trees.backward_generalization`). :func:`merge_bins` groups path lengths into bins that hold enough goals.
 
 The stored sweep ``python -m onelayer sweep trees-backward-seeds`` (:func:`main`) writes both families to
 ``book/trees/data/backward_seeds.json``; the chapters load it with :func:`load_stored`.
@@ -26,11 +26,12 @@ import torch
 from ... import store
 from ...paths import data_path
 from ...validation import check_choice, check_int, check_int_sequence
-from ..shared.embeddings import check_embeddings, independent_embeddings, one_hot_embeddings
-from .batched import train_backward_members
-from .generalization import margin, margin_bound
-from .layout import random_tree_batch
-from .model import greedy_decode, loss as test_loss
+from ...trees.shared.embeddings import check_embeddings, independent_embeddings, one_hot_embeddings
+from .backward_batched import train_backward_members
+from ...trees.backward.construction import margin, margin_bound
+from ...trees.backward.layout import random_tree_batch
+from ...trees.backward.model import greedy_decode, loss as test_loss
+from .inputs import gaussian_embeddings
 
 __all__ = ["KINDS", "STORED", "STORED_KIND", "member_h_stats", "seed_runs", "merge_bins", "mean_text", "load_stored", "main"]
 
@@ -95,7 +96,7 @@ def seed_runs(kind: str, *, seeds: Sequence[int], S: int = 31, m: int = 4, steps
     lengths = test.target_mask.sum(1)
     checkpoints = list(range(0, steps + 1, checkpoint_every))
     groups = ([(one_hot_embeddings(S), list(seeds))] if kind == "one_hot" else
-              [(independent_embeddings(S, S, torch.Generator().manual_seed(first_draw + i)), [s]) for i, s in enumerate(seeds)])
+              [(gaussian_embeddings(S, S, torch.Generator().manual_seed(first_draw + i)), [s]) for i, s in enumerate(seeds)])
     loss, stats, exact, final_ok, tested = [], [], [], [], []
     for A, group in groups:
         hist = train_backward_members(A, m=m, steps=steps, lr=lr, seeds=group, batch_size=batch_size,

@@ -27,16 +27,17 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from ..validation import check_choice, check_int, check_int_sequence
-from .backward.batched import train_backward_members
-from .backward.layout import backward_batch
-from .backward.model import greedy_decode as backward_decode
-from .forward.layout import forward_batch
-from .forward.decoding import greedy_decode as forward_decode
-from .forward.architecture import two_head
-from .forward.model import train_forward
-from .shared.data import Tree, random_tree, sample_goal
-from .shared.embeddings import independent_embeddings, one_hot_embeddings
+from ...validation import check_choice, check_int, check_int_sequence
+from .backward_batched import train_backward_members
+from ...trees.backward.layout import backward_batch
+from ...trees.backward.model import greedy_decode as backward_decode
+from ...trees.forward.layout import forward_batch
+from ...trees.forward.decoding import greedy_decode as forward_decode
+from ...trees.forward.architecture import two_head
+from ...trees.forward.model import train_forward
+from ...trees.shared.data import Tree, random_tree, sample_goal
+from ...trees.shared.embeddings import independent_embeddings, one_hot_embeddings
+from .inputs import gaussian_embeddings
 
 __all__ = ["EMBEDDINGS", "SHAPES", "DEPTH_BINS", "STORED", "STORED_KIND", "FORWARD_STORED", "FORWARD_STORED_KIND", "embeddings",
            "shape_tree", "test_set", "forward_beyond_runs", "load_forward_stored", "forward_main",
@@ -62,7 +63,7 @@ def embeddings(kind: str, S: int, d: int | None = None, *, seed: int = 0) -> tor
     if kind == "one_hot":
         return one_hot_embeddings(S)
     d = S if d is None else check_int("d", d, low=S)
-    return independent_embeddings(S, d, torch.Generator().manual_seed(check_int("seed", seed, low=0)))
+    return gaussian_embeddings(S, d, torch.Generator().manual_seed(check_int("seed", seed, low=0)))
 
 
 def shape_tree(shape: str, S: int, rng: np.random.Generator, *, depth: int = 12, children: int = 20,
@@ -183,8 +184,8 @@ def load_stored(path=None) -> dict:
     """The stored sweep of :func:`backward_beyond_runs` (default: :data:`STORED` in the data directory)."""
     from pathlib import Path
 
-    from .. import store
-    from ..paths import data_path
+    from ... import store
+    from ...paths import data_path
 
     return store.read_json(data_path(STORED) if path is None else Path(path), kind=STORED_KIND)
 
@@ -195,8 +196,8 @@ def main(argv=None) -> int:
     import time
     from pathlib import Path
 
-    from .. import store
-    from ..paths import data_path
+    from ... import store
+    from ...paths import data_path
 
     parser = argparse.ArgumentParser(prog="python -m onelayer sweep trees-backward-beyond",
                                      description="The backward model past the assumptions over many seeds and embedding draws.")
@@ -281,12 +282,12 @@ def forward_beyond_runs(*, runs: int = 20, S: int = 80, m: int = 2, steps: int =
     """:func:`forward_beyond` with Gaussian embeddings over ``runs`` embedding draws, as counts.
 
     Run ``i`` uses the embedding draw ``i`` (:func:`embeddings` with ``seed=i``) and the training seed ``i``; the runs
-    are trained together (:func:`onelayer.trees.forward.limit_rates.gaussian_members`) and run ``i`` is decoded on its
+    are trained together (:func:`onelayer.studies.trees.forward_limit_rates.gaussian_members`) and run ``i`` is decoded on its
     own :func:`test_set` (``count`` goals of each shape, seed ``test_seed + i``), so the goals pooled over runs are
     independent. Returns a JSON-ready dict with, per run, the final training loss and ``counts``: shape -> goal depth
     -> ``[goals, exact paths, stops]``.
     """
-    from .forward.limit_rates import gaussian_members
+    from .forward_limit_rates import gaussian_members
 
     runs, count = check_int("runs", runs, low=1), check_int("count", count, low=1)
     seeds = list(range(runs))
@@ -314,8 +315,8 @@ def load_forward_stored(path=None) -> dict:
     """The stored sweep of :func:`forward_beyond_runs` (default: :data:`FORWARD_STORED` in the data directory)."""
     from pathlib import Path
 
-    from .. import store
-    from ..paths import data_path
+    from ... import store
+    from ...paths import data_path
 
     return store.read_json(data_path(FORWARD_STORED) if path is None else Path(path), kind=FORWARD_STORED_KIND)
 
@@ -326,8 +327,8 @@ def forward_main(argv=None) -> int:
     import time
     from pathlib import Path
 
-    from .. import store
-    from ..paths import data_path
+    from ... import store
+    from ...paths import data_path
 
     parser = argparse.ArgumentParser(prog="python -m onelayer sweep trees-forward-beyond",
                                      description="The forward model past the assumptions over many Gaussian embedding draws.")

@@ -39,14 +39,15 @@ from ... import store
 from ...batched import batched_gd, concat_histories
 from ...paths import data_path
 from ...validation import check_bool, check_choice, check_float, check_int
-from ..shared.embeddings import one_hot_embeddings
-from ..shared.losses import LossOptions, normalised
-from .architecture import init_params
-from .decoding import goal_counts, greedy_decode
-from .layout import EDGE_STAGES, STAGE_B, STAGE_F, STAGE_NONE, forward_target_vectors, forward_token_vectors
-from .layout import perfect_forward_batch, random_forward_batch
-from .limits import architecture
-from .model import predict
+from ...trees.shared.embeddings import one_hot_embeddings
+from ...trees.shared.losses import LossOptions, normalised
+from ...trees.forward.architecture import init_params
+from ...trees.forward.decoding import goal_counts, greedy_decode
+from ...trees.forward.layout import EDGE_STAGES, STAGE_B, STAGE_F, STAGE_NONE, forward_target_vectors, forward_token_vectors
+from ...trees.forward.layout import perfect_forward_batch, random_forward_batch
+from .forward_limits import architecture
+from ...trees.forward.model import predict
+from .inputs import forward_init
 
 __all__ = ["STORED", "STORED_KIND", "load_stored", "REDUCTIONS", "MODELS", "SweepSettings", "SWEEP", "QUICK",
            "EXTRA", "value_map_residual", "train_members", "cell_runs", "edge_flag_runs", "converged", "main"]
@@ -129,7 +130,7 @@ def train_members(arch_name: str, *, m: int, S: int, steps: int, lr: float, redu
     if not seeds:
         raise ValueError("seeds must not be empty")
     A = one_hot_embeddings(S)
-    inits = [init_params(arch, A, init_scale=init_scale, gen=torch.Generator().manual_seed(10_000 + s))
+    inits = [forward_init(arch, A, init_scale=init_scale, gen=torch.Generator().manual_seed(10_000 + s))
              if arch.kind == "full" else init_params(arch, A) for s in seeds]
     init = {k: torch.stack([p[k] for p in inits]) for k in inits[0]}
     rngs = [np.random.default_rng(s) for s in seeds]
@@ -223,7 +224,7 @@ def edge_flag_runs(settings: dict = SWEEP, *, progress=print) -> list[dict]:
 
 def main(argv=None) -> int:
     """Command line: run the sweep and write it as JSON."""
-    parser = argparse.ArgumentParser(prog="python -m onelayer.trees.forward.edge_flag", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m onelayer.studies.trees.forward_edge_flag", description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=None, help=f"output JSON (default: {STORED} in the data directory)")
     parser.add_argument("--quick", action="store_true", help="tiny version for tests")
     parser.add_argument("--part", choices=("main", "extra", "all"), default="all",

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...plots import PALETTE, new_figure
-from ...validation import check_int
-from ..shared.data import Tree, random_tree, sample_goal
-from .layout import backward_tokens, token_text
+from ..plots import PALETTE, new_figure
+from ..validation import check_int
+from ..trees.shared.data import Tree, random_tree, sample_goal
+from ..trees.backward.layout import backward_tokens, token_text
 
 __all__ = ["tree_positions", "draw_tree", "chain_text", "chain_figure", "sample_chain_figure", "attention_steps_figure",
            "construction_attention_figure"]
@@ -142,7 +142,7 @@ def decoded_attention_figure(B, A, batch, index: int = 0, *, title: str | None =
     Columns are the tokens the last step can see (prompt and emitted chain);
     row ``k`` is the attention of step ``k + 1``.
     """
-    from .model import greedy_decode
+    from ..trees.backward.model import greedy_decode
 
     index = check_int("index", index, low=0, high=batch.size - 1)
     res = greedy_decode(B, A, batch[index])
@@ -163,9 +163,9 @@ def construction_attention_figure(lam: float = 3.0, seed: int = 0, max_depth: in
     """Widget callback: a random tree (labels in ``range(31)``, one-hot embeddings) decoded by ``lam * I``."""
     import torch
 
-    from ...validation import check_float
-    from ..shared.embeddings import one_hot_embeddings
-    from .layout import random_tree_batch
+    from ..validation import check_float
+    from ..trees.shared.embeddings import one_hot_embeddings
+    from ..trees.backward.layout import random_tree_batch
 
     lam = check_float("lam", lam, low=0.0)
     seed = check_int("seed", seed, low=0)

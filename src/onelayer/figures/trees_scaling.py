@@ -9,9 +9,9 @@ import numpy as np
 
 from matplotlib.ticker import LogFormatterSciNotation, NullFormatter
 
-from ...plots import new_figure
-from ...power_laws import loglog_panel
-from .fits import linear_model
+from ..plots import new_figure
+from ..power_laws import loglog_panel
+from ..studies.trees.scaling.fits import linear_model
 
 __all__ = ["scaling_figure"]
 
@@ -45,7 +45,7 @@ def scaling_figure(depth_rows: Sequence[Mapping], label_rows: Sequence[Mapping] 
     """Log-log panels: steps against nodes (depth sweep), against ``S`` (labels), forward two-head, seconds per step.
 
     Each series carries its fitted power law (slope in the legend); the depth
-    panel also shows the model ``S (c1 N + c0)`` of :func:`~onelayer.trees.scaling.fits.linear_model`
+    panel also shows the model ``S (c1 N + c0)`` of :func:`~onelayer.studies.trees.scaling.fits.linear_model`
     (dashed). Panels without rows are left out. Returns the figure.
     """
     panels = [p for p, rows in (("depth", depth_rows), ("labels", label_rows), ("forward", forward_rows),

@@ -36,10 +36,10 @@ import torch
 
 from ...batched import BatchedHistory, batched_gd
 from ...validation import check_bool, check_choice, check_instances, check_int, check_int_sequence
-from ..shared.embeddings import check_embeddings, with_empty
-from ..shared.losses import LossOptions, normalised
-from .layout import BackwardBatch, perfect_tree_batch
-from .model import attention, predict_mass, round_prediction, scores, squared_error
+from ...trees.shared.embeddings import check_embeddings, with_empty
+from ...trees.shared.losses import LossOptions, normalised
+from ...trees.backward.layout import BackwardBatch, perfect_tree_batch
+from ...trees.backward.model import attention, predict_mass, round_prediction, scores, squared_error
 
 __all__ = [
     "PROTOCOLS",
@@ -152,24 +152,6 @@ def _per_member(x: torch.Tensor, mb: MemberBatch) -> torch.Tensor:
     return x.reshape(mb.members, -1).sum(1)
 
 
-def _error(m1: torch.Tensor, m2: torch.Tensor, batch: BackwardBatch, A: torch.Tensor) -> torch.Tensor:
-    """``||y_hat - y||^2`` per (tree, position); skips the dense Gram product when ``[A, 0]^T [A, 0]`` is diagonal.
-
-    The diagonal case (one-hot or exactly orthonormal embeddings) gives the
-    same numbers as :func:`onelayer.trees.backward.model.squared_error` up to the
-    order of summation, at a fraction of the cost for large ``S``.
-    """
-    E = with_empty(A).to(m1.dtype)
-    G = E.T @ E
-    g = torch.diagonal(G)
-    if not bool(torch.equal(G, torch.diag(g))):
-        return squared_error(m1, m2, batch, A)
-    S1 = batch.S + 1
-    r1 = m1 - torch.nn.functional.one_hot(batch.target_first, S1).to(m1.dtype)
-    r2 = m2 - torch.nn.functional.one_hot(batch.target_second, S1).to(m1.dtype)
-    return (r1 * r1 * g).sum(-1) + (r2 * r2 * g).sum(-1)
-
-
 def member_losses(B: torch.Tensor, A: torch.Tensor, mb: MemberBatch, options: LossOptions = LossOptions()) -> torch.Tensor:
     """Each member's teacher-forced squared loss on its own trees: shape ``(M,)``, differentiable in ``B``.
 
@@ -178,7 +160,7 @@ def member_losses(B: torch.Tensor, A: torch.Tensor, mb: MemberBatch, options: Lo
     if not isinstance(options, LossOptions):
         raise TypeError("options must be a LossOptions")
     m1, m2 = predict_mass(_attention(B, A, mb), mb.batch)
-    err = _error(m1, m2, mb.batch, A) * mb.batch.target_mask
+    err = squared_error(m1, m2, mb.batch, A) * mb.batch.target_mask
     return normalised(_per_member(err, mb), positions=_per_member(mb.batch.target_mask.to(err.dtype), mb),
                       trees=mb.per_member, options=options)
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ...power_laws import fit_power_law
+from ....power_laws import fit_power_law
 
 __all__ = ["fit_table", "local_slopes", "linear_model"]
 

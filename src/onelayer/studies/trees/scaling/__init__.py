@@ -21,7 +21,7 @@ For every size two measurements of the number of steps to converge:
 * eight sampled runs of mini-batch SGD (batch 256, a fresh batch every step,
   the paper's protocol; ``protocol="fixed"`` gives full-batch GD on a fixed
   sample instead), trained together in one
-  :func:`~onelayer.trees.backward.batched.train_backward_members` call (seeds
+  :func:`~onelayer.studies.trees.backward_batched.train_backward_members` call (seeds
   0..7); their convergence is measured on a shared batch of 256 fresh
   training trees at about 300 recorded steps (finest, about 0.4% of the step
   count, near the population's crossings). Up to ``m = 5`` (and ``S = 127`` at
@@ -73,28 +73,15 @@ dominates ``c0``. Measured with the population recursion (lr 1):
   (:func:`local_slopes`) rising 1.21, 1.29, 1.40, 1.54 towards 2.
 
 The forward task is not re-run here: :func:`forward_steps_vs_depth` reads the
-stored heads x depth sweep of :mod:`onelayer.trees.forward.limits`.
+stored heads x depth sweep of :mod:`onelayer.studies.trees.forward_limits`.
 """
 
-from .criteria import (
-    CRITERIA,
-    DEFAULT_THRESHOLDS,
-    DEPTHS,
-    LABEL_DEPTH,
-    LABEL_SIZES,
-    SAMPLED_DEPTHS,
-    SAMPLED_LABEL_SIZES,
-    Criterion,
-    nodes,
-    size_grid,
-    tokens,
-)
-from . import criteria, figures, fits, rows, runs, stored
-from .figures import scaling_figure
+from .criteria import CRITERIA, DEFAULT_THRESHOLDS, DEPTHS, LABEL_DEPTH, LABEL_SIZES, SAMPLED_DEPTHS, SAMPLED_LABEL_SIZES, Criterion, nodes, size_grid, tokens
+from . import criteria, fits, rows, runs, stored
 from .fits import fit_table, linear_model, local_slopes
 from .rows import forward_steps_vs_depth, population_rows, sampled_rows, scaling_rows, scaling_table, trajectory_gaps
 from .runs import population_run, population_steps, sampled_run, step_times
 from .stored import FORWARD_SWEEP, STORED, STORED_KIND, compute_stored, load_forward_sweep, load_stored, main
 
 # Every public name of the submodules, importable from here as before the split.
-__all__ = [name for module in (criteria, figures, fits, rows, runs, stored) for name in module.__all__]
+__all__ = [name for module in (criteria, fits, rows, runs, stored) for name in module.__all__]

@@ -35,10 +35,10 @@ from ...batched import BatchedHistory, batched_gd, stack_params
 from ...paths import data_path
 from ...rates import mean_interval, rate
 from ...validation import check_choice, check_float, check_int, check_int_sequence
-from ..shared.embeddings import check_embeddings, one_hot_embeddings
-from ..shared.losses import REDUCTIONS, LossOptions
-from .architecture import init_params, two_head
-from .seeded_training import batched_structured_loss, stacked_data
+from ...trees.shared.embeddings import check_embeddings, one_hot_embeddings
+from ...trees.shared.losses import REDUCTIONS, LossOptions
+from ...trees.forward.architecture import init_params, two_head
+from .forward_seeded_training import batched_structured_loss, stacked_data
 
 __all__ = ["RUNS", "eta_eff", "rescaling_seeds", "compare", "gap_summary", "STORED", "STORED_KIND", "load_stored", "main"]
 

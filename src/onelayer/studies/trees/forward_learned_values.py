@@ -38,13 +38,13 @@ import torch
 from ...jitter import jitter
 from ...training import History, train
 from ...validation import check_float, check_int, check_int_sequence
-from ..shared.embeddings import check_embeddings
-from ..shared.losses import LossOptions, normalised
-from .construction import constructed_params
-from .decoding import round_tokens
-from .layout import ForwardBatch, forward_target_vectors, forward_token_vectors, perfect_forward_batch
-from .architecture import ForwardArchitecture, two_head
-from .model import attention
+from ...trees.shared.embeddings import check_embeddings
+from ...trees.shared.losses import LossOptions, normalised
+from ...trees.forward.construction import constructed_params
+from ...trees.forward.decoding import round_tokens
+from ...trees.forward.layout import ForwardBatch, forward_target_vectors, forward_token_vectors, perfect_forward_batch
+from ...trees.forward.architecture import ForwardArchitecture, two_head
+from ...trees.forward.model import attention
 
 __all__ = [
     "learned_value_params",
@@ -290,7 +290,7 @@ def learned_values_runs(
         One per run: ``init_scale, seed, steps`` and, per record, ``index, node_share, stage_share,
         best_match, chain, asymmetry``, plus ``loss`` and the final ``attention_match``.
     """
-    from ..shared.embeddings import one_hot_embeddings
+    from ...trees.shared.embeddings import one_hot_embeddings
 
     seeds = check_int_sequence("seeds", seeds, low=0)
     record_every = check_int("record_every", record_every, low=1)

@@ -10,12 +10,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ... import store
-from ...paths import data_path
-from ...validation import check_bool, check_choice, check_float
-from ..forward import limits
-from .criteria import _DEFAULTS, LABEL_DEPTH, SAMPLED_DEPTHS, SAMPLED_LABEL_SIZES, Criterion, nodes
-from .runs import population_run, sampled_run
+from .... import store
+from ....paths import data_path
+from ....validation import check_bool, check_choice, check_float
+from .. import forward_limits as limits
+from ..scaling.criteria import _DEFAULTS, LABEL_DEPTH, SAMPLED_DEPTHS, SAMPLED_LABEL_SIZES, Criterion, nodes
+from ..scaling.runs import population_run, sampled_run
 
 __all__ = ["STORED", "STORED_KIND", "FORWARD_SWEEP", "load_stored", "load_forward_sweep",
            "compute_stored", "main"]
@@ -24,7 +24,7 @@ __all__ = ["STORED", "STORED_KIND", "FORWARD_SWEEP", "load_stored", "load_forwar
 STORED = "trees/data/scaling.json"
 #: The ``kind`` of that file (:mod:`onelayer.store`).
 STORED_KIND = "trees-scaling-sweep"
-#: The stored forward heads x depth sweep, inside the data directory (:data:`onelayer.trees.forward.limits.STORED`).
+#: The stored forward heads x depth sweep, inside the data directory (:data:`onelayer.studies.trees.forward_limits.STORED`).
 FORWARD_SWEEP = limits.STORED
 
 
@@ -32,12 +32,12 @@ def load_stored(path=None) -> dict:
     """The stored sampled runs (default :data:`STORED` in the data directory), read through :func:`onelayer.store.read_json`."""
     path = data_path(STORED) if path is None else Path(path)
     if not path.exists():
-        raise FileNotFoundError(f"{path} does not exist; create it with: python -m onelayer.trees.scaling --out {path}")
+        raise FileNotFoundError(f"{path} does not exist; create it with: python -m onelayer.studies.trees.scaling --out {path}")
     return store.read_json(path, kind=STORED_KIND)
 
 
 def load_forward_sweep(path=None) -> dict:
-    """The stored forward sweep (:func:`onelayer.trees.forward.limits.load_stored`)."""
+    """The stored forward sweep (:func:`onelayer.studies.trees.forward_limits.load_stored`)."""
     return limits.load_stored(path)
 
 
@@ -65,7 +65,7 @@ def compute_stored(*, quick: bool = False, sweeps=("depth", "labels"), seeds=tup
     if quick:
         seeds, batch_size = tuple(seeds)[:2], 16
         grids = {"depth": [(2, 7)], "labels": [(2, 9)]}
-    result = {"command": "python -m onelayer.trees.scaling --out book/trees/data/scaling.json" + (" --quick" if quick else ""),
+    result = {"command": "python -m onelayer.studies.trees.scaling --out book/trees/data/scaling.json" + (" --quick" if quick else ""),
               "quick": quick, "lr": lr, "batch_size": batch_size, "protocol": protocol, "seeds": list(seeds),
               "budget_factor": budget_factor, "runs": {}}
     for sweep in sweeps:
@@ -84,8 +84,8 @@ def compute_stored(*, quick: bool = False, sweeps=("depth", "labels"), seeds=tup
 
 
 def main(argv=None) -> int:
-    """Command line: ``python -m onelayer.trees.scaling --out FILE [--quick] [--sweep depth|labels|all]``."""
-    parser = argparse.ArgumentParser(prog="python -m onelayer.trees.scaling", description=__doc__.splitlines()[0])
+    """Command line: ``python -m onelayer.studies.trees.scaling --out FILE [--quick] [--sweep depth|labels|all]``."""
+    parser = argparse.ArgumentParser(prog="python -m onelayer.studies.trees.scaling", description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=None, help=f"output JSON file (default: {STORED} in the data directory)")
     parser.add_argument("--quick", action="store_true", help="tiny version for tests")
     parser.add_argument("--sweep", choices=("depth", "labels", "all"), default="all")

@@ -12,17 +12,17 @@ parameters and its own stream of perfect training trees, ``numpy`` generator ``s
   thought) at the same setting for 600 steps, each member scored on ``test_trees`` perfect depth-``m`` trees
   (generator ``11_000 + seed``) and on its own random test trees by goal depth (generator ``71_000 + seed``).
 * ``no_turn``: one full head and the two-head model on the layout without a turning token, at the settings of the
-  one-against-two sweep (:data:`onelayer.trees.forward.edge_flag.SWEEP`: sum loss, learning rate 0.2, batch 32,
+  one-against-two sweep (:data:`onelayer.studies.trees.forward_edge_flag.SWEEP`: sum loss, learning rate 0.2, batch 32,
   500 steps, one test set of 512 random trees per cell), so the stored cells of that sweep with the turning token
-  are the comparison (:func:`onelayer.trees.forward.edge_flag.cell_runs` with ``turning=False``).
+  are the comparison (:func:`onelayer.studies.trees.forward_edge_flag.cell_runs` with ``turning=False``).
 * ``heads``: 1-4 full heads from ``N(0, 0.01^2)`` at training depths ``m = 2`` and ``3`` (``S = 2^(m+1) + 9``, the
-  heads x depth sweep of :mod:`onelayer.trees.forward.limits`), mean loss, learning rate 2, in several (batch size,
+  heads x depth sweep of :mod:`onelayer.studies.trees.forward_limits`), mean loss, learning rate 2, in several (batch size,
   steps) cells: ``m = 2`` at batch 32 and 256 for 300 steps and at batch 32 for 1,000; ``m = 3`` at batch 32 for
   500 and 1,500 steps. Each member is scored on 256 perfect training trees and on its own 2,048 random test trees
   with the joint profile :func:`joint_counts`: goals, paths right and chains right per (tree size, goal depth).
 
 :func:`gaussian_members` trains the two-head model with a different Gaussian embedding draw per member (the
-batched run behind :func:`onelayer.trees.beyond.forward_beyond_runs`). Reproduce::
+batched run behind :func:`onelayer.studies.trees.beyond.forward_beyond_runs`). Reproduce::
 
     OMP_NUM_THREADS=1 python -m onelayer sweep trees-forward-limit-rates
 
@@ -43,14 +43,14 @@ from ... import store
 from ...batched import BatchedHistory, batched_gd, stack_params
 from ...paths import data_path
 from ...validation import check_bool, check_float, check_int, check_int_sequence
-from ..shared.embeddings import check_embeddings, one_hot_embeddings
-from ..shared.losses import LossOptions
-from .architecture import init_params, two_head
-from .decoding import greedy_decode
-from .edge_flag import REDUCTIONS, SWEEP as EDGE_SWEEP, cell_runs, train_members
-from .layout import forward_target_vectors, forward_token_vectors, perfect_forward_batch, random_forward_batch
-from .limits import architecture
-from .seeded_training import batched_structured_loss, stacked_data
+from ...trees.shared.embeddings import check_embeddings, one_hot_embeddings
+from ...trees.shared.losses import LossOptions
+from ...trees.forward.architecture import init_params, two_head
+from ...trees.forward.decoding import greedy_decode
+from .forward_edge_flag import REDUCTIONS, SWEEP as EDGE_SWEEP, cell_runs, train_members
+from ...trees.forward.layout import forward_target_vectors, forward_token_vectors, perfect_forward_batch, random_forward_batch
+from .forward_limits import architecture
+from .forward_seeded_training import batched_structured_loss, stacked_data
 
 __all__ = ["STORED", "STORED_KIND", "load_stored", "SETTINGS", "QUICK", "PARTS", "depth_counts", "joint_counts", "theorem8_runs",
            "direct_runs", "no_turn_runs", "heads_runs", "gaussian_members", "CHUNKED_FROM_BATCH", "MEMBER_CHUNK",
@@ -77,7 +77,7 @@ SETTINGS = {
               "test_trees": 2048, "test_max_depth": 6, "train_trees": 256},
 }
 #: From this batch size on a cell trains its 20 members :data:`MEMBER_CHUNK` at a time (``member_chunk`` of
-#: :func:`~onelayer.trees.forward.edge_flag.train_members`): at batch 256 all 20 at once are compute-bound and no
+#: :func:`~onelayer.studies.trees.forward_edge_flag.train_members`): at batch 256 all 20 at once are compute-bound and no
 #: faster than separate runs, 5 at a time are (``make bench``, the trees forward sweep rows). Same results either way.
 CHUNKED_FROM_BATCH = 256
 MEMBER_CHUNK = 5
@@ -171,7 +171,7 @@ def direct_runs(s: dict, seeds: Sequence[int]) -> list[dict]:
 
 def no_turn_runs(s: dict, seeds: Sequence[int]) -> list[dict]:
     """The models of ``s["models"]`` (``s`` is ``SETTINGS["no_turn"]``) on the layout without a turning token: the
-    rows of :func:`onelayer.trees.forward.edge_flag.cell_runs` (empty edge stage blocks, ``turning=False``)."""
+    rows of :func:`onelayer.studies.trees.forward_edge_flag.cell_runs` (empty edge stage blocks, ``turning=False``)."""
     rows = []
     for name in s["models"]:
         rows += cell_runs(name, m=s["m"], S=s["S"], steps=s["steps"], lr=s["lr"], reduction=s["reduction"],
@@ -196,7 +196,7 @@ def joint_counts(result, trees) -> dict[str, list[int]]:
 def heads_runs(s: dict, seeds: Sequence[int]) -> list[dict]:
     """Full heads (``s`` is ``SETTINGS["heads"]``: every model of ``s["models"]``, from ``N(0, init_scale^2)``) in
     every cell of ``s["cells"]`` (training depth ``m`` with ``S = 2^(m+1) + 9`` as in the heads x depth sweep of
-    :mod:`onelayer.trees.forward.limits`, batch size, a fixed number of steps), one member per seed, trained
+    :mod:`onelayer.studies.trees.forward_limits`, batch size, a fixed number of steps), one member per seed, trained
     together. Each member is scored on ``train_trees`` perfect training trees (generator ``60_000 + seed``) and on
     its own ``test_trees`` random test trees (0-3 children, depth caps 1-``test_max_depth``, any non-root goal;
     generator ``70_000 + seed``, so every model of a cell and seed sees the same trees), with the joint profile
@@ -236,7 +236,7 @@ def gaussian_members(As: Sequence[torch.Tensor], *, m: int, steps: int, lr: floa
                      seeds: Sequence[int], options: LossOptions = LossOptions()) -> BatchedHistory:
     """The two-head model from zero with member ``i`` on its own embeddings ``As[i]`` and its own trees (generator
     ``seeds[i]``), trained together (the non-one-hot path of
-    :func:`~onelayer.trees.forward.seeded_training.batched_structured_loss`); records the loss at steps 0 and
+    :func:`~onelayer.studies.trees.forward_seeded_training.batched_structured_loss`); records the loss at steps 0 and
     ``steps``."""
     As = [check_embeddings(A) for A in As]
     seeds = check_int_sequence("seeds", seeds, low=0)
