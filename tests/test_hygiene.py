@@ -538,6 +538,9 @@ def test_exact_equality_hygiene_test_fails_on_an_unjustified_line(tmp_path, monk
 
 CLOCKS = {"time", "time_ns", "perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "process_time",
           "process_time_ns", "thread_time", "thread_time_ns"}
+#: Names that hold a duration by convention (onelayer.widgets.timed returns one): a test may print them, or check that
+#: they are positive, never bound them from above.
+DURATION_NAMES = re.compile(r"(^|_)(elapsed|duration|seconds|wall)(_s)?$")
 
 
 def _is_clock_call(node) -> bool:
@@ -570,9 +573,22 @@ def clock_uses(source: str, name: str = "<test>") -> list[str]:
                         and isinstance(compare.ops[0], ast.Lt) and isinstance(compare.comparators[0], ast.Name)
                         and "deadline" in compare.comparators[0].id):
                     guarded.add(id(compare.left))
+    def duration_bound(node) -> bool:  # assert elapsed < 10, assert 10 > res.seconds, ...
+        if not (isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare)):
+            return False
+        sides = [node.test.left, *node.test.comparators]
+        upper = any(isinstance(op, (ast.Lt, ast.LtE)) for op in node.test.ops)
+        lower = any(isinstance(op, (ast.Gt, ast.GtE)) for op in node.test.ops)
+        for i, side in enumerate(sides):
+            name = side.id if isinstance(side, ast.Name) else side.attr if isinstance(side, ast.Attribute) else None
+            if name and DURATION_NAMES.search(name) and ((upper and i == 0) or (lower and i > 0)):
+                return True
+        return False
+
     lines = source.splitlines()
     return [f"{name}:{node.lineno}: {lines[node.lineno - 1].strip()}"
-            for node in ast.walk(tree) if _is_clock_call(node) and id(node) not in guarded]
+            for node in ast.walk(tree)
+            if (_is_clock_call(node) and id(node) not in guarded) or duration_bound(node)]
 
 
 def test_no_test_reads_a_clock_except_as_a_stall_guard():
@@ -587,6 +603,8 @@ def test_no_test_reads_a_clock_except_as_a_stall_guard():
     "def test_fast():\n    t0 = time.time()\n    f()\n    assert time.time() - t0 < 1\n",
     "from time import perf_counter\ndef test_fast():\n    t0 = perf_counter()\n    f()\n    elapsed = perf_counter() - t0\n    assert elapsed < 1\n",
     "def test_fast():\n    deadline = time.monotonic() + 1\n    f()\n    assert time.monotonic() < deadline\n",
+    "def test_fast():\n    fig, elapsed = timed(f)\n    assert elapsed < 10.0\n",
+    "def test_fast():\n    res = run()\n    assert 5 > res.seconds\n",
 ])
 def test_clock_scanner_catches_a_planted_duration_assert(planted):
     assert clock_uses(planted)
@@ -596,3 +614,4 @@ def test_clock_scanner_leaves_stall_guards_alone():
     guard = ("def test_waits():\n    deadline = time.monotonic() + 60\n"
              "    while time.monotonic() < deadline and not ready():\n        sleep(0.1)\n    assert ready()\n")
     assert clock_uses(guard) == []
+    assert clock_uses("def test_ran():\n    fig, elapsed = timed(f)\n    assert elapsed > 0\n") == []

