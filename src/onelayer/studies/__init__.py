@@ -1,0 +1,1 @@
+"""Studies: experiments that run the papers' objects over seeds, sizes and readings."""
