@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 
 import pytest
 
@@ -56,9 +57,12 @@ def test_the_stored_file_holds_every_member_sorted_with_provenance_apart(referen
 
 
 def test_stored_bytes_are_the_same_on_every_engine(reference, tmp_path):
-    """jobs=1, jobs=2 (loky) and a Dask LocalCluster of two worker processes on 127.0.0.1: the same bytes."""
+    """jobs=1, jobs=2 (loky) and a Dask LocalCluster of two worker processes on 127.0.0.1: the same bytes. The
+    LocalCluster's nannies, which run in this process, leave its environment as it was."""
     loky = runner.run(TOY, jobs=2, out=tmp_path / "loky.json")
+    environ = dict(os.environ)
     dask = runner.run(TOY, jobs=2, dask="local", out=tmp_path / "dask.json")
+    assert dict(os.environ) == environ
     assert stored(loky.path) == stored(reference)
     assert stored(dask.path) == stored(reference)
     assert store.read_json(loky.path)["provenance"]["engine"] == "joblib-loky"

@@ -23,10 +23,16 @@ member key (so even a study that used them would not carry state between members
 with (MKL's CNR branch, see :mod:`onelayer.blas`, and the thread counts); the runner refuses a result computed under
 other numerics than its own. loky workers inherit the parent's environment when they start, so ``MKL_CBWR`` and
 ``OMP_NUM_THREADS=1`` are in place before ``torch`` loads there; so do the workers of a Dask ``LocalCluster``. Workers
-of a remote Dask cluster must be started with the same variables::
+of a remote Dask cluster must be started with the same variables, one thread each, and without a nanny (a nanny
+would start its worker with distributed's ``pre-spawn-environ``, whose ``MALLOC_TRIM_THRESHOLD_=65536`` slows small
+torch loops about 1.5 times; :func:`worker_environment` is what a LocalCluster's nannies get instead)::
 
-    MKL_CBWR=COMPATIBLE OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 PYTHONHASHSEED=0 \\
-        dask worker tcp://SCHEDULER:8786 --nworkers N --nthreads 1
+    dask scheduler                                          # prints its address, tcp://HOST:8786
+    export MKL_CBWR=COMPATIBLE OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+    dask worker tcp://HOST:8786 --nthreads 1 --no-nanny &  # one per core
+
+Dask's nannies start every worker with ``PYTHONHASHSEED=6640`` when it is unset or 0, so a member must not depend on
+the order of a set of strings (none should: a member is a pure function of its settings and key).
 """
 
 from __future__ import annotations
@@ -331,15 +337,40 @@ def _joblib(study, settings, todo, jobs):
         yield from joblib.Parallel(n_jobs=jobs, batch_size=1, return_as="generator_unordered")(tasks)
 
 
+def worker_environment() -> dict[str, str]:
+    """The variables a Dask worker must have before it starts (``distributed.nanny.pre-spawn-environ``): one BLAS/OpenMP
+    thread, this process's ``MKL_CBWR``; and no ``MALLOC_TRIM_THRESHOLD_=65536``, distributed's default, with which
+    glibc gives memory back after nearly every small torch tensor (measured: a member's GD loop 1.5 times slower)."""
+    env = {v: "1" for v in THREAD_VARIABLES}
+    if os.environ.get(blas.ENV):
+        env[blas.ENV] = os.environ[blas.ENV]
+    return env
+
+
+@contextlib.contextmanager
+def _restored_environ() -> Iterator[None]:
+    """Give back this process's environment as it was: a LocalCluster's nannies, which run here, write their
+    workers' variables into it (distributed's ``Nanny`` updates ``os.environ`` before it spawns a worker)."""
+    saved = dict(os.environ)
+    try:
+        yield
+    finally:
+        for key in set(os.environ) - set(saved):
+            del os.environ[key]
+        os.environ.update(saved)
+
+
 @contextlib.contextmanager
 def _dask_client(address: str, jobs: int):
     """A ``distributed.Client`` on the scheduler at ``address``, or, for ``address == "local"``, on a LocalCluster of
-    ``jobs`` worker processes (loopback, one thread each, no dashboard)."""
+    ``jobs`` worker processes (loopback, one thread each, no dashboard, :func:`worker_environment`)."""
+    import dask.config
     from distributed import Client, LocalCluster
 
     if address == "local":
-        with LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, host="127.0.0.1",
-                          dashboard_address=None) as cluster, Client(cluster) as client:
+        with _restored_environ(), dask.config.set({"distributed.nanny.pre-spawn-environ": worker_environment()}), \
+                LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, host="127.0.0.1",
+                             dashboard_address=None) as cluster, Client(cluster) as client:
             yield client
     else:
         with Client(address) as client:
