@@ -243,7 +243,7 @@ sweeps: $(STAMP)
 
 # Every registered study (onelayer.studies.registry), one after another, each on $(JOBS) worker processes; a study
 # whose members are all stored already is only re-assembled, an interrupted one resumes (onelayer.studies.runner).
-JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+JOBS ?= $(shell getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
 studies: $(STAMP)
 	@start=$$(date +%s)
 	names=$$($(PY) -m onelayer study --list | cut -d' ' -f1)
