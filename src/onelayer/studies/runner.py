@@ -377,6 +377,22 @@ def _dask_client(address: str, jobs: int):
             yield client
 
 
+def _check_cluster_imports(client, study: Study) -> None:
+    """Ask the scheduler and every worker to import the study's modules: joblib's dask backend waits for ever when
+    the scheduler cannot unpickle a task, so a cluster started from another checkout is refused here, by name."""
+    import importlib
+
+    modules = sorted({f.__module__ for f in (study.members, study.run_member, study.summarize)} | {__name__})
+    probe = lambda names: [importlib.import_module(n).__name__ for n in names]  # noqa: E731 (a lambda: sent by value)
+    try:
+        client.run_on_scheduler(probe, modules)
+        client.run(probe, modules)
+    except Exception as exc:
+        raise StudyError(f"the Dask cluster at {client.scheduler.address} cannot import {', '.join(modules)} "
+                         f"({type(exc).__name__}: {exc}); start its scheduler and workers from a make setup of this "
+                         f"commit (see onelayer.studies.runner)") from exc
+
+
 def _dask(study, settings, todo, client):
     import joblib
 
@@ -462,6 +478,7 @@ def run(study: Study, *, jobs: int = 1, quick: bool = False, only: Sequence[str]
         elif dask is not None:
             client = stack.enter_context(_dask_client(dask, jobs))
             if dask != "local":
+                _check_cluster_imports(client, study)
                 jobs = sum(client.nthreads().values())
             engine = f"dask {client.scheduler.address}" if dask != "local" else "dask LocalCluster"
             results = _dask(study, settings, todo, client)
