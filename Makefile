@@ -37,7 +37,7 @@ BOOK_SAMPLE ?= book/trees/backward_data.ipynb book/selector.ipynb
 
 NBVAL_FLAGS := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=300
 
-.PHONY: help setup lock book test test-portable test-jitter unit nbval lab execute clean bench e2e sweeps pdf numbers captions findings
+.PHONY: help setup lock book test test-portable test-jitter unit nbval lab execute clean bench e2e sweeps studies pdf numbers captions findings
 
 help:
 	@echo "make book   build the HTML book (executes every chapter) into _build/html"
@@ -47,6 +47,7 @@ help:
 	@echo "make lab    open the chapters in JupyterLab"
 	@echo "make execute [NB=book/x.ipynb]  re-run notebooks in place (stores fresh outputs)"
 	@echo "make bench  benchmarks against plain reference implementations, and each chapter's execution time (from the last make test) against its budget; make sweeps: the stored sweeps"
+	@echo "make studies [JOBS=N]  run every registered study on N worker processes (default: all cores), resuming unfinished ones"
 	@echo "make pdf    the whole book as one PDF (TeX Live from apt if missing) into _build/latex/onelayer.pdf"
 	@echo "make numbers  rewrite book/numbers/ (every figure's full-mode JSON/CSV); make captions: the figure captions"
 	@echo "make findings  rewrite book/data/findings.json (every chapter's verdict rows, shown on the Findings page)"
@@ -250,6 +251,18 @@ sweeps: $(STAMP)
 	$(PY) -m onelayer sweep trees-forward-rescaling-seeds
 	$(PY) -m onelayer sweep trees-forward-edge-flag
 	echo "sweeps: $$(( $$(date +%s) - start )) s"
+
+# Every registered study (onelayer.studies.registry), one after another, each on $(JOBS) worker processes; a study
+# whose members are all stored already is only re-assembled, an interrupted one resumes (onelayer.studies.runner).
+JOBS ?= $(shell getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
+studies: $(STAMP)
+	@start=$$(date +%s)
+	names=$$($(PY) -m onelayer study --list | cut -d' ' -f1)
+	[ -n "$$names" ] || echo "studies: none registered yet (onelayer.studies.registry.MODULES)"
+	for name in $$names; do
+	  $(PY) -m onelayer study $$name --jobs $(JOBS)
+	done
+	echo "studies: $$(( $$(date +%s) - start )) s on $(JOBS) job(s)"
 
 # The numbers behind every figure, linked from its caption: book/numbers/NAME.json (+ NAME.csv), written by
 # `python -m onelayer make NAME` in full mode (about 2 min on one core; tests/test_book_numbers.py checks they are

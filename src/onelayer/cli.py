@@ -7,6 +7,9 @@ One program, one subcommand per job::
     python -m onelayer make --all --out DIR [--quick]
     python -m onelayer sweep --list                  # the stored sweeps the chapters load
     python -m onelayer sweep NAME [--out FILE] [sweep options]
+    python -m onelayer study --list                  # the studies (onelayer.studies.registry)
+    python -m onelayer study NAME [--jobs N] [--quick] [--only KEY_PREFIX ...] [--dask ADDRESS|local] [--restart]
+    python -m onelayer study verify NAME [--sample K] [--seed S]
     python -m onelayer bench [--quick] [--only NAME]  # benchmarks (from a repository checkout)
     python -m onelayer findings [--check]            # every chapter's verdict rows -> book/data/findings.json
     python -m onelayer info                          # version and data directory
@@ -20,8 +23,8 @@ written through :mod:`onelayer.store` (with a schema version).
 ``--data-dir DIR`` (before the subcommand) or the environment variable
 ``ONELAYER_DATA`` sets the data directory (default: the repository's ``book``
 folder; see :mod:`onelayer.paths`). Exit codes: 0 on success, 1 if a figure or
-sweep failed while running, 2 for a usage error (unknown name, bad option, an
-output folder that cannot be created or written: one line naming it and why).
+sweep failed while running (or a study's verify found a difference), 2 for a usage error (unknown name, bad
+option, an output folder that cannot be created or written: one line naming it and why).
 """
 
 from __future__ import annotations
@@ -77,6 +80,29 @@ def build_parser() -> argparse.ArgumentParser:
     p_sweep.add_argument("name", nargs="?", metavar="NAME", help="a name shown by 'sweep --list'")
     p_sweep.add_argument("options", nargs=argparse.REMAINDER, help="the sweep's own options")
     p_sweep.set_defaults(subparser=p_sweep)
+
+    p_study = sub.add_parser(
+        "study",
+        help="run a study (members in parallel, resumable) or verify a stored one",
+        description="Run the members of a study that are not done yet (each written as it finishes, so a re-run "
+        "resumes) and store the study, or ('study verify NAME') recompute a sample of its stored members. "
+        "See onelayer.studies.runner.",
+    )
+    p_study.add_argument("--list", action="store_true", help="list the studies: name, members, stored file")
+    p_study.add_argument("name", nargs="?", metavar="NAME", help="a name shown by 'study --list', or 'verify'")
+    p_study.add_argument("target", nargs="?", metavar="VERIFY_NAME", help=argparse.SUPPRESS)
+    p_study.add_argument("--jobs", default="1", metavar="N", help="worker processes (default 1: in this process); "
+                         "with --dask local, the LocalCluster's workers")
+    p_study.add_argument("--quick", action="store_true", help="the study's quick settings (stored as NAME.quick.json)")
+    p_study.add_argument("--only", nargs="+", metavar="KEY_PREFIX", help="run only members whose key starts so")
+    p_study.add_argument("--dask", metavar="ADDRESS", help="run on the Dask scheduler at ADDRESS (tcp://host:8786), "
+                         "or 'local' for a LocalCluster of --jobs worker processes")
+    p_study.add_argument("--out", metavar="FILE", help="the stored file (default: the study's, in the data directory)")
+    p_study.add_argument("--restart", action="store_true", help="discard the member records of an earlier run")
+    p_study.add_argument("--sample", default="3", metavar="K", help="verify: members to recompute (default 3, "
+                         "always including the cheapest)")
+    p_study.add_argument("--seed", default="0", metavar="S", help="verify: seed of the sample (default 0)")
+    p_study.set_defaults(subparser=p_study)
 
     p_bench = sub.add_parser(
         "bench",
@@ -176,6 +202,72 @@ def _sweep(args, parser: argparse.ArgumentParser) -> int:
     return sweeps.run(args.name, args.options)
 
 
+def _study_usage(message: str) -> int:
+    print(f"{PROG} study: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _count(text: str, low: int) -> int | None:
+    try:
+        value = int(text)
+    except ValueError:
+        return None
+    return value if value >= low else None
+
+
+def _study(args, argv: Sequence[str] | None) -> int:
+    """``study``: usage errors are one line on stderr (exit 2)."""
+    from .studies import registry, runner
+    from .paths import data_path
+
+    if args.list:
+        if args.name:
+            return _study_usage("give either --list or NAME, not both")
+        for name, study in registry.studies().items():
+            print(f"{name}  {len(study.member_list(study.settings))} members  {data_path(study.stored)}  {study.description}")
+        return 0
+    verifying = args.name == "verify"
+    name = args.target if verifying else args.name
+    if not name or (args.target and not verifying):
+        return _study_usage(f"name one study ('{PROG} study --list' shows them), or 'study verify NAME'")
+    try:
+        study = registry.get(name)
+    except ValueError as exc:
+        return _study_usage(str(exc))
+    if verifying:
+        sample, seed = _count(args.sample, 1), _count(args.seed, 0)
+        if sample is None or seed is None:
+            return _study_usage(f"--sample must be an integer >= 1 and --seed >= 0, got {args.sample!r} and {args.seed!r}")
+        try:
+            return 0 if runner.verify(study, sample=sample, seed=seed, path=args.out, quick=args.quick) else 1
+        except (FileNotFoundError, ValueError) as exc:
+            print(f"{PROG} study verify: error: {exc}", file=sys.stderr)
+            return 1
+    jobs = _count(args.jobs, 1)
+    if jobs is None:
+        return _study_usage(f"--jobs must be an integer >= 1, got {args.jobs!r}")
+    if args.dask is not None and not args.dask.strip():
+        return _study_usage("--dask must be a scheduler address (tcp://host:8786) or 'local'")
+    from pathlib import Path
+
+    _check_output_folder(Path(args.out).parent if args.out else data_path(study.stored).parent)
+    try:
+        report = runner.run(study, jobs=jobs, quick=args.quick, only=args.only or (), dask=args.dask, out=args.out,
+                            restart=args.restart, argv=list(sys.argv[1:] if argv is None else argv))
+    except ValueError as exc:
+        return _study_usage(str(exc))
+    except runner.StudyError as exc:
+        print(f"{PROG} study: error: {exc}", file=sys.stderr)
+        return 1
+    done = f"{report.computed} computed, {report.reused} reused, {report.total} members"
+    if report.path is None:
+        print(f"{name}: {done}; {report.missing} still missing (records in {report.members_dir}), "
+              f"so the stored file is not assembled yet ({report.seconds:.1f} s)")
+    else:
+        print(f"{name}: {done} -> {report.path} ({report.seconds:.1f} s)")
+    return 0
+
+
 def _bench(args) -> int:
     from .paths import REPOSITORY_DATA
 
@@ -261,6 +353,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _list(args)
         if args.command == "sweep":
             return _sweep(args, args.subparser)
+        if args.command == "study":
+            return _study(args, argv)
         if args.command == "bench":
             return _bench(args)
         if args.command == "info":

@@ -1,0 +1,55 @@
+"""Every study, listed once: the modules whose ``STUDY`` (:class:`onelayer.studies.runner.Study`) the runner runs.
+
+A study's name, stored path and kind come from its module's ``STUDY``; nothing else types them. ``python -m onelayer
+study --list`` and ``make studies`` run the modules in the order of :data:`MODULES`; the chapters read a stored study
+with :func:`load`.
+
+To add a study: write ``onelayer/studies/<part>/<name>.py`` (see CONTRIBUTING.md, "Studies") and add its module name
+here.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+
+from .. import store
+from ..paths import data_path
+from .runner import Study
+
+__all__ = ["MODULES", "studies", "get", "load"]
+
+#: The study modules, in the order they run (none is ported yet: the sweeps of onelayer.sweeps move here one by one).
+MODULES: tuple[str, ...] = ()
+
+
+def studies() -> dict[str, Study]:
+    """name -> Study of every module in :data:`MODULES` (imported now), checked for repeated names and files."""
+    found: dict[str, Study] = {}
+    files: dict[str, str] = {}
+    for module_name in MODULES:
+        study = getattr(importlib.import_module(module_name), "STUDY", None)
+        if not isinstance(study, Study):
+            raise TypeError(f"{module_name} has no STUDY (a onelayer.studies.runner.Study)")
+        if study.name in found or study.stored in files:
+            raise ValueError(f"{module_name}: the name {study.name!r} or file {study.stored!r} is another study's too")
+        found[study.name] = study
+        files[study.stored] = study.name
+    return found
+
+
+def get(name: str) -> Study:
+    """The study called ``name``; ``ValueError`` naming the studies for an unknown one."""
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str, not {type(name).__name__}")
+    known = studies()
+    if name not in known:
+        raise ValueError(f"unknown study {name!r}; the studies are: {', '.join(known) or 'none registered yet'}")
+    return known[name]
+
+
+def load(name: str, *, path: str | os.PathLike | None = None) -> dict:
+    """The stored study ``name`` (its file in the data directory, or ``path``): settings, members (sorted by key),
+    summary and provenance, with the non-finite floats read back (:func:`onelayer.store.from_jsonable`)."""
+    study = get(name)
+    return store.from_jsonable(store.read_json(path if path is not None else data_path(study.stored), kind=study.kind))
