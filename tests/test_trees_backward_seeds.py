@@ -3,6 +3,8 @@ stored runs of onelayer.studies.trees.beyond.backward_beyond_runs), recomputed o
 
 from __future__ import annotations
 
+from onelayer import formatting
+
 import numpy as np
 import pytest
 import torch
@@ -40,9 +42,9 @@ def test_merge_bins_gives_every_bin_enough_cases():
 
 
 def test_mean_text_and_validation():
-    assert seeds.mean_text((0.5, 0.25, 0.75)) == "0.5 [0.25, 0.75]"
+    assert formatting.mean_text((0.5, 0.25, 0.75)) == "0.5 [0.25, 0.75]"
     with pytest.raises(ValueError, match="interval"):
-        seeds.mean_text((1.0, 2.0))
+        formatting.mean_text((1.0, 2.0))
     with pytest.raises(ValueError, match="kind"):
         seeds.seed_runs("sparse", seeds=[0])
     with pytest.raises(ValueError, match="seeds"):

@@ -32,7 +32,7 @@ import math
 
 from .validation import check_float, check_int
 
-__all__ = ["ROUNDOFF", "SMALLEST", "MAX_DIGITS", "number_text", "near_zero_text", "rounded"]
+__all__ = ["ROUNDOFF", "SMALLEST", "MAX_DIGITS", "number_text", "near_zero_text", "rounded", "mean_text"]
 
 #: Default threshold below which a quantity that is zero in exact arithmetic counts as round-off.
 ROUNDOFF = 1e-12
@@ -109,3 +109,11 @@ def rounded(x, digits: int = 4) -> float:
     if not math.isfinite(x) or x == 0:
         return x + 0.0  # + 0.0 turns -0.0 into 0.0
     return float(f"{x:.{digits - 1}e}")
+
+
+def mean_text(interval, digits: int = 4) -> str:
+    """``"mean [low, high]"`` of a :func:`onelayer.rates.mean_interval` result, each through :func:`number_text`."""
+    if len(interval) != 3:
+        raise ValueError("interval must be (mean, low, high)")
+    mean, low, high = (float(x) for x in interval)
+    return f"{number_text(mean, digits)} [{number_text(low, digits)}, {number_text(high, digits)}]"

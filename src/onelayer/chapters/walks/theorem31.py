@@ -16,6 +16,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from ... import formatting
 from ...formatting import near_zero_text, number_text
 from ...rates import mean_interval, rate
 from ...registry import register
@@ -410,10 +411,8 @@ def slope_rates(rows: list[dict] | None = None) -> dict:
 
 
 def mean_text(interval, digits: int = 3) -> str:
-    """``"mean [low, high]"`` of a :func:`onelayer.rates.mean_interval` result, each through
-    :func:`onelayer.formatting.number_text`."""
-    mean, low, high = (float(x) for x in interval)
-    return f"{number_text(mean, digits)} [{number_text(low, digits)}, {number_text(high, digits)}]"
+    """``"mean [low, high]"``, 3 significant digits unless told (:func:`onelayer.formatting.mean_text`)."""
+    return formatting.mean_text(interval, digits)
 
 
 def edge_rate_rows(Ks: tuple[int, ...] = (6,)) -> list[dict]:

@@ -33,7 +33,7 @@ from ...trees.backward.layout import random_tree_batch
 from ...trees.backward.model import greedy_decode, loss as test_loss
 from .inputs import gaussian_embeddings
 
-__all__ = ["KINDS", "STORED", "STORED_KIND", "member_h_stats", "seed_runs", "merge_bins", "mean_text", "load_stored", "main"]
+__all__ = ["KINDS", "STORED", "STORED_KIND", "member_h_stats", "seed_runs", "merge_bins", "load_stored", "main"]
 
 #: Embedding families of :func:`seed_runs`.
 KINDS = ("one_hot", "gaussian")
@@ -151,17 +151,6 @@ def merge_bins(counts: dict, min_count: int = 50) -> list[tuple[int, int]]:
     if low is not None:
         bins[-1][1] = items[-1][0]
     return [(lo, hi) for lo, hi, _ in bins]
-
-
-def mean_text(interval: Sequence[float]) -> str:
-    """``"mean [low, high]"`` of a :func:`onelayer.rates.mean_interval` result, each through
-    :func:`onelayer.formatting.number_text` (3 significant digits, never a round-off digit)."""
-    from ...formatting import number_text
-
-    if len(interval) != 3:
-        raise ValueError("interval must be (mean, low, high)")
-    mean, low, high = (float(x) for x in interval)
-    return f"{number_text(mean)} [{number_text(low)}, {number_text(high)}]"
 
 
 def load_stored(path: str | Path | None = None) -> dict:
