@@ -61,7 +61,7 @@ from .. import blas, store
 from ..paths import REPOSITORY_DATA, data_path
 
 __all__ = ["Member", "Study", "StudyError", "RunReport", "compute", "settings_hash", "members_dir", "run",
-           "verify", "differences", "provenance", "stored_without_provenance"]
+           "verify", "differences", "provenance", "stored_without_provenance", "numerics", "worker_environment"]
 
 #: A member key: letters, digits and ``._=+,-``; it names the member's file, so no ``/`` or ``:``.
 KEY_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._=+,-]{0,119}")

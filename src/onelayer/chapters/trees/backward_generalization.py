@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ... import formatting
+from ...formatting import mean_text  # the chapter prints intervals with it
 from ...plots import new_figure, plot_curves
 from ...rates import mean_interval, rate
 from ...registry import register
@@ -331,8 +331,8 @@ def verdict_rows() -> list[dict]:
                         f"({span_text(bounds['positive'])} such checkpoints per run): {bounds['holds'].text()}; bound / test "
                         f"loss there from {number_text(bounds['ratio'][0])} to {number_text(bounds['ratio'][1])}; runs whose "
                         f"test loss falls at every one of them: {bounds['falls'].text()}; "
-                        f"at step {bounds['steps']}, test loss mean {formatting.mean_text(bounds['final_loss'])}, bound "
-                        f"mean {formatting.mean_text(bounds['final_bound'])}",
+                        f"at step {bounds['steps']}, test loss mean {mean_text(bounds['final_loss'])}, bound "
+                        f"mean {mean_text(bounds['final_bound'])}",
          "verdict": ("holds on every run" if bounds["holds"].k == bounds["runs"] and bounds["falls"].k == bounds["runs"] else
                      "the bound holds on every run; the loss does not fall at every checkpoint on every run"
                      if bounds["holds"].k == bounds["runs"] else "fails on some runs")},
@@ -342,7 +342,7 @@ def verdict_rows() -> list[dict]:
          "settings": f"{trained}; {ga['runs']} embedding draws, each with its own training seed (stored sweep)",
          "measurement": f"{ga['runs']} draws x {ga['goals']} goals: exact paths {ga['exact'].text(4)}; runs with every "
                         f"test path right at step {ga['steps']}: {ga['runs_all_right'].text()} (lowest run {ga['lowest_run']}/{ga['goals']}); "
-                        f"residual of H from the symmetric span, mean {formatting.mean_text(ga['residual'])}; by length ({bins_text(ga)})",
+                        f"residual of H from the symmetric span, mean {mean_text(ga['residual'])}; by length ({bins_text(ga)})",
          "verdict": ("as described: learning works, exactness is lost on most draws" if learn_g and ga["runs_all_right"].high < 0.5
                      else "learning works; exact on most draws" if learn_g and ga["runs_all_right"].low > 0.5
                      else "learning works; exactness depends on the draw" if learn_g else "learning fails on many draws")},

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ... import formatting
+from ...formatting import mean_text  # the chapter prints intervals with it
 from ...plots import FONT_SIZE, mark_steps, new_figure, plot_curves
 from ...registry import register
 from ...seeding import numpy_rng
@@ -238,7 +238,7 @@ def verdict_rows() -> list[dict]:
     s = SETTINGS
     found, rate_, seeds = phase_events(), rate_summary(), seed_summary()
     pop, n = found["population"], seeds["runs"]
-    interval = formatting.mean_text
+    interval = mean_text
 
     base = {"source": "[review]", "reading": "R-B layout, one-hot embeddings, mean loss with 1/2 (ours)",
             "chapter": "backward_training"}
