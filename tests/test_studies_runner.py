@@ -218,3 +218,23 @@ def test_cli_usage_errors_are_one_line(toy_registered, capsys, argv, message):
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and message in err, err
+
+
+def test_adopted_results_make_the_same_bytes_as_a_run_and_say_so_in_provenance(reference, tmp_path):
+    """A pre-runner script's results, adopted member for member, give the file run() gives (provenance apart), and the
+    provenance says where they came from; a missing or foreign member is refused by name."""
+    content = store.read_json(reference, kind="toy")
+    results = {r["key"]: r["result"] for r in content["members"]}
+    out = tmp_path / "toy.json"
+    runner.adopt(TOY, results, source="old/toy.json", command="python -m onelayer sweep toy", made={"seconds": 3.5},
+                 out=out)
+    assert stored(out) == stored(reference)
+    prov = store.read_json(out, kind="toy")["provenance"]
+    assert prov["engine"] == "pre-runner script (members adopted)" and prov["commit"] == "unknown"
+    assert prov["adopted"]["from"] == "old/toy.json" and prov["adopted"]["made"] == {"seconds": 3.5}
+    assert runner.verify(TOY, sample=2, path=out, echo=None)
+    first = sorted(results)[0]
+    with pytest.raises(ValueError, match="results must hold exactly"):
+        runner.adopt(TOY, {k: v for k, v in results.items() if k != first}, source="s", command="c", out=out)
+    with pytest.raises(ValueError, match="source must be"):
+        runner.adopt(TOY, results, source="", command="c", out=out)

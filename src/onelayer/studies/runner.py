@@ -61,7 +61,7 @@ from .. import blas, store
 from ..paths import REPOSITORY_DATA, data_path
 
 __all__ = ["Member", "Study", "StudyError", "RunReport", "compute", "settings_hash", "members_dir", "run",
-           "verify", "differences", "provenance", "stored_without_provenance", "numerics", "worker_environment"]
+           "verify", "differences", "provenance", "stored_without_provenance", "numerics", "worker_environment", "adopt"]
 
 #: A member key: letters, digits and ``._=+,-``; it names the member's file, so no ``/`` or ``:``.
 KEY_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._=+,-]{0,119}")
@@ -514,6 +514,64 @@ def run(study: Study, *, jobs: int = 1, quick: bool = False, only: Sequence[str]
     store.write_json(tmp, content, kind=study.kind)
     os.replace(tmp, path)
     return RunReport(path, folder, len(todo), len(members) - len(todo), len(members), 0, seconds)
+
+
+# --- adopt: results computed before the runner existed ---------------------------------------------------------
+
+def adopt(study: Study, results: Mapping[str, Mapping], *, source: str, command: str, made: Mapping | None = None,
+          out: str | os.PathLike | None = None) -> Path:
+    """Write the stored file of ``study`` from member results that a pre-runner script computed, unchanged.
+
+    The stored studies of this book were first made by one script each (``python -m onelayer sweep NAME``), with
+    every seed derived from its cell; porting such a script to a study keeps its numbers member for member. ``results``
+    maps every member key of ``study.settings`` to its result (as ``run_member`` would return it), read out of the old
+    file ``source`` (a path relative to the repository); ``command`` is the command that made that file and ``made``
+    whatever the old file said about how it was made (its ``command``/``meta``/``seconds``, if any). The file is then
+    exactly what :func:`run` would write, except its provenance, which says that the members were adopted and leaves
+    what is unknown (commit, versions, CPU) as ``"unknown"``. :func:`verify` recomputes a sample of them with today's
+    code.
+    """
+    if not isinstance(study, Study):
+        raise TypeError(f"study must be a Study, not {type(study).__name__}")
+    if not isinstance(results, Mapping):
+        raise TypeError(f"results must map member keys to results, not {type(results).__name__}")
+    for label, value in (("source", source), ("command", command)):
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(f"{label} must be a non-empty string, got {value!r}")
+    settings = study.settings
+    members = study.member_list(settings)
+    keys = {m.key for m in members}
+    if set(results) != keys:
+        extra, missing = sorted(set(results) - keys), sorted(keys - set(results))
+        raise ValueError(f"results must hold exactly the {len(keys)} members of {study.name}: "
+                         f"missing {missing[:3]}, not members {extra[:3]}")
+    records = []
+    for m in members:
+        record = {"key": m.key, "fields": store.to_jsonable(dict(m.fields)), "result": store.to_jsonable(dict(results[m.key]))}
+        records.append(json.loads(json.dumps(record, allow_nan=False)))
+    unknown = "unknown"
+    content = {
+        "study": study.name,
+        "settings": dataclasses.asdict(settings),
+        "settings_hash": settings_hash(study, settings),
+        "quick": False,
+        "members": records,
+        "summary": dict(study.summarize(settings, [store.from_jsonable(r) for r in records])),
+        "provenance": {
+            "command": command, "commit": unknown, "dirty": unknown, "python": unknown, "torch": unknown,
+            "numpy": unknown, "cpu": unknown, "blas": unknown, "mkl_cbwr": unknown, "threads": unknown, "jobs": 1,
+            "engine": "pre-runner script (members adopted)", "quick": False, "wall_seconds": None,
+            "members": {"total": len(members), "computed": 0, "reused": len(members)},
+            "adopted": {"from": source, "made": store.to_jsonable(dict(made or {})),
+                        "commit": _git("rev-parse", "HEAD") or unknown,
+                        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")},
+        },
+    }
+    path = Path(out) if out is not None else stored_path(study, False)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    store.write_json(tmp, content, kind=study.kind)
+    os.replace(tmp, path)
+    return path
 
 
 # --- verify --------------------------------------------------------------------------------------------------------
