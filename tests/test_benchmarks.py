@@ -12,6 +12,8 @@ import torch
 import benchmarks.__main__ as runner
 from benchmarks import harness
 
+pytestmark = pytest.mark.structural  # no floating-point result: the portability lanes skip it
+
 
 def test_runner_on_core_in_quick_mode(tmp_path, capsys):
     code = runner.main(["--quick", "--only", "core", "--out", str(tmp_path)])
