@@ -1,7 +1,7 @@
 """Training the forward structured models over many seeds at once: rates instead of one run (issue 22).
 
 Two experiments of the chapter "Theorem 5: the heads specialize" are claims about training runs, so they are
-measured over seeds with :func:`onelayer.batched.batched_gd` (every member keeps its own parameters and its own
+measured over seeds with :func:`onelayer.training.train` with ``members=True`` (every member keeps its own parameters and its own
 stream of training trees; a member reproduces the separate run of the same seed up to summation order):
 
 * :func:`two_head_seeds`: the two-head model with fixed value maps (head 1 swaps, head 2 copies the stage) from
@@ -32,7 +32,7 @@ import numpy as np
 import torch
 
 from ... import store
-from ...batched import BatchedHistory, batched_gd, stack_params
+from ...training import BatchedHistory, stack_params, train
 from ...paths import data_path
 from ...rates import mean_interval, rate
 from ...validation import check_float, check_int, check_int_sequence
@@ -198,7 +198,7 @@ def two_head_seeds(A: torch.Tensor, *, m: int = 3, steps: int = 1000, lr: float 
     def roles(p):
         return np.stack([role_metrics(_member(p, b), arch, A, ev) for b in range(len(seeds))])
 
-    return batched_gd(init, loss_fn, steps=check_int("steps", steps, low=1), lr=lr,
+    return train(init, loss_fn, members=True, steps=check_int("steps", steps, low=1), lr=lr,
                       record={"accuracy": accuracy, "roles": roles}, record_every=record_every)
 
 
@@ -261,7 +261,7 @@ def learned_values_seeds(A: torch.Tensor, *, m: int = 2, steps: int = 1200, lr: 
         return np.asarray([float((lv_teacher_forced_correct(_member(p, b), A, ev) | ~ev.target_mask).all(1)
                                  .double().mean()) for b in range(len(seeds))])
 
-    return batched_gd(init, loss_fn, steps=steps, lr=lr, record={"shares": shares, "chain": chain},
+    return train(init, loss_fn, members=True, steps=steps, lr=lr, record={"shares": shares, "chain": chain},
                       record_every=steps, record_at=list(record_at))
 
 
