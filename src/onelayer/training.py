@@ -114,9 +114,8 @@ def stack_params(members: Iterable[Mapping[str, torch.Tensor]]) -> dict[str, tor
             if not isinstance(m[n], torch.Tensor):
                 raise TypeError(f"members[{i}][{n!r}] must be a torch.Tensor, got {type(m[n]).__name__}")
             if m[n].shape != members[0][n].shape:
-                raise ValueError(
-                    f"members[{i}][{n!r}] has shape {tuple(m[n].shape)}; members[0] has {tuple(members[0][n].shape)}"
-                )
+                raise ValueError(f"members[{i}][{n!r}] has shape {tuple(m[n].shape)}; "
+                                 f"members[0] has {tuple(members[0][n].shape)}")
     return {n: torch.stack([m[n].detach() for m in members]) for n in names}
 
 
@@ -167,10 +166,8 @@ def _step_size(value, name: str, size: int, dtype: torch.dtype, device: torch.de
         if not bool(torch.all(torch.isfinite(arr) & (arr > 0))):
             raise ValueError(f"{name} must contain positive finite step sizes")
         return arr
-    raise TypeError(
-        f"{name} must be a positive number, a (B,) tensor, a callable t -> step size or a mapping; "
-        f"got {type(value).__name__}"
-    )
+    raise TypeError(f"{name} must be a positive number, a (B,) tensor, a callable t -> step size or a mapping; "
+                    f"got {type(value).__name__}")
 
 
 def _member_schedule(value, name: str, size: int, dtype, device) -> Callable[[int], object]:
@@ -200,6 +197,21 @@ def _check_record(record) -> dict:
         if not callable(fn):
             raise TypeError(f"record[{name!r}] must be callable params -> value")
     return record
+
+
+def _check_member_options(grad_fn, vmap: bool, member_data, size) -> None:
+    if grad_fn is not None and vmap:
+        raise ValueError("grad_fn and vmap=True cannot be combined: grad_fn already gives batched gradients")
+    if grad_fn is not None and not callable(grad_fn):
+        raise TypeError("grad_fn must be callable params -> (losses, gradients)")
+    if not isinstance(member_data, tuple):
+        raise TypeError(f"member_data must be a tuple of tensors, got {type(member_data).__name__}")
+    if member_data and not vmap:
+        raise ValueError("member_data is only used with vmap=True; a batched loss_fn closes over its data")
+    for i, tensor in enumerate(member_data):
+        if not isinstance(tensor, torch.Tensor) or tensor.dim() == 0 or tensor.shape[0] != size:
+            shape = tuple(tensor.shape) if isinstance(tensor, torch.Tensor) else type(tensor).__name__
+            raise ValueError(f"member_data[{i}] must be a tensor with leading axis B = {size}, got {shape}")
 
 
 def _check_losses(losses, size: int) -> None:
@@ -283,25 +295,12 @@ def train(
         raise ValueError("optimizer='adam' is a variation of one run; members=True trains with plain GD")
     if device == "cuda" and not torch.cuda.is_available():
         raise ValueError("device='cuda' was requested but torch.cuda.is_available() is False; use device='cpu'")
-    if grad_fn is not None and vmap:
-        raise ValueError("grad_fn and vmap=True cannot be combined: grad_fn already gives batched gradients")
-    if grad_fn is not None and not callable(grad_fn):
-        raise TypeError("grad_fn must be callable params -> (losses, gradients)")
-    if not isinstance(member_data, tuple):
-        raise TypeError(f"member_data must be a tuple of tensors, got {type(member_data).__name__}")
-    if member_data and not vmap:
-        raise ValueError("member_data is only used with vmap=True; a batched loss_fn closes over its data")
-    for i, tensor in enumerate(member_data):
-        if not isinstance(tensor, torch.Tensor) or tensor.dim() == 0 or tensor.shape[0] != size:
-            shape = tuple(tensor.shape) if isinstance(tensor, torch.Tensor) else type(tensor).__name__
-            raise ValueError(f"member_data[{i}] must be a tensor with leading axis B = {size}, got {shape}")
+    _check_member_options(grad_fn, vmap, member_data, size)
     record = _check_record(record)
     dev = torch.device(device)
     schedules = _schedules(lr, params, size, next(iter(params.values())).dtype, dev)
-    if record_at is None:
-        wanted = set(range(0, steps + 1, record_every))
-    else:
-        wanted = {check_int("record_at", s, low=0, high=steps) for s in record_at}
+    wanted = set(range(0, steps + 1, record_every)) if record_at is None else {
+        check_int("record_at", s, low=0, high=steps) for s in record_at}
     wanted |= {0, steps}
     snapshot_steps = {check_int("snapshot_at", s, low=0, high=steps) for s in snapshot_at}
 

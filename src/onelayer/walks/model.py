@@ -1,90 +1,41 @@
 """The one-layer transformer of the walks paper: eq. 2.1 literally, then the fast exact form through ``q = W x~_N``.
 
-The model (eq. 2.1) is
+    f(X) = V X softmax(X~^T W x~_N),   X~ = [X; P],   x~_N = [0; p_N]                              (eq. 2.1)
 
-    f(X) = V X softmax(X~^T W x~_N),   X~ = [X; P],   x~_N = [0; p_N],
+with value matrix ``V`` (``K x K``), merged key-query matrix ``W`` (``(K+M) x (K+M)``), one-hot tokens ``X`` (zero
+query slot) and fixed positions ``P`` (:mod:`onelayer.walks.positions`), trained by full-batch GD on
+``L = sum_b w_b l(f(X_b), y_b)`` (:func:`loss_values`). :func:`literal_forward` is eq. 2.1 as written (full ``W``,
+autograd; the definition the tests hold the fast form to).
 
-with value matrix ``V`` (``K x K``), merged key-query matrix ``W``
-(``(K+M) x (K+M)``), one-hot tokens ``X`` (zero query slot) and fixed positional
-vectors ``P`` (:mod:`onelayer.walks.positions`). It is trained by full-batch
-gradient descent on ``L = E[l(f(X), y)]`` (:func:`onelayer.walks.model.loss_values`).
+Why ``q`` is enough: the query column ``x~_N`` is the same for every input, so ``W`` enters only through
+``q = W x~_N``; the logit of position ``j`` is ``q_tok[s_j] + p_j^T q_pos``. A GD step on ``W`` moves ``q`` by
+``-eta ||x~_N||^2 dL/dq``, so simulating ``(V, q)`` is exact for plain GD from any initialisation and never builds
+``X~``. :meth:`WalkTransformer.loss_and_grads` gives the gradients in closed form with ``grads["q"] =
+||x~_N||^2 dL/dq``, so that ``q -= eta * grads["q"]`` is the step on ``W`` (Adam on ``q`` is not Adam on ``W``).
 
-Why ``q`` is enough
--------------------
-The query column ``x~_N`` is the same for every input, so ``W`` enters the
-model only through ``q = W x~_N in R^{K+M}``: the logit of position ``j`` is
-``x~_j^T q``, i.e. ``q_tok[s_j] + p_j^T q_pos``. A GD step
-``W <- W - eta dL/dW`` with ``dL/dW = (dL/dq) x~_N^T`` moves ``q`` by
-``-eta ||x~_N||^2 dL/dq``. Simulating ``(V, q)`` is therefore *exact* for plain
-GD with any step-size schedule and any initialisation (``q_0 = W_0 x~_N``),
-and it never materialises ``X~`` (``B (K+M) N`` numbers). The gradients of
-:meth:`WalkTransformer.loss_and_grads` are in closed form; the entry for
-``"q"`` is ``||x~_N||^2 dL/dq``, so that ``q -= eta * grads["q"]`` is the GD
-step on ``W``. :func:`literal_forward` (first in this file) is eq. 2.1 written
-literally with the full ``W`` and autograd, and the tests check that both give the
-same trajectory.
-(Adam on ``q`` is *not* Adam on ``W``; only GD is supported here.)
+Bit-level symmetry: the contractions over the ``K`` classes and over the batch (:func:`rowwise_matmul`,
+:func:`batch_sum`, sequential ``scatter_add``) put every coordinate through the same floating-point operations, so
+with exactly orthogonal positions and the exact population of a deterministic walk the state stays exactly
+symmetric, as in exact arithmetic (BLAS products leave one-ulp differences that grow until the symmetry breaks).
 
-Bit-level symmetry
-------------------
-The contractions over the ``K`` classes and over the batch are computed so that
-every coordinate goes through the same floating-point operations
-(:func:`rowwise_matmul`, :func:`batch_sum`, sequential ``scatter_add``). With
-exactly orthogonal positions and the exact population of a deterministic walk,
-the computed state then stays *exactly* symmetric, as in exact arithmetic;
-with BLAS matrix products, one-ulp differences between output columns appear
-for some ``K`` (e.g. 20) and grow until the symmetry breaks.
+Options (:class:`ModelConfig`; the defaults are the paper's Sections 2 and 5.1)
+    ``positions`` ``"sin"`` | ``"exact"`` | ``"none"``, and ``gram_error``, ``gram_seed``: the positional vectors
+    (:mod:`onelayer.walks.positions`). ``normalize`` ``"none"`` | ``"keys"`` | ``"keys_and_query"``: unit-normalise
+    every key column ``x~_j`` and optionally the query (Section 5.2; a fixed rescaling of each logit, a zero vector
+    left as it is). ``logit_scale`` ``"one"`` | ``"inv_sqrt_d"``: the factor ``1/sqrt(K+M)`` on the logits.
+    ``residual``: add the query slot's token part (zero) to the output. ``hidden = m``: ``A ReLU(V X S)`` with
+    ``V in R^{m x K}``, ``A in R^{K x m}`` (Appendix F.2, our reading). ``loss`` ``"log"`` (eq. 2.2,
+    ``-log(f_y + epsilon)``, NaN once ``f_y <= -epsilon``) | ``"squared"`` | ``"cross_entropy"`` (the extra losses
+    Theorem 4.1 is checked with). ``reduction`` ``"mean"`` (weights ``w``) | ``"sum"`` (``B`` times that).
+    ``dtype`` ``"float64"`` | ``"float32"``.
+Biases (a variation of ours, for Section 6): an entry ``"beta"`` (``(N,)``) of the parameters is added to the
+    logits, an entry ``"b"`` (``(K,)``) to the output scores; their gradients are autograd's, not
+    :meth:`WalkTransformer.loss_and_grads`'s.
 
-Options (:class:`ModelConfig`; defaults are the paper's Sections 2 and 5.1)
------------------------------------------------------------------------------
-``positions``: ``"sin"`` (default) | ``"exact"`` | ``"none"``
-    The positional vectors, see :mod:`onelayer.walks.positions`.
-``gram_error``: ``0.0`` (default) | ``g > 0``; ``gram_seed`` (0)
-    Add a seeded Gaussian perturbation to the positional vectors that moves the
-    off-diagonal entries of their Gram matrix by about ``g`` (see
-    :mod:`onelayer.walks.positions`): a symmetry breaker of a stated size, the
-    same on every machine, in place of floating-point round-off.
-``normalize``: ``"none"`` (default) | ``"keys"`` | ``"keys_and_query"``
-    Unit-normalise the attention inputs: every column ``x~_j`` on the key side,
-    and optionally ``x~_N`` on the query side (Section 5.2 normalises "each
-    ``x~_i``" without saying which). Tokens are one-hot, so the norms are fixed
-    numbers per position and normalisation is a fixed rescaling of each logit.
-    A zero vector is left as it is.
-``logit_scale``: ``"one"`` (default) | ``"inv_sqrt_d"``
-    Multiply the logits by 1 or by ``1/sqrt(K+M)``.
-``residual``: ``False`` (default) | ``True``
-    Add the query slot's own token part to the output. That part is zero, so
-    the output and every gradient are unchanged (the reference model computes
-    it literally; the tests confirm it).
-``hidden``: ``None`` (default) | ``m``
-    Replace ``V X S`` by ``A ReLU(V X S)`` with ``V in R^{m x K}`` and
-    ``A in R^{K x m}`` (the Appendix F.2 variant, our reading of it).
-``loss``: ``"log"`` (default) | ``"squared"`` | ``"cross_entropy"``; ``epsilon`` (0.1)
-    The per-sequence loss ``l(f, y)`` of the output scores (:func:`loss_values`): ``"log"`` is the
-    paper's ``-log(f_y + epsilon)`` (eq. 2.2: the raw score of the true class, no final softmax; NaN once
-    ``f_y <= -epsilon``), ``"squared"`` is ``(1/2) ||f - e_y||^2`` and ``"cross_entropy"`` is
-    ``-log softmax(f)_y``. Theorem 4.1 allows any loss; the last two are the extra losses we check it with.
-``reduction``: ``"mean"`` (default) | ``"sum"``
-    ``L = sum_b w_b l_b`` (``w`` = the data's weights, ``1/B`` for a sample,
-    probabilities for a population) or ``B`` times that (the sum over sampled
-    sequences).
-``dtype``: ``"float64"`` (default) | ``"float32"``
-    The floating-point precision of every tensor.
-
-Initialisation (:meth:`WalkTransformer.init`): ``"zero"`` (default) or
-``"gaussian"`` with standard deviation ``sigma`` for every entry of ``V``,
-``W`` (and ``A``), drawn from a seeded generator. One GD step is :meth:`WalkTransformer.gd_step`; a
-run of them is :meth:`WalkTransformer.train` (:func:`onelayer.training.train`: step
-size a number or a schedule ``t -> eta_t``, or a mapping ``{"V": ..., "q": ...}``).
-
-Perturbations belong to the caller: ``WalkTransformer(..., perturb=f)`` passes the
-floating inputs the model builds (the sinusoidal positions, the Gram error's
-Gaussian matrix, a Gaussian initialisation) through ``f(tensor, name)``; the
-studies pass :func:`onelayer.jitter.jitter`, the paper's model is the default
-``perturb=None``.
-
-Indices are 0-based: position ``N - 2`` is the direct parent ``x_{N-1}`` and
-``N - 1`` the query slot.
+:meth:`WalkTransformer.init` is zero (default) or Gaussian (``sigma``, seeded); :meth:`WalkTransformer.gd_step` is
+one GD step, :meth:`WalkTransformer.train` a run of them (:func:`onelayer.training.train`). ``perturb=f`` passes the
+floating inputs the model builds through ``f(tensor, name)`` (the studies pass :func:`onelayer.jitter.jitter`).
+Indices are 0-based: position ``N - 2`` is the parent ``x_{N-1}``, ``N - 1`` the query slot.
 """
 
 from __future__ import annotations
@@ -419,6 +370,8 @@ class WalkTransformer:
             raw[..., :-1] = q[..., : c.K].gather(-1, flat).reshape(tokens.shape) + r[..., None, :-1]
         raw[..., -1] = r[..., -1:]
         z = self.logit_factor * self.key_factors * raw
+        if "beta" in params:  # the bias variation: one bias per position on the logits
+            z = z + params["beta"]
         S = torch.softmax(z, dim=-1)
         u = torch.zeros(lead + (B, c.K), dtype=self.dtype).scatter_add_(-1, tokens, S[..., :-1])
         out = {"z": z, "S": S, "u": u}
@@ -431,7 +384,7 @@ class WalkTransformer:
         if c.residual:
             # the query slot's token part, added literally: it is the zero vector
             f = f + torch.zeros(lead + (B, c.K), dtype=self.dtype)
-        out["f"] = f
+        out["f"] = f + params["b"] if "b" in params else f  # the bias variation: one bias per output score
         return out
 
     def logits(self, params, data: TokenData) -> torch.Tensor:

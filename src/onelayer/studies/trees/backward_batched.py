@@ -36,10 +36,10 @@ import torch
 
 from ...training import BatchedHistory, train
 from ...validation import check_bool, check_choice, check_instances, check_int, check_int_sequence
-from ...trees.shared.embeddings import check_embeddings, with_empty
-from ...trees.shared.losses import LossOptions, normalised
+from ...trees.shared.embeddings import check_embeddings
+from ...trees.shared.losses import LossOptions
 from ...trees.backward.layout import BackwardBatch, perfect_tree_batch
-from ...trees.backward.model import attention, predict_mass, round_prediction, scores, squared_error
+from ...trees.backward.model import attention, loss, predict_mass, round_prediction, scores
 
 __all__ = [
     "PROTOCOLS",
@@ -157,12 +157,8 @@ def member_losses(B: torch.Tensor, A: torch.Tensor, mb: MemberBatch, options: Lo
 
     Member ``b``'s entry equals ``onelayer.trees.backward.model.loss(B[b], A, batch_b, options)``.
     """
-    if not isinstance(options, LossOptions):
-        raise TypeError("options must be a LossOptions")
-    m1, m2 = predict_mass(_attention(B, A, mb), mb.batch)
-    err = squared_error(m1, m2, mb.batch, A) * mb.batch.target_mask
-    return normalised(_per_member(err, mb), positions=_per_member(mb.batch.target_mask.to(err.dtype), mb),
-                      trees=mb.per_member, options=options)
+    _check(B, A, mb)
+    return loss(B, A, mb.batch, options, member=mb.member)
 
 
 @torch.no_grad()

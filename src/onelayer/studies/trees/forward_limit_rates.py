@@ -116,7 +116,7 @@ def depth_counts(result) -> dict[str, list[int]]:
     out = {}
     for D in sorted(int(d) for d in torch.unique(depth)):
         sel = depth == D
-        out[str(D)] = [int(sel.sum()), int(result.answer_correct[sel].sum()), int(result.chain_correct[sel].sum())]
+        out[str(D)] = [int(sel.sum()), int(result.answer_correct[sel].sum()), int(result.cot_correct[sel].sum())]
     return out
 
 
@@ -187,7 +187,7 @@ def joint_counts(result, trees) -> dict[str, list[int]]:
         raise ValueError("trees must be the decoded batch's trees, one per goal")
     out: dict[tuple[int, int], list[int]] = {}
     for t, d, ok, chain in zip(trees, result.batch.goal_depth.tolist(), result.answer_correct.tolist(),
-                               result.chain_correct.tolist()):
+                               result.cot_correct.tolist()):
         c = out.setdefault((int(t.n), int(d)), [0, 0, 0])
         c[0], c[1], c[2] = c[0] + 1, c[1] + int(ok), c[2] + int(chain)
     return {f"{n},{d}": c for (n, d), c in sorted(out.items())}

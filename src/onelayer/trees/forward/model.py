@@ -166,7 +166,7 @@ def _keymask(batch: ForwardBatch, query: torch.Tensor) -> torch.Tensor:
 
 
 def _values(params, arch, weights, X):
-    """Per-head outputs ``W^V_l X w^(l)``: ``(heads, [R,] batch, K, D)`` (members as in :func:`_logits`)."""
+    """Per-head outputs ``W^V_l X w^(l)``: ``(heads, [R,] batch, K, D)`` (members as in ``_logits``)."""
     onehot, members = isinstance(X, dict), weights.dim() == 5
     d = X["S"] if onehot else (X.shape[-1] - 2) // 2
     out = []
@@ -235,7 +235,7 @@ def member_inputs(batches: Sequence[ForwardBatch], A: torch.Tensor) -> dict:
     """The inputs of :func:`member_loss`: one batch per member (equal shapes, e.g. perfect trees of one depth)
     stacked along a leading member axis: targets ``Y (R, B, K, 2d+2)``, ``query``, ``keymask (R, B, K, L)``,
     ``target_mask (R, B, K)``, and the tokens ``X (R, B, L, 2d+2)``, or, for one-hot ``A``, their symbols
-    (``first``, ``second``, ``stage`` and ``S``), which :func:`_logits` gathers and scatters instead of multiplying."""
+    (``first``, ``second``, ``stage`` and ``S``), gathered and scattered instead of multiplied."""
     S = A.shape[1]
     onehot = A.shape[0] == S and bool(torch.equal(A, torch.eye(S, dtype=A.dtype)))  # exact: a 0/1 matrix
     parts = {"X": [], "Y": [], "query": [], "keymask": [], "target_mask": []}

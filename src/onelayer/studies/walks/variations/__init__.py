@@ -31,35 +31,5 @@ A non-circulant Markov chain (:func:`random_transition_matrix`, :func:`markov_wa
 One module per experiment (:mod:`~onelayer.studies.walks.variations.residual`,
 :mod:`~onelayer.studies.walks.variations.logit_scale`, :mod:`~onelayer.studies.walks.variations.no_positions`,
 :mod:`~onelayer.studies.walks.variations.lag`, :mod:`~onelayer.studies.walks.variations.non_circulant`), each with its figure;
-every public name is importable from this package.
+import each from its module.
 """
-
-from __future__ import annotations
-
-from .non_circulant import (chain_c1_value, chain_explorer_run, chain_run, chain_targets, markov_data, markov_population,
-                            markov_walks, random_doubly_stochastic, random_transition_matrix, stationary_distribution)
-from .lag import lag_c1_value, lag_check, lag_population, lag_walks
-from .logit_scale import logit_scale_equivalence, logit_scale_table
-from .no_positions import no_position_table
-from .residual import residual_check
-
-__all__ = [
-    "residual_check",
-    "logit_scale_equivalence",
-    "logit_scale_table",
-    "no_position_table",
-    "lag_walks",
-    "lag_population",
-    "lag_c1_value",
-    "lag_check",
-    "random_transition_matrix",
-    "random_doubly_stochastic",
-    "stationary_distribution",
-    "chain_c1_value",
-    "markov_walks",
-    "markov_data",
-    "markov_population",
-    "chain_targets",
-    "chain_run",
-    "chain_explorer_run",
-]
