@@ -70,14 +70,10 @@ def _unit(columns: torch.Tensor, dim: int) -> torch.Tensor:
 
 
 def literal_forward(model: WalkTransformer, full: dict[str, torch.Tensor], data: TokenData, Xt: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
-    """Eq. 2.1 as written: logits ``z = X~^T W x~_N``, attention ``S = softmax(z)`` and output ``f = V X S``.
-
-    ``full`` holds ``V``, the full ``W`` (and ``A`` with the ReLU head). ``X~ = [X; P]`` is built for every
-    sequence (:func:`materialize`: ``B (K + M) N`` numbers, about 0.8 GB at the paper's size) and every option
-    of :class:`ModelConfig` is applied literally: normalisation divides the columns by their norms, the
-    residual adds the query column's token part, the logit scale multiplies the logits. Slow on purpose;
-    :meth:`WalkTransformer.forward_raw` is the fast exact equivalent, tested against it.
-    """
+    """Eq. 2.1 as written: logits ``z = X~^T W x~_N``, attention ``S = softmax(z)``, output ``f = V X S``, with
+    ``V``, the full ``W`` (and ``A``) in ``full``, ``X~`` built for every sequence (:func:`materialize`, 0.8 GB at the
+    paper's size) and every option applied literally. Slow on purpose; :meth:`WalkTransformer.forward_raw` is the
+    fast exact form, tested against it."""
     c = model.config
     Xt = materialize(model, data) if Xt is None else Xt
     keys = _unit(Xt, 1) if c.normalize != "none" else Xt
@@ -108,16 +104,8 @@ def literal_loss(model: WalkTransformer, full: dict[str, torch.Tensor], data: To
 def literal_train(model: WalkTransformer, full: dict[str, torch.Tensor], data: TokenData, *, steps: int, lr=1.0, record=None, snapshot_at=(), Xt: torch.Tensor | None = None, progress: bool = False) -> History:
     """Full-batch GD on ``V`` and the full ``W``, gradients by autograd (:func:`onelayer.training.train`)."""
     Xt = materialize(model, data) if Xt is None else Xt
-    return train(
-        {n: t.to(model.dtype) for n, t in full.items()},
-        lambda prm: literal_loss(model, prm, data, Xt),
-        steps=steps,
-        lr=lr,
-        record=record,
-        snapshot_at=snapshot_at,
-        progress=progress,
-        desc="literal",
-    )
+    return train({n: t.to(model.dtype) for n, t in full.items()}, lambda prm: literal_loss(model, prm, data, Xt),
+                 steps=steps, lr=lr, record=record, snapshot_at=snapshot_at, progress=progress, desc="literal")
 
 
 # -- the loss (eq. 2.2 and the two extra losses of Theorem 4.1) ---------------------------------------
@@ -199,53 +187,25 @@ class ModelConfig:
         return ModelConfig(**{**asdict(self), **changes})
 
 
-# -- contractions with one operation order for every entry ---------------------------------------------
-# The contractions over the K classes and over the batch go through these (and sequential scatter_add), so
-# that with exactly orthogonal positions and the exact population of a deterministic walk the computed state
-# stays exactly symmetric (module docstring, "Bit-level symmetry"). Both take leading member axes.
+# -- contractions with one operation order for every entry (module docstring, "Bit-level symmetry") ----------------
 def rowwise_matmul(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
-    """``A @ B`` computed as elementwise products followed by a sum over the contiguous last axis.
-
-    Every output entry is then reduced by the same sequence of floating-point
-    operations, so equal inputs give bit-identical outputs. BLAS kernels do not
-    promise this (blocked edge cases round differently), and a one-ulp difference
-    between output coordinates is enough to seed the instability of the
-    symmetric state of Theorem 4.1.
-
-    With leading member axes (``A``: ``(..., n, j)``, ``B``: ``(..., j, k)``) it is
-    ``A[b] @ B[b]`` for every member ``b``, by the same operations.
-    """
+    """``A @ B`` (with leading member axes: ``A[b] @ B[b]``) as elementwise products summed over the contiguous last
+    axis: every output entry goes through the same floating-point operations, which BLAS does not promise."""
     return (A[..., :, None, :] * B.transpose(-1, -2)[..., None, :, :]).sum(dim=-1)
 
 
 def batch_sum(X: torch.Tensor, members: int = 0) -> torch.Tensor:
-    """Sum over the batch axis (after ``members`` leading member axes) with the same operation order for every entry.
-
-    The batch axis is moved to the end and reduced as a contiguous row, so every
-    output entry is summed identically (see :func:`rowwise_matmul`).
-    """
+    """Sum over the batch axis (after ``members`` leading member axes), reduced as a contiguous row so that every
+    output entry is summed identically."""
     lead = X.shape[:members]
     flat = X.reshape(lead + (X.shape[members], -1)).transpose(-1, -2).contiguous()
     return flat.sum(dim=-1).reshape(lead + X.shape[members + 1:])
 
 
 class WalkTransformer:
-    """The paper's one-layer transformer with fixed geometry ``P``, parameters passed explicitly.
-
-    Parameters are plain dictionaries of tensors: ``{"V", "q"}`` (plus ``"A"``
-    with a hidden ReLU layer). Build them with :meth:`init` (or reduce a full
-    ``{"V", "W"}`` with :meth:`reduce`); train with :meth:`train`.
-
-    Parameters
-    ----------
-    config:
-        A :class:`ModelConfig`, or ``None`` to build one from ``options``.
-    perturb:
-        ``(tensor, name) -> tensor`` applied to the floating inputs the model builds (positions, Gram error,
-        Gaussian initialisation; see the module docstring); ``None`` (default): the paper's model, unchanged.
-    **options:
-        Fields of :class:`ModelConfig` (``K``, ``N``, ``M``, ``positions``, ...).
-    """
+    """The paper's one-layer transformer with fixed geometry ``P``; built from a :class:`ModelConfig` or its fields
+    (``options``), with an optional ``perturb`` (module docstring). Parameters are plain dictionaries of tensors,
+    ``{"V", "q"}`` (plus ``"A"`` with a hidden ReLU layer): :meth:`init` (or :meth:`reduce` of a full ``{"V", "W"}``)."""
 
     def __init__(self, config: ModelConfig | None = None, *, perturb=None, **options):
         if config is None:
@@ -292,12 +252,8 @@ class WalkTransformer:
         return self.config.hidden or self.config.K
 
     def init_full(self, init: str = "zero", *, sigma: float = 0.01, seed: int = 0) -> dict[str, torch.Tensor]:
-        """Initial ``{"V", "W"}`` (and ``"A"``) of the full model.
-
-        ``"zero"`` gives zeros; ``"gaussian"`` draws every entry from
-        ``N(0, sigma^2)`` with a generator seeded by ``seed`` (``V``, then
-        ``W``, then ``A``).
-        """
+        """Initial ``{"V", "W"}`` (and ``"A"``) of the full model: zeros, or ``"gaussian"`` entries ``N(0, sigma^2)``
+        from a generator seeded by ``seed`` (``V``, then ``W``, then ``A``)."""
         check_choice("init", init, INITS)
         sigma = check_float("sigma", sigma, low=0.0)
         c = self.config
@@ -348,14 +304,9 @@ class WalkTransformer:
         return self.forward_raw(params, data.tokens)
 
     def forward_raw(self, params: dict[str, torch.Tensor], tokens: torch.Tensor) -> dict[str, torch.Tensor]:
-        """The forward pass on raw tokens ``(..., B, N - 1)`` with parameters ``(..., K + M)``, ``(..., rows, K)``.
-
-        The leading axes ``...`` (none for one model, one member axis for
-        :mod:`onelayer.studies.walks.batched`) are independent members. Returns the
-        logits ``z`` and attention ``S`` (``(..., B, N)``), the weighted token
-        ``u`` and the output ``f`` (``(..., B, K)``) and, with a hidden layer, the
-        pre-activation ``h``. No validation: see :meth:`forward`.
-        """
+        """The forward pass on raw tokens ``(..., B, N - 1)``, parameters ``(..., K + M)``, ``(..., rows, K)``; leading
+        axes ``...`` are independent members. Returns the logits ``z`` and attention ``S`` (``(..., B, N)``), the
+        weighted token ``u``, the output ``f`` (``(..., B, K)``) and, with a hidden layer, ``h``. No validation."""
         c = self.config
         q = params["q"]
         q_pos = q[..., c.K:]
@@ -421,23 +372,15 @@ class WalkTransformer:
         return self.loss_of_scores(self.forward(params, data), data.labels, data.weights)
 
     def loss_and_grads(self, params, data: TokenData) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        """The loss and its gradients in closed form.
-
-        ``grads["V"]`` (and ``grads["A"]``) are the usual gradients;
-        ``grads["q"] = ||x~_N||^2 dL/dq`` is the change of ``q = W x~_N`` per unit
-        step of GD on ``W``.
-        """
+        """The loss and its gradients in closed form; ``grads["q"] = ||x~_N||^2 dL/dq`` is the change of
+        ``q = W x~_N`` per unit step of GD on ``W``."""
         self._check_data(data)
         return self.loss_and_grads_raw(params, data.tokens, data.labels, data.weights)
 
     def loss_and_grads_raw(self, params, tokens: torch.Tensor, labels: torch.Tensor,
                               weights: torch.Tensor) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        """:meth:`loss_and_grads` on raw tensors, with leading member axes as in :meth:`forward_raw`.
-
-        ``tokens``: ``(..., B, N - 1)``, ``labels`` and ``weights``: ``(..., B)``.
-        Returns the loss of every member (``(...)``) and the gradients ``name -> (..., shape)``.
-        No validation.
-        """
+        """:meth:`loss_and_grads` on raw ``tokens`` ``(..., B, N - 1)``, ``labels``, ``weights`` ``(..., B)`` with
+        leading member axes as in :meth:`forward_raw`: the losses ``(...)`` and gradients ``(..., shape)``."""
         c = self.config
         lead, B = labels.shape[:-1], labels.shape[-1]
         members = len(lead)
@@ -471,11 +414,8 @@ class WalkTransformer:
         return loss, grads
 
     def gd_step(self, params, data: TokenData, lr: float = 1.0) -> dict[str, torch.Tensor]:
-        """One full-batch GD step: ``theta - eta grad L(theta)`` for every entry of ``params``.
-
-        ``grads["q"]`` is already the change of ``q = W x~_N`` per unit step on ``W``, so the step on ``q`` is
-        the step ``W <- W - eta dL/dW`` of the paper. :meth:`train` takes many of them (and records).
-        """
+        """One full-batch GD step ``theta - eta grad L(theta)``; on ``q`` it is the paper's step
+        ``W <- W - eta dL/dW`` (``grads["q"]`` is the change of ``q`` per unit step on ``W``)."""
         _, grads = self.loss_and_grads(params, data)
         return {name: value - lr * grads[name] for name, value in params.items()}
 
@@ -494,39 +434,16 @@ class WalkTransformer:
         return prediction.conditional_accuracy(self.predict(params, data), data.last, Pi, data.weights)
 
     # -- training -------------------------------------------------------------------------
-    def train(
-        self,
-        params: dict[str, torch.Tensor],
-        data: TokenData,
-        *,
-        steps: int,
-        lr=1.0,
-        record=None,
-        record_every: int = 1,
-        record_at=None,
-        snapshot_at=(),
-        progress: bool = False,
-        desc: str = "walks",
-    ) -> History:
-        """Full-batch GD on ``data`` with closed-form gradients (:func:`onelayer.training.train`).
-
-        ``lr`` is a number, a schedule ``t -> eta_t`` or a mapping
-        ``{"V": ..., "q": ...}``; ``record`` maps names to ``params -> value``.
-        """
+    def train(self, params: dict[str, torch.Tensor], data: TokenData, *, steps: int, lr=1.0, record=None,
+              record_every: int = 1, record_at=None, snapshot_at=(), progress: bool = False,
+              desc: str = "walks") -> History:
+        """Full-batch GD on ``data`` with closed-form gradients (:func:`onelayer.training.train`): ``lr`` a number, a
+        schedule ``t -> eta_t`` or a mapping ``{"V": ..., "q": ...}``; ``record`` maps names to ``params -> value``."""
         self._check_data(data)
         for name in ("V", "q"):
             if name not in params:
                 raise ValueError(f"params must contain {name!r} (use WalkTransformer.init or .reduce)")
-        return train(
-            {n: t.to(self.dtype) for n, t in params.items()},
-            lambda prm: self.loss(prm, data),
-            steps=steps,
-            lr=lr,
-            record=record,
-            record_every=record_every,
-            record_at=record_at,
-            snapshot_at=snapshot_at,
-            grad_fn=lambda prm: self.loss_and_grads_raw(prm, data.tokens, data.labels, data.weights),
-            progress=progress,
-            desc=desc,
-        )
+        return train({n: t.to(self.dtype) for n, t in params.items()}, lambda prm: self.loss(prm, data), steps=steps,
+                     lr=lr, record=record, record_every=record_every, record_at=record_at, snapshot_at=snapshot_at,
+                     grad_fn=lambda prm: self.loss_and_grads_raw(prm, data.tokens, data.labels, data.weights),
+                     progress=progress, desc=desc)
