@@ -1,4 +1,4 @@
-"""Batched sweeps: :func:`onelayer.batched.batched_gd` over many seeds vs one ``train`` run per seed.
+"""Batched sweeps: :func:`onelayer.training.train` with ``members=True`` over many seeds vs one ``train`` run per seed.
 
 Problem: the softmax-attention regression of :mod:`benchmarks.problems`, one
 data set per seed, zero initialisation, float64, plain GD with autograd on both
@@ -14,7 +14,6 @@ import torch
 
 from benchmarks import problems
 from benchmarks.harness import make_row, peak_rss_mb, time_call
-from onelayer.batched import batched_gd
 from onelayer.training import train
 
 __all__ = ["run"]
@@ -38,10 +37,10 @@ def run(quick: bool = False) -> list[dict]:
         ]
 
     def batched():
-        return batched_gd(problems.zero_params(d, B), lambda p: problems.loss(p, X, v, t), steps=steps, lr=LR)
+        return train(problems.zero_params(d, B), lambda p: problems.loss(p, X, v, t), members=True, steps=steps, lr=LR)
 
     def vmapped():
-        return batched_gd(problems.zero_params(d, B), problems.loss, steps=steps, lr=LR,
+        return train(problems.zero_params(d, B), problems.loss, members=True, steps=steps, lr=LR,
                           vmap=True, member_data=(X, v, t))
 
     reference_final = torch.stack([h.params["W"] for h in separate()])  # also the warm-up of the loop

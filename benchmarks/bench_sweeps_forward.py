@@ -3,7 +3,7 @@
 The stored sweeps ``trees-forward-edge-flag`` (:mod:`onelayer.studies.trees.forward_edge_flag`) and the ``heads`` part of
 ``trees-forward-limit-rates`` (:mod:`onelayer.studies.trees.forward_limit_rates`) train 20 seeds per cell with
 :func:`onelayer.studies.trees.forward_edge_flag.train_members`: every member its own initialisation and its own mini-batches,
-one :func:`onelayer.batched.batched_gd` over :func:`torch.func.vmap` of the model's forward pass.
+one :func:`onelayer.training.train` with ``members=True`` over :func:`torch.func.vmap` of the model's forward pass.
 
 Rows, at the sweeps' sizes (float64, one-hot labels, prompt edges with an empty stage block), one per entry of
 :data:`FULL`:

@@ -6,7 +6,7 @@ with ``epsilon=0.1``, float64). Each of the 64 members has its own training
 walks (data seed ``b``).
 
 * ``ours``: one :func:`~onelayer.studies.walks.batched.train_batched` call (closed-form
-  batched gradients through :func:`onelayer.batched.batched_gd`; members are
+  batched gradients through :func:`onelayer.training.train` with ``members=True``; members are
   processed in chunks of about ``2^18`` attention entries, two members at
   this size).
 * ``reference``: a loop of 64 :meth:`onelayer.walks.model.WalkTransformer.train`

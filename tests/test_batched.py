@@ -1,4 +1,4 @@
-"""Batched sweeps (onelayer.batched): a sweep of B members is B separate ``train`` runs."""
+"""Members (onelayer.training.train with members=True): a run of B members is B separate ``train`` runs."""
 
 from __future__ import annotations
 
@@ -7,10 +7,15 @@ import pytest
 import torch
 
 from benchmarks import problems
-from onelayer.batched import BatchedHistory, batched_gd, concat_histories, grid, stack_params, unstack_params
-from onelayer.training import train
+from onelayer.training import BatchedHistory, concat_histories, stack_params, train
 
 B, D, STEPS = 5, 3, 30
+
+
+def train_members(params, loss_fn, **kwargs):
+    return train(params, loss_fn, members=True, **kwargs)
+
+
 TOL = 1e-12
 
 
@@ -41,7 +46,7 @@ def test_batched_sweep_reproduces_separate_runs_with_per_member_step_sizes(data)
     X, v, t = data
     lrs = torch.tensor([0.25, 0.5, 1.0, 2.0, 4.0])
     record = {"yhat0": lambda p: problems.readout(p["W"], X, v)[:, 0]}
-    sweep = batched_gd(problems.zero_params(D, B), lambda p: problems.loss(p, X, v, t),
+    sweep = train_members(problems.zero_params(D, B), lambda p: problems.loss(p, X, v, t),
                        steps=STEPS, lr=lrs, record=record, record_every=5)
     runs = [
         train(problems.zero_params(D), lambda p, b=b: problems.loss(p, X[b], v[b], t[b]), steps=STEPS,
@@ -61,7 +66,7 @@ def test_batched_sweep_reproduces_separate_runs_with_per_member_step_sizes(data)
 
 def test_vmap_path_reproduces_separate_runs(data):
     lrs = np.full(B, 1.0)
-    sweep = batched_gd(problems.zero_params(D, B), problems.loss, steps=STEPS, lr=1.0,
+    sweep = train_members(problems.zero_params(D, B), problems.loss, steps=STEPS, lr=1.0,
                        vmap=True, member_data=data,
                        record={"W00": lambda p, X, v, t: p["W"][0, 0]})
     runs = separate_runs(data, lrs, record={"W00": lambda p: p["W"][0, 0]})
@@ -71,7 +76,7 @@ def test_vmap_path_reproduces_separate_runs(data):
 def test_closed_form_grad_fn_and_snapshots(data):
     X, v, t = data
     lrs = np.full(B, 0.5)
-    sweep = batched_gd(problems.zero_params(D, B), lambda p: problems.loss(p, X, v, t),
+    sweep = train_members(problems.zero_params(D, B), lambda p: problems.loss(p, X, v, t),
                        grad_fn=lambda p: problems.loss_and_grad(p, X, v, t), steps=STEPS, lr=0.5,
                        snapshot_at=[0, 10])
     runs = separate_runs(data, lrs, snapshot_at=[0, 10])
@@ -88,7 +93,7 @@ def test_schedules_and_per_parameter_step_sizes():
     def loss(p):
         return 0.5 * a * p["x"] ** 2 + 0.5 * (p["y"] ** 2).sum(-1)
 
-    sweep = batched_gd(init, loss, steps=3, lr={"x": torch.tensor([0.1, 0.2, 0.3]), "y": lambda t: 0.5 / (t + 1)})
+    sweep = train_members(init, loss, steps=3, lr={"x": torch.tensor([0.1, 0.2, 0.3]), "y": lambda t: 0.5 / (t + 1)})
     expected_x = torch.ones(3)
     expected_y = torch.ones(3, 2)
     for step in range(3):
@@ -103,7 +108,7 @@ def test_schedules_and_per_parameter_step_sizes():
 def test_members_are_independent():
     # Member 1 diverges to huge values; member 0 must be unaffected.
     init = {"x": torch.tensor([[1.0], [1.0]])}
-    sweep = batched_gd(init, lambda p: 0.5 * (p["x"] ** 2).sum(-1), steps=5, lr=torch.tensor([0.5, 3.0]))
+    sweep = train_members(init, lambda p: 0.5 * (p["x"] ** 2).sum(-1), steps=5, lr=torch.tensor([0.5, 3.0]))
     assert sweep.params["x"][0, 0] == 0.5**5  # exact: x - 0.5 x halves a power of two
     assert sweep.params["x"][1, 0] == (-2.0) ** 5  # exact: x - 3 x on powers of two
 
@@ -111,7 +116,7 @@ def test_members_are_independent():
 def test_concat_histories_joins_groups_of_members_in_order():
     def run(x0):
         init = {"x": torch.tensor(x0)}
-        return batched_gd(init, lambda p: 0.5 * (p["x"] ** 2).sum(-1), steps=4, lr=0.5, snapshot_at=(2,))
+        return train_members(init, lambda p: 0.5 * (p["x"] ** 2).sum(-1), steps=4, lr=0.5, snapshot_at=(2,))
 
     both = concat_histories([run([[1.0], [2.0]]), run([[4.0]])])
     assert both.size == 3 and both["loss"].shape == (5, 3) and both.snapshots[2]["x"].shape == (3, 1)
@@ -119,30 +124,26 @@ def test_concat_histories_joins_groups_of_members_in_order():
     assert both["loss"][0].tolist() == [0.5, 2.0, 8.0]  # exact: x^2 / 2 of powers of two
     with pytest.raises(TypeError, match="parts"):
         concat_histories([])
-    short = batched_gd({"x": torch.tensor([[1.0]])}, lambda p: 0.5 * (p["x"] ** 2).sum(-1), steps=3, lr=0.5)
+    short = train_members({"x": torch.tensor([[1.0]])}, lambda p: 0.5 * (p["x"] ** 2).sum(-1), steps=3, lr=0.5)
     with pytest.raises(ValueError, match="same steps"):
         concat_histories([run([[1.0]]), short])
 
 
-def test_stack_unstack_and_grid():
+def test_stack_params():
     members = [{"W": torch.full((2, 2), float(b)), "u": torch.tensor([b])} for b in range(3)]
     stacked = stack_params(members)
     assert stacked["W"].shape == (3, 2, 2) and stacked["u"].shape == (3, 1)
-    back = unstack_params(stacked)
-    assert all(torch.equal(back[b]["W"], members[b]["W"]) for b in range(3))  # exact: copies of the same tensors
-    g = grid(lr=[0.1, 1.0], seed=range(3))
-    assert g["lr"].tolist() == [0.1, 0.1, 0.1, 1.0, 1.0, 1.0]
-    assert g["seed"].tolist() == [0, 1, 2, 0, 1, 2]
+    assert all(torch.equal(stacked["W"][b], members[b]["W"]) for b in range(3))  # exact: copies of the same tensors
 
 
 def test_cuda_device_option():
     init = {"x": torch.ones(2, 1)}
     if torch.cuda.is_available():
-        sweep = batched_gd(init, lambda p: 0.5 * (p["x"] ** 2).sum(-1), steps=2, lr=0.5, device="cuda")
+        sweep = train_members(init, lambda p: 0.5 * (p["x"] ** 2).sum(-1), steps=2, lr=0.5, device="cuda")
         assert sweep.params["x"].device.type == "cpu"
     else:
         with pytest.raises(ValueError, match="device='cuda'"):
-            batched_gd(init, lambda p: (p["x"] ** 2).sum(-1), steps=2, lr=0.5, device="cuda")
+            train_members(init, lambda p: (p["x"] ** 2).sum(-1), steps=2, lr=0.5, device="cuda")
 
 
 @pytest.mark.parametrize(
@@ -172,28 +173,24 @@ def test_validation(kwargs, error, match):
     base = dict(steps=2, lr=0.5)
     base.update(kwargs)
     with pytest.raises(error, match=match):
-        batched_gd({"x": torch.ones(2, 1)}, lambda p: 0.5 * (p["x"] ** 2).sum(-1), **base)
+        train_members({"x": torch.ones(2, 1)}, lambda p: 0.5 * (p["x"] ** 2).sum(-1), **base)
 
 
 def test_validation_of_parameters_and_losses():
     loss = lambda p: (p["x"] ** 2).sum(-1)  # noqa: E731
     with pytest.raises(TypeError, match="non-empty mapping"):
-        batched_gd({}, loss, steps=1, lr=1.0)
+        train_members({}, loss, steps=1, lr=1.0)
     with pytest.raises(ValueError, match="leading batch axis"):
-        batched_gd({"x": torch.tensor(1.0)}, loss, steps=1, lr=1.0)
+        train_members({"x": torch.tensor(1.0)}, loss, steps=1, lr=1.0)
     with pytest.raises(ValueError, match="same batch size"):
-        batched_gd({"x": torch.ones(2, 1), "y": torch.ones(3)}, loss, steps=1, lr=1.0)
+        train_members({"x": torch.ones(2, 1), "y": torch.ones(3)}, loss, steps=1, lr=1.0)
     with pytest.raises(TypeError, match=r"params\['x'\] must be a torch.Tensor"):
-        batched_gd({"x": [1.0, 2.0]}, loss, steps=1, lr=1.0)
+        train_members({"x": [1.0, 2.0]}, loss, steps=1, lr=1.0)
     with pytest.raises(ValueError, match=r"one loss per member, a tensor of shape \(B,\) = \(2,\)"):
-        batched_gd({"x": torch.ones(2, 1)}, lambda p: (p["x"] ** 2).sum(), steps=1, lr=1.0)
+        train_members({"x": torch.ones(2, 1)}, lambda p: (p["x"] ** 2).sum(), steps=1, lr=1.0)
     with pytest.raises(ValueError, match="members\\[1\\]\\['W'\\] has shape"):
         stack_params([{"W": torch.ones(2)}, {"W": torch.ones(3)}])
     with pytest.raises(ValueError, match="at least one"):
         stack_params([])
-    with pytest.raises(ValueError, match="at least one named axis"):
-        grid()
-    with pytest.raises(TypeError, match="axis 'lr' must be a sequence"):
-        grid(lr=0.1)
     with pytest.raises(ValueError, match="b must be an integer in"):
-        batched_gd({"x": torch.ones(2, 1)}, loss, steps=1, lr=1.0).member(2)
+        train_members({"x": torch.ones(2, 1)}, loss, steps=1, lr=1.0).member(2)

@@ -1,14 +1,15 @@
 """The three floors and their one import direction: papers <- studies <- book.
 
-* A paper's modules (``PAPERS``) import the standard library, torch, numpy and scipy, their own paper, and the
-  shared floor (``SHARED_FLOOR``: argument checks, seeded generators, the GD trainer), nothing else: no store,
-  paths, plots, widgets, registry, jitter, chapter or formatting.
+* A paper's modules (``PAPERS``: ``onelayer.walks``, ``onelayer.trees``) import the standard library, torch, numpy
+  and scipy, their own paper, and the shared floor (``SHARED_FLOOR``: argument checks, seeded generators, the one GD
+  trainer), nothing else: not the other paper, no store, paths, plots, widgets, registry, jitter, chapter or
+  formatting.
 * The shared floor imports the standard library, torch, numpy, tqdm (the trainer's progress bar) and itself.
 * The studies (``onelayer.studies``) import nothing of the book side (``BOOK``).
 
 The checks read the source (``ast``), so a lazy import inside a function counts too.
-``test_a_planted_import_fails`` plants a forbidden import in a copy of each floor and checks that the same
-function reports it.
+``test_a_planted_import_fails`` plants a forbidden import (at module level or inside a function) in a copy of each
+floor and checks that the same function reports it, and nothing else.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ pytestmark = pytest.mark.structural  # no floating-point result: the portability
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
-#: The papers' floor: one package per paper (the trees paper joins here).
-PAPERS = ("onelayer.walks",)
+#: The papers' floor: one package per paper.
+PAPERS = ("onelayer.walks", "onelayer.trees")
 #: What every paper may use besides itself: argument checks, seeded generators (and the BLAS set-up they need),
 #: the one GD trainer.
 SHARED_FLOOR = ("onelayer.validation", "onelayer.seeding", "onelayer.blas", "onelayer.training")
@@ -125,28 +126,36 @@ def test_studies_import_nothing_of_the_book():
     assert studies_violations() == []
 
 
-@pytest.mark.parametrize("planted, check", [
-    ("from ..jitter import jitter", lambda src: paper_violations("onelayer.walks", src)),
-    ("from .. import store", lambda src: paper_violations("onelayer.walks", src)),
-    ("import matplotlib.pyplot as plt", lambda src: paper_violations("onelayer.walks", src)),
-    ("from ..studies.walks import experiment", lambda src: paper_violations("onelayer.walks", src)),
-    ("from ...figures import walks", lambda src: studies_violations(src)),
-    ("from ... import plots", lambda src: studies_violations(src)),
-    ("from . import chapter", lambda src: shared_floor_violations(src)),
+WALKS = lambda src: paper_violations("onelayer.walks", src)  # noqa: E731
+TREES = lambda src: paper_violations("onelayer.trees", src)  # noqa: E731
+
+
+@pytest.mark.parametrize("planted, target, check", [
+    ("from ..jitter import jitter", "walks/model.py", WALKS),
+    ("from .. import store", "walks/model.py", WALKS),
+    ("import matplotlib.pyplot as plt", "walks/model.py", WALKS),
+    ("from ..studies.walks import experiment", "walks/model.py", WALKS),
+    ("from ..trees.backward import model", "walks/data.py", WALKS),
+    ("from ...plots import new_figure", "trees/backward/model.py", TREES),
+    ("from onelayer.jitter import jitter", "trees/shared/embeddings.py", TREES),
+    ("from ... import store", "trees/forward/model.py", TREES),
+    ("import matplotlib.pyplot as plt", "trees/forward/layout.py", TREES),
+    ("from ...studies.trees import beyond", "trees/backward/dynamics.py", TREES),
+    ("from ...walks import ring", "trees/shared/data.py", TREES),
+    ("from ...figures import walks", "studies/walks/experiment.py", lambda src: studies_violations(src)),
+    ("from ... import plots", "studies/walks/experiment.py", lambda src: studies_violations(src)),
+    ("from ...figures import trees_forward", "studies/trees/beyond.py", lambda src: studies_violations(src)),
+    ("from onelayer.chapters.trees import lab", "studies/trees/forward_limits.py", lambda src: studies_violations(src)),
+    ("from . import chapter", "training.py", lambda src: shared_floor_violations(src)),
 ])
-def test_a_planted_import_fails(tmp_path, planted, check):
+def test_a_planted_import_fails(tmp_path, planted, target, check):
     """A copy of the package with one forbidden import added to one floor module: the check names it."""
     import shutil
 
     copy = tmp_path / "src"
     shutil.copytree(SRC / "onelayer", copy / "onelayer", ignore=shutil.ignore_patterns("__pycache__"))
     assert check(copy) == []  # the copy is clean before the plant
-    if "studies" in planted or "jitter" in planted or "store" in planted or "matplotlib" in planted:
-        target = copy / "onelayer" / "walks" / "model.py"
-    elif "chapter" in planted:
-        target = copy / "onelayer" / "training.py"
-    else:
-        target = copy / "onelayer" / "studies" / "walks" / "experiment.py"
-    target.write_text(target.read_text() + f"\n\ndef _planted():\n    {planted}\n")
+    path = copy / "onelayer" / target
+    path.write_text(path.read_text() + f"\n\ndef _planted():\n    {planted}\n")
     found = check(copy)
-    assert len(found) == 1 and found[0].startswith(str(target.relative_to(copy))), found
+    assert len(found) == 1 and found[0].startswith(str(path.relative_to(copy))), found

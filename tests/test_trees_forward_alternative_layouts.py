@@ -42,13 +42,13 @@ def test_answer_from_chain_takes_the_root_from_block_one_only_without_a_turning_
     second = np.array([4, 9, 2, 7])
     stage = np.array([1, 1, 2, 2])
     first = np.array([1, 4, 9, 2])
-    assert layout.answer_from_chain(second, stage, 7).tolist() == [2, 7]
-    assert layout.answer_from_chain(second, stage, 7, first=first).tolist() == [9, 2, 7]
+    assert layout.answer_from_cot(second, stage, 7).tolist() == [2, 7]
+    assert layout.answer_from_cot(second, stage, 7, first=first).tolist() == [9, 2, 7]
     turn_first = np.array([1, 4, 9, 2])
     turn_second = np.array([4, 9, 9, 7])
-    assert layout.answer_from_chain(turn_second, stage, 7, first=turn_first).tolist() == [9, 7]
+    assert layout.answer_from_cot(turn_second, stage, 7, first=turn_first).tolist() == [9, 7]
     with pytest.raises(ValueError, match="first"):
-        layout.answer_from_chain(second, stage, 7, first=first[:2])
+        layout.answer_from_cot(second, stage, 7, first=first[:2])
 
 
 def test_the_constructions_need_the_turning_token():

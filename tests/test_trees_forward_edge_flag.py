@@ -10,7 +10,7 @@ from onelayer.studies.trees import forward_edge_flag as edge_flag
 from onelayer.trees.forward.architecture import two_head
 from onelayer.trees.forward.construction import constructed_params, full_single_head_construction
 from onelayer.chapters.trees.forward_limits import goal_rates
-from onelayer.trees.forward.decoding import chain_correct, goal_counts, greedy_decode
+from onelayer.trees.forward.decoding import cot_correct, goal_counts, greedy_decode
 from onelayer.trees.forward.layout import STAGE_B, STAGE_F, perfect_forward_batch, random_forward_batch
 from onelayer.studies.trees.forward_limits import NORMALISATIONS, architecture
 from onelayer.trees.forward.model import train_forward
@@ -35,7 +35,7 @@ def test_the_full_head_construction_needs_the_empty_edge_stage():
     params = full_single_head_construction(A, 40.0, 20.0)
     for stage, ok in (("empty", 1.0), ("s_b", 0.0)):
         b = perfect_forward_batch(2, 9, 64, np.random.default_rng(1), edge_stage=stage)
-        assert greedy_decode(params, architecture("full1"), A, b).chain_accuracy == ok  # exact: a share of counts
+        assert greedy_decode(params, architecture("full1"), A, b).cot_accuracy == ok  # exact: a share of counts
 
 
 def test_chain_correct_judges_the_flags_and_path_does_not():
@@ -46,12 +46,12 @@ def test_chain_correct_judges_the_flags_and_path_does_not():
     # flip the flag of every backward step to s_f: the path (block 2 after the first s_f) may survive, the chain not
     stage = batch.target_stage.clone()
     stage[batch.target_stage == STAGE_B] = STAGE_F
-    steps, chains = chain_correct(batch.target_first, batch.target_second, stage, batch)
+    steps, chains = cot_correct(batch.target_first, batch.target_second, stage, batch)
     assert not chains.any() and steps[batch.target_mask & (batch.target_stage == STAGE_F)].all()
     rates = goal_rates(res)
     assert rates["chain"].k == rates["path"].k == 40 and rates["chain"].low > 0.9
     with pytest.raises(ValueError, match="stage"):
-        chain_correct(batch.target_first, batch.target_second, stage[:, :1], batch)
+        cot_correct(batch.target_first, batch.target_second, stage[:, :1], batch)
     with pytest.raises(TypeError, match="result"):
         goal_counts(batch)
 

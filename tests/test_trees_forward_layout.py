@@ -16,7 +16,7 @@ from onelayer.trees.forward.layout import (
     STAGE_F,
     STEP_TYPES,
     ForwardBatch,
-    answer_from_chain,
+    answer_from_cot,
     forward_batch,
     forward_target_vectors,
     forward_token_text,
@@ -87,7 +87,7 @@ def test_random_batch_structure(seed, max_depth, cot):
         # the answer is the root-to-goal path of the tree
         path = tree.labels[tree.path_to_root(tree.node_of(int(batch.goal[b])))][::-1]
         assert batch.answers()[b].tolist() == path.tolist()
-        got = answer_from_chain(batch.target_second[b, :K].numpy(), batch.target_stage[b, :K].numpy(), int(batch.goal[b]))
+        got = answer_from_cot(batch.target_second[b, :K].numpy(), batch.target_stage[b, :K].numpy(), int(batch.goal[b]))
         assert got.tolist() == path.tolist()
         # stages: backward steps carry s_b, the turn and the forward steps s_f
         types = batch.step_type[b, :K]
@@ -125,11 +125,11 @@ def test_padding_is_zero_and_masked():
 
 
 def test_answer_from_chain_edge_cases():
-    assert answer_from_chain(np.array([3, 5]), np.array([1, 1]), 3) is None  # never turned
-    assert answer_from_chain(np.array([3, 5, 4]), np.array([1, 2, 2]), 9) is None  # never reaches the goal
-    assert answer_from_chain(np.array([3, 5, 4, 9, 1]), np.array([1, 2, 2, 2, 2]), 9).tolist() == [5, 4, 9]
+    assert answer_from_cot(np.array([3, 5]), np.array([1, 1]), 3) is None  # never turned
+    assert answer_from_cot(np.array([3, 5, 4]), np.array([1, 2, 2]), 9) is None  # never reaches the goal
+    assert answer_from_cot(np.array([3, 5, 4, 9, 1]), np.array([1, 2, 2, 2, 2]), 9).tolist() == [5, 4, 9]
     with pytest.raises(ValueError, match="second and stage"):
-        answer_from_chain(np.array([1, 2]), np.array([1]), 1)
+        answer_from_cot(np.array([1, 2]), np.array([1]), 1)
 
 
 def test_validation_messages():

@@ -25,7 +25,7 @@ def test_joint_counts_split_every_goal_by_size_and_depth():
     joint = limit_rates.joint_counts(res, trees)
     assert sum(c[0] for c in joint.values()) == 64  # exact: counts
     assert sum(c[1] for c in joint.values()) == int(res.answer_correct.sum())
-    assert sum(c[2] for c in joint.values()) == int(res.chain_correct.sum())
+    assert sum(c[2] for c in joint.values()) == int(res.cot_correct.sum())
     for key, c in joint.items():
         n, d = (int(x) for x in key.split(","))
         sel = [t.n == n and int(g) == d for t, g in zip(trees, batch.goal_depth.tolist())]

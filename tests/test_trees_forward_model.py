@@ -84,7 +84,7 @@ def test_rounding_and_greedy_decode_of_the_targets():
     # the zero model is never right, and decoding reports it consistently
     p = init_params(two_head(), A)
     res = greedy_decode(p, two_head(), A, batch, keep_weights=True)
-    assert res.path_accuracy == 0.0 and res.chain_accuracy == 0.0  # exact: means of booleans (integer counts)
+    assert res.path_accuracy == 0.0 and res.cot_accuracy == 0.0  # exact: means of booleans (integer counts)
     assert res.weights.shape == (2, batch.size, batch.steps, batch.length)
     assert set(res.accuracy_by_type()) == {"backward", "turning", "forward", "eos"}
     acc = accuracy_by_type(teacher_forced_correct(p, two_head(), A, batch), batch)

@@ -60,7 +60,7 @@ def test_exact_chain_on_perfect_and_random_trees():
         assert float(loss(p, two_head(), A, perfect)) < 1e-7
     test, _ = random_forward_batch(25, 300, np.random.default_rng(1), max_depth=6)
     res = greedy_decode(p, two_head(), A, test)
-    assert res.chain_accuracy == 1.0 and res.path_accuracy == 1.0  # exact: means of booleans (integer counts)
+    assert res.cot_accuracy == 1.0 and res.path_accuracy == 1.0  # exact: means of booleans (integer counts)
 
 
 def test_stage_control_needs_the_root_detection_entry(setting):
@@ -107,8 +107,8 @@ def test_one_stage_entry_gives_a_construction_without_the_turning_token():
     assert float(full["WKQ1"][2 * 15 + 1, 2 * 15]) == -2 * mu  # exact: the value written
     for turning, expected in ((False, 1.0), (True, 0.0)):
         batch, _ = random_forward_batch(15, 64, np.random.default_rng(3), max_depth=4, turning=turning)
-        assert greedy_decode(changed, two_head(), A, batch).chain_accuracy == expected  # exact: a share of all chains
-        assert greedy_decode(full, full_heads(1), A, batch).chain_accuracy == expected  # exact: a share of all chains
+        assert greedy_decode(changed, two_head(), A, batch).cot_accuracy == expected  # exact: a share of all chains
+        assert greedy_decode(full, full_heads(1), A, batch).cot_accuracy == expected  # exact: a share of all chains
     batch, _ = random_forward_batch(15, 64, np.random.default_rng(3), max_depth=4, turning=False)
     rows = stage_entry_search(A, batch, lam=lam, mu=mu, kappa=kappa, multiples=(-2.0, 0.0))
     assert len(rows) == 24 and sum(r["original"] for r in rows) == 3  # the constructed zeros V1[f,b], V2[b,f], WKQ1[f,b]

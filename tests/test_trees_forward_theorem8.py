@@ -32,7 +32,7 @@ def test_two_heads_trained_on_depth_2_solve_deeper_random_trees(test_set):
     batch, _ = test_set
     assert int(batch.goal_depth.max()) >= 5  # deeper than any training tree
     res = greedy_decode(_train(two_head()), two_head(), one_hot_embeddings(S), batch)
-    assert res.path_accuracy == 1.0 and res.chain_accuracy == 1.0  # exact: means of booleans (integer counts)
+    assert res.path_accuracy == 1.0 and res.cot_accuracy == 1.0  # exact: means of booleans (integer counts)
 
 
 def test_structured_single_head_stalls_on_the_stage_flag():

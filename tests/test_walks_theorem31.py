@@ -19,7 +19,7 @@ def _float64():
 
 def test_lemma_c5_on_the_exact_population():
     exp = experiment.setup_experiment(0.7, N=13, M=100, n_train=10, n_test=10)
-    check = experiment.lemma_c5_check(exp.model, walk_population(6, 0.7, 13))
+    check = theory.lemma_c5_check(exp.model, walk_population(6, 0.7, 13))
     assert check["q_tok_rel_spread"] < 1e-10  # W_12 proportional to 1 p_N^T
     assert check["max_abs_W11_W21"] == 0.0  # exact: product with the zero token part of x~_N
     assert check["parent_attention_min"] > 0.9999

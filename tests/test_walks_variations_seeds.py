@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from onelayer.studies.walks import variations
+from onelayer.studies.walks.variations import lag, logit_scale
 from onelayer.studies.walks.variations import seeds as vs
 
 
@@ -43,14 +43,14 @@ def test_a_stored_point_is_recomputed(stored):
 
 def test_seed_zero_is_the_chapters_single_run():
     """The batched runs of seed 0 give the steps and attentions of the chapter's separate runs."""
-    single = {r["logit_scale"]: r for r in variations.logit_scale_table((0.7,), steps=30)}
+    single = {r["logit_scale"]: r for r in logit_scale.logit_scale_table((0.7,), steps=30)}
     (batched,) = vs.logit_scale_seeds((0.7,), seeds=(0,), steps=30)
     for scale in vs.SCALES:
         assert batched[f"T0_{scale}"] == single[scale]["T0"]  # exact: integer steps
         assert batched[f"parent_{scale}"] == pytest.approx(single[scale]["parent_attention"], rel=1e-9)  # tol: round-off
-    check = variations.lag_check(0.7, steps=3)
-    (lag,) = vs.lag_seeds((0.7,), seeds=(0,), steps=3)
-    assert np.allclose(lag["lag_attention"], check["lag_attention"][1:4], rtol=1e-9, atol=1e-12)  # tol: round-off
+    check = lag.lag_check(0.7, steps=3)
+    (seeded,) = vs.lag_seeds((0.7,), seeds=(0,), steps=3)
+    assert np.allclose(seeded["lag_attention"], check["lag_attention"][1:4], rtol=1e-9, atol=1e-12)  # tol: round-off
 
 
 def test_the_quick_sweep_round_trips(tmp_path):

@@ -16,7 +16,6 @@ from . import blas
 blas.request()  # before the first MKL call (see onelayer.blas)
 
 from .seeding import setup
-from .training import History, train
 
-__all__ = ["setup", "train", "History", "__version__"]
+__all__ = ["setup", "__version__"]
 __version__ = "0.1.0"

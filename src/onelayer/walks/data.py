@@ -1,21 +1,10 @@
-"""Token sequences as the model sees them: the generic entry point of the model.
+"""Token sequences as the model sees them: ``X = [x_1, ..., x_{N-1}, 0] in R^{K x N}`` (one-hot ``x_i = e_{s_i}``,
+a zero query slot) with the label ``y = s_N``.
 
-The paper's input is ``X = [x_1, ..., x_{N-1}, 0] in R^{K x N}``: one-hot tokens
-``x_i = e_{s_i}`` for the ``N - 1`` observed positions and a zero query slot in
-column ``N``; the label is ``y = s_N``. :class:`TokenData` stores a batch of such
-inputs compactly as integer tokens, with a weight per sequence, so that one
-object describes either
-
-* a sampled training or test set (uniform weights ``1/B``), or
-* an exact population (weights = probabilities, e.g. from
-  :func:`onelayer.walks.ring.enumerate_walks`), so that weighted averages are
-  expectations.
-
-Constructors: :meth:`TokenData.from_states` (ring walks ``s_1..s_N``),
-:meth:`TokenData.from_one_hot` (any vocabulary size ``K``: ``X`` given as one-hot
-columns with a zero last column, the entry point for other token tasks such as
-the question-answering tasks of the paper's Section 6), :func:`walk_data`
-(sampled walks) and :func:`walk_population` (every walk, exact weights).
+:class:`TokenData` stores a batch compactly as integer tokens with a weight per sequence: ``1/B`` for a sample, the
+probabilities for an exact population (weighted averages are then expectations). Built from ring walks
+(:meth:`TokenData.from_states`, :func:`walk_data`, :func:`walk_population`) or from one-hot columns of any vocabulary
+(:meth:`TokenData.from_one_hot`, the entry point of the question-answering tasks of Section 6).
 """
 
 from __future__ import annotations

@@ -1,90 +1,41 @@
 """The one-layer transformer of the walks paper: eq. 2.1 literally, then the fast exact form through ``q = W x~_N``.
 
-The model (eq. 2.1) is
+    f(X) = V X softmax(X~^T W x~_N),   X~ = [X; P],   x~_N = [0; p_N]                              (eq. 2.1)
 
-    f(X) = V X softmax(X~^T W x~_N),   X~ = [X; P],   x~_N = [0; p_N],
+with value matrix ``V`` (``K x K``), merged key-query matrix ``W`` (``(K+M) x (K+M)``), one-hot tokens ``X`` (zero
+query slot) and fixed positions ``P`` (:mod:`onelayer.walks.positions`), trained by full-batch GD on
+``L = sum_b w_b l(f(X_b), y_b)`` (:func:`loss_values`). :func:`literal_forward` is eq. 2.1 as written (full ``W``,
+autograd; the definition the tests hold the fast form to).
 
-with value matrix ``V`` (``K x K``), merged key-query matrix ``W``
-(``(K+M) x (K+M)``), one-hot tokens ``X`` (zero query slot) and fixed positional
-vectors ``P`` (:mod:`onelayer.walks.positions`). It is trained by full-batch
-gradient descent on ``L = E[l(f(X), y)]`` (:func:`onelayer.walks.model.loss_values`).
+Why ``q`` is enough: the query column ``x~_N`` is the same for every input, so ``W`` enters only through
+``q = W x~_N``; the logit of position ``j`` is ``q_tok[s_j] + p_j^T q_pos``. A GD step on ``W`` moves ``q`` by
+``-eta ||x~_N||^2 dL/dq``, so simulating ``(V, q)`` is exact for plain GD from any initialisation and never builds
+``X~``. :meth:`WalkTransformer.loss_and_grads` gives the gradients in closed form with ``grads["q"] =
+||x~_N||^2 dL/dq``, so that ``q -= eta * grads["q"]`` is the step on ``W`` (Adam on ``q`` is not Adam on ``W``).
 
-Why ``q`` is enough
--------------------
-The query column ``x~_N`` is the same for every input, so ``W`` enters the
-model only through ``q = W x~_N in R^{K+M}``: the logit of position ``j`` is
-``x~_j^T q``, i.e. ``q_tok[s_j] + p_j^T q_pos``. A GD step
-``W <- W - eta dL/dW`` with ``dL/dW = (dL/dq) x~_N^T`` moves ``q`` by
-``-eta ||x~_N||^2 dL/dq``. Simulating ``(V, q)`` is therefore *exact* for plain
-GD with any step-size schedule and any initialisation (``q_0 = W_0 x~_N``),
-and it never materialises ``X~`` (``B (K+M) N`` numbers). The gradients of
-:meth:`WalkTransformer.loss_and_grads` are in closed form; the entry for
-``"q"`` is ``||x~_N||^2 dL/dq``, so that ``q -= eta * grads["q"]`` is the GD
-step on ``W``. :func:`literal_forward` (first in this file) is eq. 2.1 written
-literally with the full ``W`` and autograd, and the tests check that both give the
-same trajectory.
-(Adam on ``q`` is *not* Adam on ``W``; only GD is supported here.)
+Bit-level symmetry: the contractions over the ``K`` classes and over the batch (:func:`rowwise_matmul`,
+:func:`batch_sum`, sequential ``scatter_add``) put every coordinate through the same floating-point operations, so
+with exactly orthogonal positions and the exact population of a deterministic walk the state stays exactly
+symmetric, as in exact arithmetic (BLAS products leave one-ulp differences that grow until the symmetry breaks).
 
-Bit-level symmetry
-------------------
-The contractions over the ``K`` classes and over the batch are computed so that
-every coordinate goes through the same floating-point operations
-(:func:`rowwise_matmul`, :func:`batch_sum`, sequential ``scatter_add``). With
-exactly orthogonal positions and the exact population of a deterministic walk,
-the computed state then stays *exactly* symmetric, as in exact arithmetic;
-with BLAS matrix products, one-ulp differences between output columns appear
-for some ``K`` (e.g. 20) and grow until the symmetry breaks.
+Options (:class:`ModelConfig`; the defaults are the paper's Sections 2 and 5.1)
+    ``positions`` ``"sin"`` | ``"exact"`` | ``"none"``, and ``gram_error``, ``gram_seed``: the positional vectors
+    (:mod:`onelayer.walks.positions`). ``normalize`` ``"none"`` | ``"keys"`` | ``"keys_and_query"``: unit-normalise
+    every key column ``x~_j`` and optionally the query (Section 5.2; a fixed rescaling of each logit, a zero vector
+    left as it is). ``logit_scale`` ``"one"`` | ``"inv_sqrt_d"``: the factor ``1/sqrt(K+M)`` on the logits.
+    ``residual``: add the query slot's token part (zero) to the output. ``hidden = m``: ``A ReLU(V X S)`` with
+    ``V in R^{m x K}``, ``A in R^{K x m}`` (Appendix F.2, our reading). ``loss`` ``"log"`` (eq. 2.2,
+    ``-log(f_y + epsilon)``, NaN once ``f_y <= -epsilon``) | ``"squared"`` | ``"cross_entropy"`` (the extra losses
+    Theorem 4.1 is checked with). ``reduction`` ``"mean"`` (weights ``w``) | ``"sum"`` (``B`` times that).
+    ``dtype`` ``"float64"`` | ``"float32"``.
+Biases (a variation of ours, for Section 6): an entry ``"beta"`` (``(N,)``) of the parameters is added to the
+    logits, an entry ``"b"`` (``(K,)``) to the output scores; their gradients are autograd's, not
+    :meth:`WalkTransformer.loss_and_grads`'s.
 
-Options (:class:`ModelConfig`; defaults are the paper's Sections 2 and 5.1)
------------------------------------------------------------------------------
-``positions``: ``"sin"`` (default) | ``"exact"`` | ``"none"``
-    The positional vectors, see :mod:`onelayer.walks.positions`.
-``gram_error``: ``0.0`` (default) | ``g > 0``; ``gram_seed`` (0)
-    Add a seeded Gaussian perturbation to the positional vectors that moves the
-    off-diagonal entries of their Gram matrix by about ``g`` (see
-    :mod:`onelayer.walks.positions`): a symmetry breaker of a stated size, the
-    same on every machine, in place of floating-point round-off.
-``normalize``: ``"none"`` (default) | ``"keys"`` | ``"keys_and_query"``
-    Unit-normalise the attention inputs: every column ``x~_j`` on the key side,
-    and optionally ``x~_N`` on the query side (Section 5.2 normalises "each
-    ``x~_i``" without saying which). Tokens are one-hot, so the norms are fixed
-    numbers per position and normalisation is a fixed rescaling of each logit.
-    A zero vector is left as it is.
-``logit_scale``: ``"one"`` (default) | ``"inv_sqrt_d"``
-    Multiply the logits by 1 or by ``1/sqrt(K+M)``.
-``residual``: ``False`` (default) | ``True``
-    Add the query slot's own token part to the output. That part is zero, so
-    the output and every gradient are unchanged (the reference model computes
-    it literally; the tests confirm it).
-``hidden``: ``None`` (default) | ``m``
-    Replace ``V X S`` by ``A ReLU(V X S)`` with ``V in R^{m x K}`` and
-    ``A in R^{K x m}`` (the Appendix F.2 variant, our reading of it).
-``loss``: ``"log"`` (default) | ``"squared"`` | ``"cross_entropy"``; ``epsilon`` (0.1)
-    The per-sequence loss ``l(f, y)`` of the output scores (:func:`loss_values`): ``"log"`` is the
-    paper's ``-log(f_y + epsilon)`` (eq. 2.2: the raw score of the true class, no final softmax; NaN once
-    ``f_y <= -epsilon``), ``"squared"`` is ``(1/2) ||f - e_y||^2`` and ``"cross_entropy"`` is
-    ``-log softmax(f)_y``. Theorem 4.1 allows any loss; the last two are the extra losses we check it with.
-``reduction``: ``"mean"`` (default) | ``"sum"``
-    ``L = sum_b w_b l_b`` (``w`` = the data's weights, ``1/B`` for a sample,
-    probabilities for a population) or ``B`` times that (the sum over sampled
-    sequences).
-``dtype``: ``"float64"`` (default) | ``"float32"``
-    The floating-point precision of every tensor.
-
-Initialisation (:meth:`WalkTransformer.init`): ``"zero"`` (default) or
-``"gaussian"`` with standard deviation ``sigma`` for every entry of ``V``,
-``W`` (and ``A``), drawn from a seeded generator. One GD step is :meth:`WalkTransformer.gd_step`; a
-run of them is :meth:`WalkTransformer.train` (:func:`onelayer.training.train`: step
-size a number or a schedule ``t -> eta_t``, or a mapping ``{"V": ..., "q": ...}``).
-
-Perturbations belong to the caller: ``WalkTransformer(..., perturb=f)`` passes the
-floating inputs the model builds (the sinusoidal positions, the Gram error's
-Gaussian matrix, a Gaussian initialisation) through ``f(tensor, name)``; the
-studies pass :func:`onelayer.jitter.jitter`, the paper's model is the default
-``perturb=None``.
-
-Indices are 0-based: position ``N - 2`` is the direct parent ``x_{N-1}`` and
-``N - 1`` the query slot.
+:meth:`WalkTransformer.init` is zero (default) or Gaussian (``sigma``, seeded); :meth:`WalkTransformer.gd_step` is
+one GD step, :meth:`WalkTransformer.train` a run of them (:func:`onelayer.training.train`). ``perturb=f`` passes the
+floating inputs the model builds through ``f(tensor, name)`` (the studies pass :func:`onelayer.jitter.jitter`).
+Indices are 0-based: position ``N - 2`` is the parent ``x_{N-1}``, ``N - 1`` the query slot.
 """
 
 from __future__ import annotations
@@ -119,14 +70,10 @@ def _unit(columns: torch.Tensor, dim: int) -> torch.Tensor:
 
 
 def literal_forward(model: WalkTransformer, full: dict[str, torch.Tensor], data: TokenData, Xt: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
-    """Eq. 2.1 as written: logits ``z = X~^T W x~_N``, attention ``S = softmax(z)`` and output ``f = V X S``.
-
-    ``full`` holds ``V``, the full ``W`` (and ``A`` with the ReLU head). ``X~ = [X; P]`` is built for every
-    sequence (:func:`materialize`: ``B (K + M) N`` numbers, about 0.8 GB at the paper's size) and every option
-    of :class:`ModelConfig` is applied literally: normalisation divides the columns by their norms, the
-    residual adds the query column's token part, the logit scale multiplies the logits. Slow on purpose;
-    :meth:`WalkTransformer.forward_raw` is the fast exact equivalent, tested against it.
-    """
+    """Eq. 2.1 as written: logits ``z = X~^T W x~_N``, attention ``S = softmax(z)``, output ``f = V X S``, with
+    ``V``, the full ``W`` (and ``A``) in ``full``, ``X~`` built for every sequence (:func:`materialize`, 0.8 GB at the
+    paper's size) and every option applied literally. Slow on purpose; :meth:`WalkTransformer.forward_raw` is the
+    fast exact form, tested against it."""
     c = model.config
     Xt = materialize(model, data) if Xt is None else Xt
     keys = _unit(Xt, 1) if c.normalize != "none" else Xt
@@ -157,16 +104,8 @@ def literal_loss(model: WalkTransformer, full: dict[str, torch.Tensor], data: To
 def literal_train(model: WalkTransformer, full: dict[str, torch.Tensor], data: TokenData, *, steps: int, lr=1.0, record=None, snapshot_at=(), Xt: torch.Tensor | None = None, progress: bool = False) -> History:
     """Full-batch GD on ``V`` and the full ``W``, gradients by autograd (:func:`onelayer.training.train`)."""
     Xt = materialize(model, data) if Xt is None else Xt
-    return train(
-        {n: t.to(model.dtype) for n, t in full.items()},
-        lambda prm: literal_loss(model, prm, data, Xt),
-        steps=steps,
-        lr=lr,
-        record=record,
-        snapshot_at=snapshot_at,
-        progress=progress,
-        desc="literal",
-    )
+    return train({n: t.to(model.dtype) for n, t in full.items()}, lambda prm: literal_loss(model, prm, data, Xt),
+                 steps=steps, lr=lr, record=record, snapshot_at=snapshot_at, progress=progress, desc="literal")
 
 
 # -- the loss (eq. 2.2 and the two extra losses of Theorem 4.1) ---------------------------------------
@@ -248,53 +187,25 @@ class ModelConfig:
         return ModelConfig(**{**asdict(self), **changes})
 
 
-# -- contractions with one operation order for every entry ---------------------------------------------
-# The contractions over the K classes and over the batch go through these (and sequential scatter_add), so
-# that with exactly orthogonal positions and the exact population of a deterministic walk the computed state
-# stays exactly symmetric (module docstring, "Bit-level symmetry"). Both take leading member axes.
+# -- contractions with one operation order for every entry (module docstring, "Bit-level symmetry") ----------------
 def rowwise_matmul(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
-    """``A @ B`` computed as elementwise products followed by a sum over the contiguous last axis.
-
-    Every output entry is then reduced by the same sequence of floating-point
-    operations, so equal inputs give bit-identical outputs. BLAS kernels do not
-    promise this (blocked edge cases round differently), and a one-ulp difference
-    between output coordinates is enough to seed the instability of the
-    symmetric state of Theorem 4.1.
-
-    With leading member axes (``A``: ``(..., n, j)``, ``B``: ``(..., j, k)``) it is
-    ``A[b] @ B[b]`` for every member ``b``, by the same operations.
-    """
+    """``A @ B`` (with leading member axes: ``A[b] @ B[b]``) as elementwise products summed over the contiguous last
+    axis: every output entry goes through the same floating-point operations, which BLAS does not promise."""
     return (A[..., :, None, :] * B.transpose(-1, -2)[..., None, :, :]).sum(dim=-1)
 
 
 def batch_sum(X: torch.Tensor, members: int = 0) -> torch.Tensor:
-    """Sum over the batch axis (after ``members`` leading member axes) with the same operation order for every entry.
-
-    The batch axis is moved to the end and reduced as a contiguous row, so every
-    output entry is summed identically (see :func:`rowwise_matmul`).
-    """
+    """Sum over the batch axis (after ``members`` leading member axes), reduced as a contiguous row so that every
+    output entry is summed identically."""
     lead = X.shape[:members]
     flat = X.reshape(lead + (X.shape[members], -1)).transpose(-1, -2).contiguous()
     return flat.sum(dim=-1).reshape(lead + X.shape[members + 1:])
 
 
 class WalkTransformer:
-    """The paper's one-layer transformer with fixed geometry ``P``, parameters passed explicitly.
-
-    Parameters are plain dictionaries of tensors: ``{"V", "q"}`` (plus ``"A"``
-    with a hidden ReLU layer). Build them with :meth:`init` (or reduce a full
-    ``{"V", "W"}`` with :meth:`reduce`); train with :meth:`train`.
-
-    Parameters
-    ----------
-    config:
-        A :class:`ModelConfig`, or ``None`` to build one from ``options``.
-    perturb:
-        ``(tensor, name) -> tensor`` applied to the floating inputs the model builds (positions, Gram error,
-        Gaussian initialisation; see the module docstring); ``None`` (default): the paper's model, unchanged.
-    **options:
-        Fields of :class:`ModelConfig` (``K``, ``N``, ``M``, ``positions``, ...).
-    """
+    """The paper's one-layer transformer with fixed geometry ``P``; built from a :class:`ModelConfig` or its fields
+    (``options``), with an optional ``perturb`` (module docstring). Parameters are plain dictionaries of tensors,
+    ``{"V", "q"}`` (plus ``"A"`` with a hidden ReLU layer): :meth:`init` (or :meth:`reduce` of a full ``{"V", "W"}``)."""
 
     def __init__(self, config: ModelConfig | None = None, *, perturb=None, **options):
         if config is None:
@@ -341,12 +252,8 @@ class WalkTransformer:
         return self.config.hidden or self.config.K
 
     def init_full(self, init: str = "zero", *, sigma: float = 0.01, seed: int = 0) -> dict[str, torch.Tensor]:
-        """Initial ``{"V", "W"}`` (and ``"A"``) of the full model.
-
-        ``"zero"`` gives zeros; ``"gaussian"`` draws every entry from
-        ``N(0, sigma^2)`` with a generator seeded by ``seed`` (``V``, then
-        ``W``, then ``A``).
-        """
+        """Initial ``{"V", "W"}`` (and ``"A"``) of the full model: zeros, or ``"gaussian"`` entries ``N(0, sigma^2)``
+        from a generator seeded by ``seed`` (``V``, then ``W``, then ``A``)."""
         check_choice("init", init, INITS)
         sigma = check_float("sigma", sigma, low=0.0)
         c = self.config
@@ -397,14 +304,9 @@ class WalkTransformer:
         return self.forward_raw(params, data.tokens)
 
     def forward_raw(self, params: dict[str, torch.Tensor], tokens: torch.Tensor) -> dict[str, torch.Tensor]:
-        """The forward pass on raw tokens ``(..., B, N - 1)`` with parameters ``(..., K + M)``, ``(..., rows, K)``.
-
-        The leading axes ``...`` (none for one model, one member axis for
-        :mod:`onelayer.studies.walks.batched`) are independent members. Returns the
-        logits ``z`` and attention ``S`` (``(..., B, N)``), the weighted token
-        ``u`` and the output ``f`` (``(..., B, K)``) and, with a hidden layer, the
-        pre-activation ``h``. No validation: see :meth:`forward`.
-        """
+        """The forward pass on raw tokens ``(..., B, N - 1)``, parameters ``(..., K + M)``, ``(..., rows, K)``; leading
+        axes ``...`` are independent members. Returns the logits ``z`` and attention ``S`` (``(..., B, N)``), the
+        weighted token ``u``, the output ``f`` (``(..., B, K)``) and, with a hidden layer, ``h``. No validation."""
         c = self.config
         q = params["q"]
         q_pos = q[..., c.K:]
@@ -419,6 +321,8 @@ class WalkTransformer:
             raw[..., :-1] = q[..., : c.K].gather(-1, flat).reshape(tokens.shape) + r[..., None, :-1]
         raw[..., -1] = r[..., -1:]
         z = self.logit_factor * self.key_factors * raw
+        if "beta" in params:  # the bias variation: one bias per position on the logits
+            z = z + params["beta"]
         S = torch.softmax(z, dim=-1)
         u = torch.zeros(lead + (B, c.K), dtype=self.dtype).scatter_add_(-1, tokens, S[..., :-1])
         out = {"z": z, "S": S, "u": u}
@@ -431,7 +335,7 @@ class WalkTransformer:
         if c.residual:
             # the query slot's token part, added literally: it is the zero vector
             f = f + torch.zeros(lead + (B, c.K), dtype=self.dtype)
-        out["f"] = f
+        out["f"] = f + params["b"] if "b" in params else f  # the bias variation: one bias per output score
         return out
 
     def logits(self, params, data: TokenData) -> torch.Tensor:
@@ -468,23 +372,15 @@ class WalkTransformer:
         return self.loss_of_scores(self.forward(params, data), data.labels, data.weights)
 
     def loss_and_grads(self, params, data: TokenData) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        """The loss and its gradients in closed form.
-
-        ``grads["V"]`` (and ``grads["A"]``) are the usual gradients;
-        ``grads["q"] = ||x~_N||^2 dL/dq`` is the change of ``q = W x~_N`` per unit
-        step of GD on ``W``.
-        """
+        """The loss and its gradients in closed form; ``grads["q"] = ||x~_N||^2 dL/dq`` is the change of
+        ``q = W x~_N`` per unit step of GD on ``W``."""
         self._check_data(data)
         return self.loss_and_grads_raw(params, data.tokens, data.labels, data.weights)
 
     def loss_and_grads_raw(self, params, tokens: torch.Tensor, labels: torch.Tensor,
                               weights: torch.Tensor) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        """:meth:`loss_and_grads` on raw tensors, with leading member axes as in :meth:`forward_raw`.
-
-        ``tokens``: ``(..., B, N - 1)``, ``labels`` and ``weights``: ``(..., B)``.
-        Returns the loss of every member (``(...)``) and the gradients ``name -> (..., shape)``.
-        No validation.
-        """
+        """:meth:`loss_and_grads` on raw ``tokens`` ``(..., B, N - 1)``, ``labels``, ``weights`` ``(..., B)`` with
+        leading member axes as in :meth:`forward_raw`: the losses ``(...)`` and gradients ``(..., shape)``."""
         c = self.config
         lead, B = labels.shape[:-1], labels.shape[-1]
         members = len(lead)
@@ -518,11 +414,8 @@ class WalkTransformer:
         return loss, grads
 
     def gd_step(self, params, data: TokenData, lr: float = 1.0) -> dict[str, torch.Tensor]:
-        """One full-batch GD step: ``theta - eta grad L(theta)`` for every entry of ``params``.
-
-        ``grads["q"]`` is already the change of ``q = W x~_N`` per unit step on ``W``, so the step on ``q`` is
-        the step ``W <- W - eta dL/dW`` of the paper. :meth:`train` takes many of them (and records).
-        """
+        """One full-batch GD step ``theta - eta grad L(theta)``; on ``q`` it is the paper's step
+        ``W <- W - eta dL/dW`` (``grads["q"]`` is the change of ``q`` per unit step on ``W``)."""
         _, grads = self.loss_and_grads(params, data)
         return {name: value - lr * grads[name] for name, value in params.items()}
 
@@ -541,39 +434,16 @@ class WalkTransformer:
         return prediction.conditional_accuracy(self.predict(params, data), data.last, Pi, data.weights)
 
     # -- training -------------------------------------------------------------------------
-    def train(
-        self,
-        params: dict[str, torch.Tensor],
-        data: TokenData,
-        *,
-        steps: int,
-        lr=1.0,
-        record=None,
-        record_every: int = 1,
-        record_at=None,
-        snapshot_at=(),
-        progress: bool = False,
-        desc: str = "walks",
-    ) -> History:
-        """Full-batch GD on ``data`` with closed-form gradients (:func:`onelayer.training.train`).
-
-        ``lr`` is a number, a schedule ``t -> eta_t`` or a mapping
-        ``{"V": ..., "q": ...}``; ``record`` maps names to ``params -> value``.
-        """
+    def train(self, params: dict[str, torch.Tensor], data: TokenData, *, steps: int, lr=1.0, record=None,
+              record_every: int = 1, record_at=None, snapshot_at=(), progress: bool = False,
+              desc: str = "walks") -> History:
+        """Full-batch GD on ``data`` with closed-form gradients (:func:`onelayer.training.train`): ``lr`` a number, a
+        schedule ``t -> eta_t`` or a mapping ``{"V": ..., "q": ...}``; ``record`` maps names to ``params -> value``."""
         self._check_data(data)
         for name in ("V", "q"):
             if name not in params:
                 raise ValueError(f"params must contain {name!r} (use WalkTransformer.init or .reduce)")
-        return train(
-            {n: t.to(self.dtype) for n, t in params.items()},
-            lambda prm: self.loss(prm, data),
-            steps=steps,
-            lr=lr,
-            record=record,
-            record_every=record_every,
-            record_at=record_at,
-            snapshot_at=snapshot_at,
-            grad_fn=lambda prm: self.loss_and_grads_raw(prm, data.tokens, data.labels, data.weights),
-            progress=progress,
-            desc=desc,
-        )
+        return train({n: t.to(self.dtype) for n, t in params.items()}, lambda prm: self.loss(prm, data), steps=steps,
+                     lr=lr, record=record, record_every=record_every, record_at=record_at, snapshot_at=snapshot_at,
+                     grad_fn=lambda prm: self.loss_and_grads_raw(prm, data.tokens, data.labels, data.weights),
+                     progress=progress, desc=desc)

@@ -1,36 +1,20 @@
-"""Positional vectors ``P = [p_1, ..., p_N] in R^{M x N}``.
-
-The paper needs mutually orthogonal positional vectors (its Lemma E.5); the
-displayed formula did not survive, so the choice is an explicit option:
+"""Positional vectors ``P = [p_1, ..., p_N] in R^{M x N}``, mutually orthogonal as the paper needs (Lemma E.5; its
+displayed formula did not survive, so the choice is an option), with ``||p_i||^2 = M / 2`` (attention-logit
+updates scale with ``||p_j||^2 ||p_N||^2``):
 
 ``"sin"`` (default, our reconstruction)
-    ``[p_i]_k = sin(pi * i * k / M)``, ``k = 1..M``, ``i = 1..N`` (needs ``N < M``).
-    Mathematically orthogonal with ``||p_i||^2 = M / 2``; in floating point the
-    off-diagonal Gram entries are round-off (up to about ``1.5e-12`` for ``N = 97``,
-    ``M = 1000``).
+    ``[p_i]_k = sin(pi i k / M)``, ``k = 1..M`` (needs ``N < M``); orthogonal up to round-off (off-diagonal Gram
+    entries up to about ``1.5e-12`` at ``N = 97, M = 1000``).
 ``"exact"``
-    ``p_i = sqrt(M / 2) e_i`` (needs ``N <= M``): exactly orthogonal in floating
-    point, with the same norms as ``"sin"``. Every property the proofs use holds
-    bit for bit.
+    ``p_i = sqrt(M / 2) e_i`` (needs ``N <= M``): exactly orthogonal in floating point.
 ``"none"``
-    ``P = 0``: no positional information (a variation; the query is then zero).
+    ``P = 0`` (a variation: the query is then zero).
 
-The norm convention ``||p_i||^2 = M / 2`` matters: attention-logit updates scale
-with ``||p_j||^2 ||p_N||^2``.
-
-Injected Gram error (an option, off by default)
-    ``gram_error = g > 0`` adds ``(g / sqrt(M)) Z`` to ``P``, with ``Z`` an ``M x N``
-    standard Gaussian matrix drawn from a generator seeded by ``gram_seed``. The
-    off-diagonal entries of the Gram matrix ``P^T P`` then move by about ``g``
-    (standard deviation ``g``, for ``"sin"`` and ``"exact"`` alike) and the squared
-    norms by about ``sqrt(2) g``. It stands in for the round-off of ``"sin"``
-    with a perturbation of a stated size that is the same on every machine:
-    :mod:`onelayer.studies.walks.theorem41` uses it to make the escape from the symmetric
-    state of Theorem 4.1 reproducible.
-
-Perturbations belong to the caller: ``perturb`` (a function ``(tensor, name) -> tensor``, the identity when
-``None``) is applied to the two floating inputs built here, the sinusoids (``"walks.positions.sin"``) and the Gram
-error's Gaussian matrix (``"walks.positions.gram_error"``); the studies pass :func:`onelayer.jitter.jitter`.
+``gram_error = g > 0`` (off by default) adds ``(g / sqrt(M)) Z`` to ``P``, ``Z`` standard Gaussian from a generator
+seeded by ``gram_seed``: the off-diagonal Gram entries move by about ``g``, the squared norms by about ``sqrt(2) g``;
+a symmetry breaker of a stated size, the same on every machine (:mod:`onelayer.studies.walks.theorem41`).
+``perturb`` (``(tensor, name) -> tensor``, identity when ``None``) is applied to the sinusoids
+(``"walks.positions.sin"``) and the Gaussian matrix (``"walks.positions.gram_error"``).
 """
 
 from __future__ import annotations

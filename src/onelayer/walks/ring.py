@@ -1,25 +1,12 @@
-"""The random walk on a ring: transition matrix, spectrum, sampling, Bayes rule.
+"""The random walk on a ring of ``K`` nodes (numbered ``0..K-1``; the paper says ``1..K``): from a uniform start,
+one node clockwise with probability ``p``, counter-clockwise with ``1 - p``.
 
-A walker on a ring of ``K`` nodes starts at a uniformly random node and, at
-every step, moves one node clockwise with probability ``p`` and one node
-counter-clockwise with probability ``1 - p``. Nodes are numbered ``0..K-1`` in
-code (the paper numbers them ``1..K``).
-
-* :func:`shift_matrix` is the paper's cyclic shift ``Pi_0`` with
-  ``[Pi_0]_{i+1,i} = 1``; :func:`transition_matrix` is
-  ``Pi = p Pi_0^T + (1 - p) Pi_0``, row ``i`` holding ``P(s_{t+1} = . | s_t = i)``.
-* :func:`eigenvalues` gives the closed-form spectrum
-  ``lambda_k = p w^k + (1 - p) w^{-k}``, ``w = exp(2 pi i / K)``.
-* :func:`sample_walks` draws walks; :func:`enumerate_walks` lists every walk of a
-  short length with its probability (the exact population, used for exact
-  expectations); for ``p in {0, 1}`` only the ``K`` possible walks are listed,
-  whatever ``N`` is.
-* :func:`bayes_accuracy` is ``max(p, 1 - p)`` and :func:`bayes_scores` the
-  Bayes output ``Pi^T x_{N-1}`` (the row of ``Pi`` of the last observed state);
-  :func:`simulate_bayes_accuracy` checks the Bayes rule on sampled walks.
-* :func:`mixing_limit` / :func:`mixing_distance`: the limit of ``Pi^R`` (``1/K``
-  everywhere for odd ``K``; ``2/K`` on the entries of the right parity for even
-  ``K``) and the distance to it (Lemmas E.2/E.3).
+:func:`shift_matrix` is the cyclic shift ``Pi_0`` (``[Pi_0]_{i+1,i} = 1``), :func:`transition_matrix`
+``Pi = p Pi_0^T + (1 - p) Pi_0``, :func:`eigenvalues` its spectrum ``p w^k + (1 - p) w^{-k}``. :func:`sample_walks`
+draws walks, :func:`enumerate_walks` lists every walk with its probability (the exact population; for
+``p in {0, 1}`` the ``K`` possible walks). :func:`bayes_accuracy` is ``max(p, 1 - p)``, :func:`bayes_scores` the Bayes
+output ``Pi^T x_{N-1}``. :func:`mixing_limit` / :func:`mixing_distance`: the limit of ``Pi^R`` and the distance to it
+(Lemmas E.2/E.3).
 """
 
 from __future__ import annotations
@@ -64,20 +51,8 @@ def shift_matrix(K: int) -> np.ndarray:
 
 
 def transition_matrix(K: int, p: float) -> np.ndarray:
-    """The transition matrix ``Pi = p Pi_0^T + (1 - p) Pi_0`` of the ring walk.
-
-    Parameters
-    ----------
-    K:
-        Number of nodes, an integer ``>= 3``.
-    p:
-        Probability of a clockwise step, in ``[0, 1]``.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``K x K`` row-stochastic matrix with ``p`` at ``(i, i+1)`` and ``1 - p`` at ``(i, i-1)``.
-    """
+    """The transition matrix ``Pi = p Pi_0^T + (1 - p) Pi_0`` of the ring walk (``K >= 3`` nodes, clockwise
+    probability ``p``): ``K x K`` row-stochastic, ``p`` at ``(i, i+1)`` and ``1 - p`` at ``(i, i-1)``."""
     p = check_probability("p", p)
     Pi0 = shift_matrix(K)
     return p * Pi0.T + (1.0 - p) * Pi0
@@ -116,19 +91,8 @@ def eigenvalues(K: int, p: float) -> np.ndarray:
 
 
 def sample_walks(K: int, p: float, N: int, n: int, *, seed: int = 0) -> torch.Tensor:
-    """``n`` independent walks ``s_1..s_N`` from a uniform start (int64 tensor ``(n, N)``, nodes ``0..K-1``).
-
-    Parameters
-    ----------
-    K, p:
-        Ring size (``>= 3``) and clockwise probability (``[0, 1]``).
-    N:
-        Walk length ``>= 2`` (the model sees ``s_1..s_{N-1}`` and predicts ``s_N``).
-    n:
-        Number of walks ``>= 1``.
-    seed:
-        Seed of the dedicated generator (the global torch state is not used).
-    """
+    """``n`` independent walks ``s_1..s_N`` (``N >= 2``) from a uniform start, int64 ``(n, N)``, drawn from a
+    generator seeded by ``seed`` (the global torch state is not used)."""
     K = _check_K(K)
     p = check_probability("p", p)
     N = check_int("N", N, low=2, high=1_000_000)

@@ -14,6 +14,8 @@ Theorem 3.1 (``0 < p < 1``)
       on the support of ``Pi^T`` once attention is one-hot on the parent.
     * :func:`output_direction_distance`: the normalised output against the
       normalised Bayes output ``Pi^T x_{N-1}`` (Theorem 3.1, item 2).
+    * :func:`lemma_c5_check`: the second step (Lemmas C.4, C.5): ``W_11 = W_21 = 0``, ``W_12`` proportional to
+      ``1_K p_N^T``, the attention on the parent, from two closed-form GD steps of the model.
     * :func:`parent_log_odds`: ``log(S_{N-1} / S_j)`` for every other position.
     * :func:`steps_to_optimal`: the first step after which the model's
       predictions stay Bayes-optimal.
@@ -37,6 +39,7 @@ from .data import TokenData
 
 __all__ = [
     "lemma_c1_value",
+    "lemma_c5_check",
     "lemma_d1_entry",
     "value_targets",
     "empirical_target",
@@ -62,6 +65,33 @@ def lemma_c1_value(K: int, p: float, N: int, eta: float = 1.0, epsilon: float = 
         power = power @ PiT
         total += power
     return eta / (epsilon * N * K) * total
+
+
+def lemma_c5_check(model, data: TokenData, *, lr: float = 1.0) -> dict:
+    """Two GD steps from zero: the structure of ``W^(2)`` and the attention it produces (on ``data``).
+
+    ``q_tok_rel_spread`` is ``(max - min) / |mean|`` of ``W_12 p_N`` (0 when
+    ``W_12`` is proportional to ``1 p_N^T``); ``max_abs_W11_W21`` should be 0;
+    ``parent_attention_mean/min`` and ``min_log_odds`` (the smallest
+    ``log(S_{N-1}/S_j)`` over positions and sequences) describe the selection.
+    """
+    K = model.config.K
+    hist = model.train(model.init(), data, steps=2, lr=lr)
+    q = hist.params["q"]
+    W = model.full_W(q)
+    q_tok = q[:K]
+    S = model.attention(hist.params, data)
+    log_odds = parent_log_odds(model.logits(hist.params, data))
+    return {
+        "params": hist.params,
+        "q_tok": q_tok.numpy(),
+        "q_tok_rel_spread": float((q_tok.max() - q_tok.min()) / q_tok.mean().abs()),
+        "max_abs_W11_W21": float(W[:, :K].abs().max()),
+        "parent_attention_mean": float((S[:, -2] * data.weights).sum()),
+        "parent_attention_min": float(S[:, -2].min()),
+        "min_log_odds": float(log_odds.min()),
+        "log_odds_by_position": (log_odds * data.weights.numpy()[:, None]).sum(0),
+    }
 
 
 def lemma_d1_entry(K: int, N: int, eta: float = 1.0, loss: str = "log", epsilon: float = 0.1) -> float:

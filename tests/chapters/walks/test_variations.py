@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from onelayer.chapters.walks import variations as chapter
-from onelayer.studies.walks import rebuttal, variations
+from onelayer.studies.walks import rebuttal
 
 KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "chapter"}
 
@@ -108,11 +108,6 @@ def test_a_chain_table_with_a_learned_non_uniform_chain_is_not_supported(rows, m
     real = chapter.chain_table()
     monkeypatch.setattr(chapter, "chain_table", lambda: [{**r, "learned": True} for r in real])
     assert _row(chapter.verdict_rows(), "the mechanism needs")["verdict"] == "not supported on every chain tried"
-
-
-def test_the_renamed_variation_functions_are_exported():
-    assert variations.logit_scale_table is variations.logit_scale.logit_scale_table
-    assert variations.chain_run.__module__ == "onelayer.studies.walks.variations.non_circulant"
 
 
 def test_the_no_position_verdict_holds_when_no_fitted_v_beats_chance(monkeypatch):

@@ -148,7 +148,7 @@ def one_head_and_two() -> list[dict]:
     rows = []
     for name, (params, arch) in runs.items():
         res = greedy_decode(params, arch, A, test)
-        rows.append({"model": name, "path_accuracy": res.path_accuracy, "chain_accuracy": res.chain_accuracy,
+        rows.append({"model": name, "path_accuracy": res.path_accuracy, "chain_accuracy": res.cot_accuracy,
                      "paths_right": int(round(res.path_accuracy * test.size)), "trees": test.size})
     return rows
 
@@ -242,7 +242,7 @@ def no_turning_check() -> list[dict]:
             for label, params in (("as built", built), (f"{mat}[{key},{query}] = {s.no_turning_multiple:g} x scale", changed)):
                 res = greedy_decode(params, arch, A, batch)
                 rows.append({"construction": name, "entry": label, "layout": "R-F" if turning else "no turning token",
-                             "chains_right": int(round(res.chain_accuracy * batch.size)), "trees": batch.size,
+                             "chains_right": int(round(res.cot_accuracy * batch.size)), "trees": batch.size,
                              "path_accuracy": res.path_accuracy})
     return rows
 

@@ -145,7 +145,7 @@ def goal_depth_rows() -> list[dict]:
         sel = (depths >= lo) & (depths <= hi)
         rows.append({"goal depth": _bin_label(lo, hi), "trees": int(sel.sum()),
                      "path accuracy": float(res.answer_correct[sel].double().mean()),
-                     "chain accuracy": float(res.chain_correct[sel].double().mean()),
+                     "chain accuracy": float(res.cot_correct[sel].double().mean()),
                      "seen in training": "yes" if lo == hi == SETTINGS.m else "no"})
     return rows
 

@@ -159,7 +159,7 @@ def first_step_by_counting() -> dict:
 # -- step 2: Lemma C.5 and the parent's log-odds ------------------------------------------------------------------------
 
 def lemma_c5_rows() -> list[dict]:
-    """:func:`onelayer.studies.walks.experiment.lemma_c5_check` at p = 0.7 on the exact population (``N = 13``) and on the
+    """:func:`onelayer.walks.theory.lemma_c5_check` at p = 0.7 on the exact population (``N = 13``) and on the
     1000 sampled walks (``N = 97``), one row each with its ``data`` name."""
     s = SETTINGS
     small = experiment.setup_experiment(s.p, N=s.population_N, M=s.population_M).model
@@ -167,7 +167,7 @@ def lemma_c5_rows() -> list[dict]:
     cases = ((f"population, N={s.population_N}, M={s.population_M}", small,
               walk_population(small.config.K, s.p, s.population_N)),
              (f"sample,     N={e.model.config.N}, M={e.model.config.M}", e.model, e.train))
-    return [{"data": name, **experiment.lemma_c5_check(model, data)} for name, model, data in cases]
+    return [{"data": name, **theory.lemma_c5_check(model, data)} for name, model, data in cases]
 
 
 @lru_cache(maxsize=None)

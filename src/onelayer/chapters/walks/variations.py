@@ -19,7 +19,9 @@ from ...formatting import near_zero_text, number_text
 from ...rates import rate
 from ...registry import register
 from ...figures import walks_variations as variation_figures
-from ...studies.walks import chains, experiment, histogram_bound, rebuttal, variations
+from ...studies.walks import chains, experiment, histogram_bound, rebuttal
+from ...studies.walks.variations import lag as lag_study, logit_scale as logit_scale_study, no_positions, non_circulant
+from ...studies.walks.variations import residual as residual_study
 from ...studies.walks.variations import seeds as variation_seeds
 from ...walks.model import WalkTransformer
 from ...studies.walks.inputs import walk_model
@@ -100,7 +102,7 @@ SETTINGS = Settings()
 
 @functools.lru_cache(maxsize=1)
 def _residual() -> dict:
-    return variations.residual_check()
+    return residual_study.residual_check()
 
 
 @register("walks-variations-residual", "Variations (table): a residual connection changes neither the output nor the GD path")
@@ -112,8 +114,8 @@ def residual(quick: bool = False):
 @functools.lru_cache(maxsize=2)
 def _logit_scale(quick: bool) -> tuple[dict, list[dict]]:
     s = SETTINGS
-    eq = variations.logit_scale_equivalence(s.equivalence_p, steps=s.equivalence_quick_steps if quick else s.equivalence_steps)
-    rows = variations.logit_scale_table(s.logit_scale_ps, steps=s.logit_scale_quick_steps if quick else s.logit_scale_steps)
+    eq = logit_scale_study.logit_scale_equivalence(s.equivalence_p, steps=s.equivalence_quick_steps if quick else s.equivalence_steps)
+    rows = logit_scale_study.logit_scale_table(s.logit_scale_ps, steps=s.logit_scale_quick_steps if quick else s.logit_scale_steps)
     return eq, rows
 
 
@@ -131,7 +133,7 @@ def logit_scale(quick: bool = False):
 def no_position(quick: bool = False):
     """Accuracy and attention of the model trained without positional vectors, for each walk parameter."""
     steps = SETTINGS.no_position_quick_steps if quick else SETTINGS.no_position_steps
-    return None, {"steps": steps, "table": variations.no_position_table(steps=steps)}
+    return None, {"steps": steps, "table": no_positions.no_position_table(steps=steps)}
 
 
 @functools.lru_cache(maxsize=1)
@@ -163,8 +165,8 @@ def linear_rates() -> dict[float, object]:
 
 @functools.lru_cache(maxsize=4)
 def lag_result(p: float, steps: int) -> dict:
-    """:func:`onelayer.studies.walks.variations.lag_check` at lag 2 (cached: the figure, the rows and the verdicts share it)."""
-    return variations.lag_check(p, steps=steps)
+    """:func:`onelayer.studies.walks.variations.lag.lag_check` at lag 2 (cached: the figure, the rows and the verdicts share it)."""
+    return lag_study.lag_check(p, steps=steps)
 
 
 @register("walks-variations-lag", "Variations: a parent at lag 2 (p=0.7): closed-form V(1), attention after step 2, attention over the run")
@@ -228,31 +230,31 @@ def transition_matrix(kind: str) -> np.ndarray:
     """The chapter's chain of ``kind`` ``"random"`` (Dirichlet rows) or ``"doubly stochastic"``."""
     s = SETTINGS
     if kind == "random":
-        return variations.random_transition_matrix(s.chain_K, seed=s.chain_seed)
+        return non_circulant.random_transition_matrix(s.chain_K, seed=s.chain_seed)
     if kind == "doubly stochastic":
-        return variations.random_doubly_stochastic(s.chain_K, seed=s.doubly_stochastic_seed)
+        return non_circulant.random_doubly_stochastic(s.chain_K, seed=s.doubly_stochastic_seed)
     raise ValueError(f"kind must be 'random' or 'doubly stochastic'; got {kind!r}")
 
 
 @functools.lru_cache(maxsize=4)
 def chain_result(kind: str, quick: bool = False) -> dict:
-    """:func:`onelayer.studies.walks.variations.chain_run` on :func:`transition_matrix` (cached)."""
-    return variations.chain_run(transition_matrix(kind), steps=SETTINGS.chain_quick_steps if quick else SETTINGS.chain_steps)
+    """:func:`onelayer.studies.walks.variations.non_circulant.chain_run` on :func:`transition_matrix` (cached)."""
+    return non_circulant.chain_run(transition_matrix(kind), steps=SETTINGS.chain_quick_steps if quick else SETTINGS.chain_steps)
 
 
 def chain_first_step() -> dict:
     """The first-step formula of a random chain: exact on a small population (``B`` walks, error), then at the full
     length against ``(eta/epsilon) mu mu^T``."""
     K, N, M = SETTINGS.chain_small
-    Pi_small = variations.random_transition_matrix(K, seed=SETTINGS.chain_seed)
-    pop = variations.markov_population(Pi_small, N)
+    Pi_small = non_circulant.random_transition_matrix(K, seed=SETTINGS.chain_seed)
+    pop = non_circulant.markov_population(Pi_small, N)
     small = walk_model(K=K, N=N, M=M)
     V1 = small.train(small.init(), pop, steps=1).params["V"].numpy()
     Pi = transition_matrix("random")
-    mu = variations.stationary_distribution(Pi)
-    closed = variations.chain_c1_value(Pi, SETTINGS.chain_N)
+    mu = non_circulant.stationary_distribution(Pi)
+    closed = non_circulant.chain_c1_value(Pi, SETTINGS.chain_N)
     eta_over_eps = SETTINGS.eta / small.config.epsilon  # the step of WalkTransformer.train's default lr = 1
-    return {"K": K, "N": N, "B": pop.B, "small_error": float(np.abs(V1 - variations.chain_c1_value(Pi_small, N)).max()),
+    return {"K": K, "N": N, "B": pop.B, "small_error": float(np.abs(V1 - non_circulant.chain_c1_value(Pi_small, N)).max()),
             "mu": mu, "full_N": SETTINGS.chain_N, "mu_mu_error": float(np.abs(closed - eta_over_eps * np.outer(mu, mu)).max()),
             "closed_max": float(closed.max())}
 
@@ -340,14 +342,14 @@ def chain_explorer_default(quick: bool = False):
     """The chain explorer's figure at its default state, and the numbers of its run."""
     s = SETTINGS
     steps = s.explore_quick_steps if quick else s.explore_steps
-    res = variations.chain_explorer_run(s.explore_seed, s.explore_concentration, steps)
+    res = non_circulant.chain_explorer_run(s.explore_seed, s.explore_concentration, steps)
     fig = variation_figures.chain_explorer(s.explore_seed, s.explore_concentration, steps)
     return fig, {"seed": s.explore_seed, "concentration": s.explore_concentration, "steps": steps, **_chain_numbers(res)}
 
 
 def lag3() -> dict:
     """The exercise: the lag-3 chain (first-step formula on a small population, then a short run at full size)."""
-    return variations.lag_check(SETTINGS.lag3_p, lag=3, small=SETTINGS.lag3_small, steps=SETTINGS.lag3_steps)
+    return lag_study.lag_check(SETTINGS.lag3_p, lag=3, small=SETTINGS.lag3_small, steps=SETTINGS.lag3_steps)
 
 
 def logit_scale_speed() -> float:

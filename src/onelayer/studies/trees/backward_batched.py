@@ -1,4 +1,4 @@
-"""Batched backward training: many members (seeds, step sizes) in one :func:`onelayer.batched.batched_gd` call.
+"""Batched backward training: many members (seeds, step sizes) in one :func:`onelayer.training.train` with ``members=True`` call.
 
 A *member* is one training run of the single-head backward model
 (:mod:`onelayer.trees.backward.model`): its own ``B`` (the trainable
@@ -34,12 +34,12 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ...batched import BatchedHistory, batched_gd
+from ...training import BatchedHistory, train
 from ...validation import check_bool, check_choice, check_instances, check_int, check_int_sequence
-from ...trees.shared.embeddings import check_embeddings, with_empty
-from ...trees.shared.losses import LossOptions, normalised
+from ...trees.shared.embeddings import check_embeddings
+from ...trees.shared.losses import LossOptions
 from ...trees.backward.layout import BackwardBatch, perfect_tree_batch
-from ...trees.backward.model import attention, predict_mass, round_prediction, scores, squared_error
+from ...trees.backward.model import attention, loss, predict_mass, round_prediction, scores
 
 __all__ = [
     "PROTOCOLS",
@@ -157,12 +157,8 @@ def member_losses(B: torch.Tensor, A: torch.Tensor, mb: MemberBatch, options: Lo
 
     Member ``b``'s entry equals ``onelayer.trees.backward.model.loss(B[b], A, batch_b, options)``.
     """
-    if not isinstance(options, LossOptions):
-        raise TypeError("options must be a LossOptions")
-    m1, m2 = predict_mass(_attention(B, A, mb), mb.batch)
-    err = squared_error(m1, m2, mb.batch, A) * mb.batch.target_mask
-    return normalised(_per_member(err, mb), positions=_per_member(mb.batch.target_mask.to(err.dtype), mb),
-                      trees=mb.per_member, options=options)
+    _check(B, A, mb)
+    return loss(B, A, mb.batch, options, member=mb.member)
 
 
 @torch.no_grad()
@@ -197,7 +193,7 @@ def member_margin(B: torch.Tensor, A: torch.Tensor) -> torch.Tensor:
 
 
 def member_records(A: torch.Tensor, eval_batch: BackwardBatch, members: int) -> dict[str, Callable]:
-    """Record functions for :func:`onelayer.batched.batched_gd`, measured on one batch shared by all members.
+    """Record functions for :func:`onelayer.training.train` with ``members=True``, measured on one batch shared by all members.
 
     ``"correct_weight"`` (:func:`member_correct_weight`), ``"accuracy"``
     (:func:`member_accuracy`) and ``"margin"`` (:func:`member_margin`), each of shape ``(M,)``.
@@ -252,7 +248,7 @@ def train_backward_members(
     init:
         Optional initial ``B`` of shape ``(M, d, d)``; default zero (the paper's).
     record:
-        Extra ``batched_gd`` record functions ``params -> (M, ...)``.
+        Extra ``train`` record functions ``params -> (M, ...)``.
     eval_batch:
         With it, the records of :func:`member_records` are added, measured on this shared batch.
     root_token, eos:
@@ -260,11 +256,11 @@ def train_backward_members(
     progress:
         Show a progress bar.
     **batched_kwargs:
-        Passed on to :func:`onelayer.batched.batched_gd` (``record_every``, ``record_at``, ``snapshot_at``).
+        Passed on to :func:`onelayer.training.train` with ``members=True`` (``record_every``, ``record_at``, ``snapshot_at``).
 
     Returns
     -------
-    onelayer.batched.BatchedHistory
+    onelayer.training.BatchedHistory
         ``records["loss"]`` of shape ``(T, M)``; ``params["B"]`` of shape ``(M, d, d)``.
     """
     A = check_embeddings(A)
@@ -309,5 +305,5 @@ def train_backward_members(
         if not isinstance(eval_batch, BackwardBatch) or eval_batch.S != S:
             raise ValueError(f"eval_batch must be a BackwardBatch with S={S}")
         rec = {**member_records(A, eval_batch, M), **rec}
-    return batched_gd({"B": B0}, loss_fn, steps=steps, lr=lr, record=rec, progress=progress,
+    return train({"B": B0}, loss_fn, members=True, steps=steps, lr=lr, record=rec, progress=progress,
                       desc="backward members", **batched_kwargs)

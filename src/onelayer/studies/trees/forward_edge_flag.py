@@ -17,7 +17,7 @@ copied token, and the flag rounds to a tie. With an empty edge stage block the e
 
 **The sweep** (:func:`edge_flag_runs`): each ``(layout, loss reduction, model)`` cell trains ``seeds`` members in
 one set of tensor operations (:func:`train_members`: every member its own initialisation and its own mini-batches,
-:func:`onelayer.batched.batched_gd` over :func:`torch.func.vmap` of the model's own :func:`~onelayer.trees.forward.model.predict`), then
+:func:`onelayer.training.train` with ``members=True`` over :func:`torch.func.vmap` of the model's own :func:`~onelayer.trees.forward.model.predict`), then
 decodes ``test_trees`` random test trees per member greedily and counts the goals whose whole chain is right
 (every generated token, stage flags included) and whose path is right (:func:`~.decoding.goal_counts`). Reproduce::
 
@@ -36,7 +36,7 @@ import numpy as np
 import torch
 
 from ... import store
-from ...batched import batched_gd, concat_histories
+from ...training import concat_histories, train
 from ...paths import data_path
 from ...validation import check_bool, check_choice, check_float, check_int
 from ...trees.shared.embeddings import one_hot_embeddings
@@ -149,7 +149,7 @@ def train_members(arch_name: str, *, m: int, S: int, steps: int, lr: float, redu
         Y = torch.stack([forward_target_vectors(b, A) for b in batches])
         return member_loss(params, X, Y)
 
-    hist = batched_gd(init, loss_fn, steps=steps, lr=lr, record_every=record_every)
+    hist = train(init, loss_fn, members=True, steps=steps, lr=lr, record_every=record_every)
     return hist.params, hist
 
 

@@ -39,12 +39,12 @@ from ...jitter import jitter
 from ...training import History, train
 from ...validation import check_float, check_int, check_int_sequence
 from ...trees.shared.embeddings import check_embeddings
-from ...trees.shared.losses import LossOptions, normalised
+from ...trees.shared.losses import LossOptions
 from ...trees.forward.construction import constructed_params
 from ...trees.forward.decoding import round_tokens
-from ...trees.forward.layout import ForwardBatch, forward_target_vectors, forward_token_vectors, perfect_forward_batch
+from ...trees.forward.layout import ForwardBatch, forward_target_vectors, perfect_forward_batch
 from ...trees.forward.architecture import ForwardArchitecture, two_head
-from ...trees.forward.model import attention
+from ...trees.forward.model import attention, head_outputs, loss
 
 __all__ = [
     "learned_value_params",
@@ -61,8 +61,7 @@ __all__ = [
 
 
 def _arch(heads: int) -> ForwardArchitecture:
-    # the logits of a structured head do not depend on its role
-    return ForwardArchitecture("structured", ("swap",) * heads)
+    return ForwardArchitecture("structured", ("learned",) * heads)
 
 
 def _heads(params) -> int:
@@ -112,25 +111,18 @@ def learned_value_params(
 
 def lv_attention(params, A: torch.Tensor, batch: ForwardBatch, X: torch.Tensor | None = None) -> torch.Tensor:
     """Teacher-forced attention of every head: ``(heads, batch, K, L)`` (zeros on padded targets)."""
-    L = _heads(params)
-    return attention({k: params[k] for k in params if k[0] in "UV"}, _arch(L), A, batch, X)
+    return attention(params, _arch(_heads(params)), A, batch, X)
 
 
 def lv_head_outputs(params, A: torch.Tensor, batch: ForwardBatch, X: torch.Tensor | None = None) -> torch.Tensor:
     """Each head's teacher-forced output ``W^V_l X w^(l)``: ``(heads, batch, K, 2d+2)``."""
-    L = _heads(params)
-    X = forward_token_vectors(batch, A) if X is None else X
-    w = lv_attention(params, A, batch, X)
-    return torch.stack([(w[l] @ X) @ params[f"WV{l + 1}"].T for l in range(L)])
+    return head_outputs(params, _arch(_heads(params)), A, batch, X)
 
 
 def lv_loss(params, A: torch.Tensor, batch: ForwardBatch, options: LossOptions = LossOptions(),
             X: torch.Tensor | None = None) -> torch.Tensor:
     """Teacher-forced squared loss (same normalisations as :func:`onelayer.trees.forward.model.loss`)."""
-    if not isinstance(options, LossOptions):
-        raise TypeError("options must be a LossOptions")
-    err = ((lv_head_outputs(params, A, batch, X).sum(0) - forward_target_vectors(batch, A)) ** 2).sum(-1)
-    return normalised((err * batch.target_mask).sum(), positions=batch.target_mask.sum(), trees=batch.size, options=options)
+    return loss(params, _arch(_heads(params)), A, batch, options, X)
 
 
 def lv_teacher_forced_correct(params, A: torch.Tensor, batch: ForwardBatch) -> torch.Tensor:

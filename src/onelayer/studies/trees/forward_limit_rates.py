@@ -1,7 +1,7 @@
 """The limits chapter's one-run verdicts over 20 seeds (stored sweep, issue 22).
 
 Three experiments of the chapter "Theorem 8 and the limits", each a claim about training runs, so each is measured
-over ``seeds`` training runs trained together (:func:`onelayer.batched.batched_gd`; every member keeps its own
+over ``seeds`` training runs trained together (:func:`onelayer.training.train` with ``members=True``; every member keeps its own
 parameters and its own stream of perfect training trees, ``numpy`` generator ``seed``):
 
 * ``theorem8``: the structured two-head model from zero at the chapter's setting (``m = 3``, ``S = 25``, mean loss,
@@ -40,7 +40,7 @@ import numpy as np
 import torch
 
 from ... import store
-from ...batched import BatchedHistory, batched_gd, stack_params
+from ...training import BatchedHistory, stack_params, train
 from ...paths import data_path
 from ...validation import check_bool, check_float, check_int, check_int_sequence
 from ...trees.shared.embeddings import check_embeddings, one_hot_embeddings
@@ -116,7 +116,7 @@ def depth_counts(result) -> dict[str, list[int]]:
     out = {}
     for D in sorted(int(d) for d in torch.unique(depth)):
         sel = depth == D
-        out[str(D)] = [int(sel.sum()), int(result.answer_correct[sel].sum()), int(result.chain_correct[sel].sum())]
+        out[str(D)] = [int(sel.sum()), int(result.answer_correct[sel].sum()), int(result.cot_correct[sel].sum())]
     return out
 
 
@@ -132,9 +132,9 @@ def theorem8_runs(s: dict, seeds: Sequence[int]) -> list[dict]:
     rngs = [np.random.default_rng(x) for x in seeds]
     options = REDUCTIONS[s["reduction"]]
     init = stack_params([init_params(arch, A) for _ in seeds])
-    hist = batched_gd(init, lambda p: batched_structured_loss(p, stacked_data(A, s["m"], s["batch_size"], rngs),
-                                                              values=arch.roles, options=options),
-                      steps=s["steps"], lr=s["lr"], record_every=s["steps"])
+    hist = train(init, lambda p: batched_structured_loss(p, stacked_data(A, s["m"], s["batch_size"], rngs),
+                                                         values=arch.roles, options=options),
+                 members=True, steps=s["steps"], lr=s["lr"], record_every=s["steps"])
     rows = []
     for i, seed in enumerate(seeds):
         p = {k: v[i] for k, v in hist.params.items()}
@@ -187,7 +187,7 @@ def joint_counts(result, trees) -> dict[str, list[int]]:
         raise ValueError("trees must be the decoded batch's trees, one per goal")
     out: dict[tuple[int, int], list[int]] = {}
     for t, d, ok, chain in zip(trees, result.batch.goal_depth.tolist(), result.answer_correct.tolist(),
-                               result.chain_correct.tolist()):
+                               result.cot_correct.tolist()):
         c = out.setdefault((int(t.n), int(d)), [0, 0, 0])
         c[0], c[1], c[2] = c[0] + 1, c[1] + int(ok), c[2] + int(chain)
     return {f"{n},{d}": c for (n, d), c in sorted(out.items())}
@@ -260,8 +260,8 @@ def gaussian_members(As: Sequence[torch.Tensor], *, m: int, steps: int, lr: floa
         return {k: torch.stack(v) for k, v in parts.items()}
 
     init = stack_params([init_params(arch, A) for A in As])
-    return batched_gd(init, lambda p: batched_structured_loss(p, data(), values=arch.roles, options=options),
-                      steps=check_int("steps", steps, low=1), lr=lr, record_every=steps)
+    return train(init, lambda p: batched_structured_loss(p, data(), values=arch.roles, options=options),
+                 members=True, steps=check_int("steps", steps, low=1), lr=lr, record_every=steps)
 
 
 def main(argv=None) -> int:

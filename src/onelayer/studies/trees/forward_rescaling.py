@@ -11,7 +11,7 @@ the comparison is made over seeds.
 :func:`onelayer.trees.forward.dynamics.tracked_training`) for each run setting ``(reduction, lr, steps,
 record_every)``, one member per data seed (member ``b`` draws its trees from ``numpy.random.default_rng(seeds[b])``,
 as :func:`~onelayer.trees.forward.model.train_forward` with ``seed=seeds[b]``; a member reproduces that separate run
-up to summation order), with :func:`onelayer.batched.batched_gd`. At every recorded step it evaluates each member's
+up to summation order), with :func:`onelayer.training.train` with ``members=True``. At every recorded step it evaluates each member's
 loss, per-position mean with the factor 1/2, on one fixed batch of training trees, so that the comparison is between
 parameters, not between the mini-batches they were trained on. :func:`compare` puts two runs side by side at the
 recorded steps where their ``eta_eff * t`` coincide.
@@ -31,7 +31,7 @@ import numpy as np
 import torch
 
 from ... import store
-from ...batched import BatchedHistory, batched_gd, stack_params
+from ...training import BatchedHistory, stack_params, train
 from ...paths import data_path
 from ...rates import mean_interval, rate
 from ...validation import check_choice, check_float, check_int, check_int_sequence
@@ -103,7 +103,7 @@ def rescaling_seeds(A: torch.Tensor, *, m: int = 3, batch_size: int = 256, seeds
             return batched_structured_loss(p, ev, values=arch.roles).numpy()
 
         init = stack_params([init_params(arch, A) for _ in seeds])
-        out.append(batched_gd(init, loss_fn, steps=steps, lr=lr, record={"eval_loss": eval_loss}, record_every=every))
+        out.append(train(init, loss_fn, members=True, steps=steps, lr=lr, record={"eval_loss": eval_loss}, record_every=every))
     return out
 
 

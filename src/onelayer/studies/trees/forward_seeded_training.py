@@ -1,7 +1,7 @@
 """Training the forward structured models over many seeds at once: rates instead of one run (issue 22).
 
 Two experiments of the chapter "Theorem 5: the heads specialize" are claims about training runs, so they are
-measured over seeds with :func:`onelayer.batched.batched_gd` (every member keeps its own parameters and its own
+measured over seeds with :func:`onelayer.training.train` with ``members=True`` (every member keeps its own parameters and its own
 stream of training trees; a member reproduces the separate run of the same seed up to summation order):
 
 * :func:`two_head_seeds`: the two-head model with fixed value maps (head 1 swaps, head 2 copies the stage) from
@@ -32,17 +32,17 @@ import numpy as np
 import torch
 
 from ... import store
-from ...batched import BatchedHistory, batched_gd, stack_params
+from ...training import BatchedHistory, stack_params, train
 from ...paths import data_path
 from ...rates import mean_interval, rate
 from ...validation import check_float, check_int, check_int_sequence
 from ...trees.shared.embeddings import check_embeddings, one_hot_embeddings
-from ...trees.shared.losses import LossOptions, normalised
+from ...trees.shared.losses import LossOptions
 from ...trees.forward.architecture import ForwardArchitecture, init_params, two_head
 from ...trees.forward.decoding import accuracy_by_type, teacher_forced_correct
 from ...trees.forward.dynamics import role_events, phase_times, role_metrics, sign_table
-from ...trees.forward.model import role_value
-from ...trees.forward.layout import STEP_TYPES, forward_target_vectors, forward_token_vectors, perfect_forward_batch
+from ...trees.forward.model import member_inputs, member_loss
+from ...trees.forward.layout import STEP_TYPES, forward_target_vectors, perfect_forward_batch
 from .forward_learned_values import division_of_labour, learned_value_params, lv_head_outputs, lv_teacher_forced_correct
 
 __all__ = ["stacked_data", "batched_structured_loss", "two_head_seeds", "two_head_summary", "learned_values_seeds",
@@ -63,103 +63,19 @@ def stacked_data(A: torch.Tensor, m: int, batch_size: int, rngs: Sequence[np.ran
     batch_size = check_int("batch_size", batch_size, low=1)
     if not rngs or not all(isinstance(r, np.random.Generator) for r in rngs):
         raise TypeError("rngs must be a non-empty sequence of numpy Generators")
-    S = A.shape[1]
-    onehot = A.shape[0] == S and bool(torch.equal(A, torch.eye(S, dtype=A.dtype)))  # exact: a 0/1 matrix
-    parts = {"X": [], "Y": [], "query": [], "keymask": [], "target_mask": []}
-    if onehot:
-        parts.update({"first": [], "second": [], "stage": []})
-    for rng in rngs:
-        b = perfect_forward_batch(m, S, batch_size, rng)
-        pos = torch.arange(b.length)
-        if onehot:  # the tokens as symbols: _head_outputs gathers and scatters instead of multiplying
-            for name in ("first", "second", "stage"):
-                parts[name].append(getattr(b, name))
-        else:
-            parts["X"].append(forward_token_vectors(b, A))
-        parts["Y"].append(forward_target_vectors(b, A))
-        parts["query"].append(b.query)
-        parts["keymask"].append((pos[None, None, :] <= b.query[:, :, None]) & b.valid[:, None, :])
-        parts["target_mask"].append(b.target_mask)
-    out = {k: torch.stack(v) for k, v in parts.items() if v}
-    if onehot:
-        out["S"] = S
-    return out
-
-
-def _onehot_context(w: torch.Tensor, data: dict) -> torch.Tensor:
-    """``w @ X`` for one-hot tokens given as symbols: ``(R, B, K, 2S+2)``, by scattering the weights into the
-    symbols' bins (the empty symbol ``S`` and the empty stage ``0`` fall into a dropped bin)."""
-    S = data["S"]
-    parts = []
-    for name, bins, keep in (("first", S + 1, slice(0, S)), ("second", S + 1, slice(0, S)), ("stage", 3, slice(1, 3))):
-        idx = data[name][:, :, None, :].expand_as(w)
-        parts.append(torch.zeros(w.shape[:-1] + (bins,), dtype=w.dtype).scatter_add(-1, idx, w)[..., keep])
-    return torch.cat(parts, dim=-1)
-
-
-def _onehot_logits(M: torch.Tensor, keys: torch.Tensor, queries: torch.Tensor, bins: int, offset: int) -> torch.Tensor:
-    """``x_i^T M x_q`` for one-hot blocks given as symbols: ``M[key, query]`` gathered, zero for an empty block.
-    ``keys (R, B, L)`` and ``queries (R, B, K)`` are symbols; ``offset`` maps a symbol to its row (``-1`` for the
-    stage codes 1, 2), ``bins`` the padded size."""
-    R = M.shape[0]
-    n = M.shape[1]
-    Mp = torch.cat([torch.cat([M, torch.zeros((R, n, bins - n), dtype=M.dtype)], -1),
-                    torch.zeros((R, bins - n, bins), dtype=M.dtype)], 1)
-    # rows/columns n..bins-1 are zero: an empty block contributes nothing
-    k = (keys + offset) % bins
-    q = (queries + offset) % bins
-    flat = (k[:, :, None, :] * bins + q[:, :, :, None]).reshape(R, -1)
-    return torch.gather(Mp.reshape(R, -1), 1, flat).reshape(q.shape + (k.shape[-1],))
-
-
-def _head_outputs(params: dict, data: dict, values) -> torch.Tensor:
-    """Per-head outputs ``(heads, R, B, K, D)`` of the structured logits with fixed roles (``values`` a tuple of
-    roles) or learned dense value maps (``values == "learned"``)."""
-    query = data["query"]
-    onehot = "S" in data
-    if onehot:
-        d = data["S"]
-        q_second = torch.gather(data["second"], 2, query)
-        q_stage = torch.gather(data["stage"], 2, query)
-    else:
-        X = data["X"]
-        D = X.shape[-1]
-        d = (D - 2) // 2
-        Xq = torch.gather(X, 2, query[..., None].expand(-1, -1, -1, D))
-        q2, qs, k2, ks = Xq[..., d:2 * d], Xq[..., 2 * d:], X[..., d:2 * d], X[..., 2 * d:]
-    tmask = data["target_mask"][..., None].to(data["Y"].dtype)
-    heads = len(values) if values != "learned" else sum(1 for n in params if n.startswith("WV"))
-    outs = []
-    for l in range(1, heads + 1):
-        U, V = params[f"U{l}"], params[f"V{l}"]
-        if onehot:
-            # empty node symbol d maps to the zero row d; stage codes 1, 2 map to rows 0, 1 and code 0 to the zero row 2
-            s = (_onehot_logits(U, data["second"], q_second, d + 1, 0)
-                 + _onehot_logits(V, data["stage"], q_stage, 3, -1))
-        else:
-            s = (torch.einsum("rbke,rfe->rbkf", q2, U) @ k2.transpose(-1, -2)
-                 + torch.einsum("rbke,rfe->rbkf", qs, V) @ ks.transpose(-1, -2))
-        w = torch.softmax(s.masked_fill(~data["keymask"], float("-inf")), dim=-1) * tmask
-        ctx = _onehot_context(w, data) if onehot else w @ X  # (R, B, K, D)
-        if values == "learned":
-            outs.append(torch.einsum("rbkd,red->rbke", ctx, params[f"WV{l}"]))
-            continue
-        outs.append(role_value(ctx, values[l - 1], d))  # the model's own value map, with a member axis
-    return torch.stack(outs)
+    return member_inputs([perfect_forward_batch(m, A.shape[1], batch_size, rng) for rng in rngs], A)
 
 
 def batched_structured_loss(params: dict, data: dict, *, values, options: LossOptions = LossOptions()) -> torch.Tensor:
-    """Each member's teacher-forced squared loss ``(R,)`` (normalisation from ``options``, as
-    :func:`onelayer.trees.forward.model.loss`) for structured logits with fixed ``values`` roles (a tuple such as
-    ``("swap", "stage")``) or ``values="learned"`` (dense value maps ``WV1, WV2, ...``)."""
+    """Each member's teacher-forced squared loss ``(R,)`` (:func:`onelayer.trees.forward.model.member_loss`) for
+    structured logits with fixed ``values`` roles (a tuple such as ``("swap", "stage")``) or ``values="learned"``
+    (dense value maps ``WV1, WV2, ...``)."""
     if not isinstance(options, LossOptions):
         raise TypeError("options must be a LossOptions")
     if values != "learned" and not (isinstance(values, tuple) and values):
         raise ValueError("values must be 'learned' or a non-empty tuple of head roles")
-    pred = _head_outputs(params, data, values).sum(0)
-    mask = data["target_mask"]
-    err = ((pred - data["Y"]) ** 2).sum(-1) * mask
-    return normalised(err.sum((1, 2)), positions=mask.sum((1, 2)), trees=mask.shape[1], options=options)
+    roles = ("learned",) * sum(1 for n in params if n.startswith("WV")) if values == "learned" else values
+    return member_loss(params, ForwardArchitecture("structured", roles), data, options)
 
 
 def _member(params: dict, b: int) -> dict:
@@ -198,7 +114,7 @@ def two_head_seeds(A: torch.Tensor, *, m: int = 3, steps: int = 1000, lr: float 
     def roles(p):
         return np.stack([role_metrics(_member(p, b), arch, A, ev) for b in range(len(seeds))])
 
-    return batched_gd(init, loss_fn, steps=check_int("steps", steps, low=1), lr=lr,
+    return train(init, loss_fn, members=True, steps=check_int("steps", steps, low=1), lr=lr,
                       record={"accuracy": accuracy, "roles": roles}, record_every=record_every)
 
 
@@ -261,7 +177,7 @@ def learned_values_seeds(A: torch.Tensor, *, m: int = 2, steps: int = 1200, lr: 
         return np.asarray([float((lv_teacher_forced_correct(_member(p, b), A, ev) | ~ev.target_mask).all(1)
                                  .double().mean()) for b in range(len(seeds))])
 
-    return batched_gd(init, loss_fn, steps=steps, lr=lr, record={"shares": shares, "chain": chain},
+    return train(init, loss_fn, members=True, steps=steps, lr=lr, record={"shares": shares, "chain": chain},
                       record_every=steps, record_at=list(record_at))
 
 

@@ -5,7 +5,7 @@ its own training walks (data seed, walk parameter ``p``), its own step size
 and, for the Gaussian initialisation, its own initialisation seed. Members
 that share the model (``K``, ``N``, ``M`` and every option of
 :class:`~onelayer.walks.model.ModelConfig`) and the number of training walks
-``n`` are trained together by :func:`onelayer.batched.batched_gd` with a
+``n`` are trained together by :func:`onelayer.training.train` (``members=True``) with a
 leading member axis ``B``:
 
 * :class:`BatchedData`: the training walks of every member, int64 tokens
@@ -19,7 +19,7 @@ leading member axis ``B``:
   entry ``"q"`` is ``||x~_N||^2 dL/dq``, so that ``q -= eta * grads["q"]`` is
   the GD step on the merged matrix ``W``;
 * :func:`train_batched`: the batched training itself, returning a
-  :class:`~onelayer.batched.BatchedHistory`;
+  :class:`~onelayer.training.BatchedHistory`;
 * :func:`attention_records`: per-member record functions (attention on the
   parent, accuracy, conditional accuracy) on any batched walks.
 
@@ -48,7 +48,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ...batched import BatchedHistory, batched_gd
+from ...training import BatchedHistory, train
 from ...validation import check_float, check_instances, check_int, check_probability
 from ...walks import prediction, ring
 from ...walks.data import TokenData, walk_data
@@ -331,7 +331,7 @@ def train_batched(model: WalkTransformer, data: BatchedData, *, steps: int, lr=1
                 record: Mapping[str, Callable] | None = None, record_every: int = 1, record_at=None,
                 snapshot_at=(), chunk: int | None = None, progress: bool = False,
                 desc: str = "walks members") -> BatchedHistory:
-    """Full-batch GD of every member at once (:func:`onelayer.batched.batched_gd` with :func:`loss_and_grads`).
+    """Full-batch GD of every member at once (:func:`onelayer.training.train` with ``members=True`` and :func:`loss_and_grads`).
 
     Parameters
     ----------
@@ -344,7 +344,7 @@ def train_batched(model: WalkTransformer, data: BatchedData, *, steps: int, lr=1
     lr:
         Step size: a positive number, one per member (``(B,)``), a schedule
         ``t -> number or (B,)`` or a mapping ``{"V": ..., "q": ...}``
-        (as :func:`onelayer.batched.batched_gd`). Default 1, the paper's.
+        (as :func:`onelayer.training.train` with ``members=True``). Default 1, the paper's.
     init, sigma, init_seeds:
         Initialisation when ``params`` is not given (see :func:`init_params`;
         default zero, the paper's).
@@ -353,13 +353,13 @@ def train_batched(model: WalkTransformer, data: BatchedData, *, steps: int, lr=1
     record:
         ``name -> fn(params) -> (B, ...)`` (e.g. :func:`attention_records`).
     record_every, record_at, snapshot_at, progress, desc:
-        As in :func:`onelayer.batched.batched_gd`.
+        As in :func:`onelayer.training.train` with ``members=True``.
     chunk:
         Members per chunk of :func:`loss_and_grads` (default: automatic).
 
     Returns
     -------
-    onelayer.batched.BatchedHistory
+    onelayer.training.BatchedHistory
         Records ``(T, B, ...)``; ``history.member(b)`` is member ``b`` as an
         ordinary :class:`~onelayer.training.History`.
     """
@@ -370,7 +370,7 @@ def train_batched(model: WalkTransformer, data: BatchedData, *, steps: int, lr=1
         params = init_params(model, data.B, init, sigma=sigma, seeds=init_seeds)
     _check_params(model, params, data.B)
     params = {name: t.to(model.dtype) for name, t in params.items()}
-    return batched_gd(params, lambda prm: losses_per_member(model, prm, data), steps=steps, lr=lr, record=record,
+    return train(params, lambda prm: losses_per_member(model, prm, data), members=True, steps=steps, lr=lr, record=record,
                       record_every=record_every, record_at=record_at, snapshot_at=snapshot_at,
                       grad_fn=lambda prm: loss_and_grads(model, prm, data, chunk=chunk), progress=progress,
                       desc=desc)

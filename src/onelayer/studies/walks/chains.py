@@ -30,7 +30,7 @@ import torch
 
 from ...validation import check_int, check_probability
 from ...walks import ring
-from . import variations
+from .variations import non_circulant
 from ...walks.data import walk_data, walk_population
 
 __all__ = ["histogram_bayes_accuracy", "linear_histogram_accuracy", "no_position_capacity_table", "chain_table"]
@@ -107,8 +107,8 @@ def chain_table(n_chains: int = 8, *, K: int = 6, steps: int = 20, N: int = 97, 
     """Zero-initialised GD on ``n_chains`` doubly stochastic and ``n_chains`` Dirichlet(1) chains (seeds ``0..``).
 
     Doubly stochastic chains are ``0.7 P_1 + 0.3 P_2`` for random permutations
-    (:func:`onelayer.studies.walks.variations.random_doubly_stochastic`); the others have independent
-    Dirichlet(1) rows (:func:`onelayer.studies.walks.variations.random_transition_matrix`). Rows: ``kind``,
+    (:func:`onelayer.studies.walks.variations.non_circulant.random_doubly_stochastic`); the others have independent
+    Dirichlet(1) rows (:func:`onelayer.studies.walks.variations.non_circulant.random_transition_matrix`). Rows: ``kind``,
     ``chain_seed``, ``mu_spread`` (max - min of the stationary law), ``parent_attention`` (final test
     mean), ``optimal_fraction`` (final share of Bayes-optimal test predictions), ``learned`` (parent
     attention > 0.99 and every prediction optimal), ``test_accuracy``, ``bayes_test``. About 0.6 s per
@@ -119,9 +119,9 @@ def chain_table(n_chains: int = 8, *, K: int = 6, steps: int = 20, N: int = 97, 
     rows = []
     for kind in ("doubly stochastic", "non-uniform"):
         for s in range(n_chains):
-            Pi = (variations.random_doubly_stochastic(K, seed=s) if kind == "doubly stochastic"
-                  else variations.random_transition_matrix(K, seed=s))
-            r = variations.chain_run(Pi, N=N, M=M, n_train=n_train, n_test=n_test, steps=steps, seed=seed,
+            Pi = (non_circulant.random_doubly_stochastic(K, seed=s) if kind == "doubly stochastic"
+                  else non_circulant.random_transition_matrix(K, seed=s))
+            r = non_circulant.chain_run(Pi, N=N, M=M, n_train=n_train, n_test=n_test, steps=steps, seed=seed,
                                      record_every=steps)
             mu = r["mu"]
             rows.append({

@@ -12,8 +12,6 @@ Each function is one experiment of the chapter ``book/walks/theorem31.ipynb`` (w
 * :func:`standard_records` / :func:`run`: full-batch GD with the quantities of
   Figure 4 recorded at every step; :func:`training_numbers`: the numbers of such a run.
 * :func:`lemma_c1_check`: the first step against its closed form.
-* :func:`lemma_c5_check`: the second step (``W_12`` proportional to
-  ``1 p_N^T``, attention on the parent).
 * :func:`log_odds_vs_N`: the step-2 parent log-odds for growing ``N``.
 * :func:`steps_to_optimal_table`: how many steps until every prediction is
   Bayes-optimal, for several ``(K, N)``.
@@ -44,7 +42,6 @@ __all__ = [
     "run",
     "training_numbers",
     "lemma_c1_check",
-    "lemma_c5_check",
     "log_odds_vs_N",
     "steps_to_optimal_table",
     "direction_run",
@@ -175,33 +172,6 @@ def lemma_c1_check(model: WalkTransformer, data: TokenData, p: float, *, lr: flo
         "max_error": float(np.abs(V1 - closed).max()),
         "max_entry": float(closed.max()),
         "max_abs_q1": float(hist.params["q"].abs().max()),
-    }
-
-
-def lemma_c5_check(model: WalkTransformer, data: TokenData, *, lr: float = 1.0) -> dict:
-    """Two GD steps from zero: the structure of ``W^(2)`` and the attention it produces (on ``data``).
-
-    ``q_tok_rel_spread`` is ``(max - min) / |mean|`` of ``W_12 p_N`` (0 when
-    ``W_12`` is proportional to ``1 p_N^T``); ``max_abs_W11_W21`` should be 0;
-    ``parent_attention_mean/min`` and ``min_log_odds`` (the smallest
-    ``log(S_{N-1}/S_j)`` over positions and sequences) describe the selection.
-    """
-    K = model.config.K
-    hist = model.train(model.init(), data, steps=2, lr=lr)
-    q = hist.params["q"]
-    W = model.full_W(q)
-    q_tok = q[:K]
-    S = model.attention(hist.params, data)
-    log_odds = theory.parent_log_odds(model.logits(hist.params, data))
-    return {
-        "params": hist.params,
-        "q_tok": q_tok.numpy(),
-        "q_tok_rel_spread": float((q_tok.max() - q_tok.min()) / q_tok.mean().abs()),
-        "max_abs_W11_W21": float(W[:, :K].abs().max()),
-        "parent_attention_mean": float((S[:, -2] * data.weights).sum()),
-        "parent_attention_min": float(S[:, -2].min()),
-        "min_log_odds": float(log_odds.min()),
-        "log_odds_by_position": (log_odds * data.weights.numpy()[:, None]).sum(0),
     }
 
 

@@ -161,14 +161,7 @@ def bias_forward(model: WalkTransformer, params: dict[str, torch.Tensor], data: 
     """Scores ``f`` (``(B, K)``) of the model with the biases in ``params`` (``"b"``, ``"beta"``; absent = none)."""
     if model.config.hidden is not None:
         raise ValueError("the bias option is defined for the linear model (hidden=None)")
-    if "beta" not in params:
-        f = model.forward(params, data)
-    else:
-        out = model.forward_raw(params, data.tokens)
-        S = torch.softmax(out["z"] + params["beta"], dim=-1)
-        u = torch.zeros((data.B, model.config.K), dtype=model.dtype).scatter_add(-1, data.tokens, S[:, :-1])
-        f = u @ params["V"].T
-    return f + params["b"] if "b" in params else f
+    return model.forward(params, data)
 
 
 def bias_loss_and_grads(model: WalkTransformer, params: dict[str, torch.Tensor], data: TokenData):

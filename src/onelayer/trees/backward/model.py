@@ -159,14 +159,23 @@ def squared_error(m1, m2, batch: BackwardBatch, A: torch.Tensor) -> torch.Tensor
     return ((r1 @ G) * r1).sum(-1) + ((r2 @ G) * r2).sum(-1)
 
 
-def loss(B: torch.Tensor, A: torch.Tensor, batch: BackwardBatch, options: LossOptions = LossOptions()) -> torch.Tensor:
-    """Teacher-forced squared loss of the batch (differentiable in ``B``); normalisation from ``options``."""
+def loss(B: torch.Tensor, A: torch.Tensor, batch: BackwardBatch, options: LossOptions = LossOptions(), *,
+         member: torch.Tensor | None = None) -> torch.Tensor:
+    """Teacher-forced squared loss of the batch (differentiable in ``B``); normalisation from ``options``.
+
+    ``member``: one ``B`` per member, as in :func:`scores`, with the trees stacked member-major (the same number
+    per member); then one loss per member, ``(members,)``.
+    """
     if not isinstance(options, LossOptions):
         raise TypeError("options must be a LossOptions")
-    w = attention(B, A, batch)
+    w = attention(B, A, batch, member=member)
     m1, m2 = predict_mass(w, batch)
-    return normalised((squared_error(m1, m2, batch, A) * batch.target_mask).sum(), positions=batch.target_mask.sum(),
-                      trees=batch.size, options=options)
+    err = squared_error(m1, m2, batch, A) * batch.target_mask
+    if member is None:
+        return normalised(err.sum(), positions=batch.target_mask.sum(), trees=batch.size, options=options)
+    M = B.shape[0]
+    return normalised(err.reshape(M, -1).sum(1), positions=batch.target_mask.to(err.dtype).reshape(M, -1).sum(1),
+                      trees=batch.size // M, options=options)
 
 
 def round_prediction(m: torch.Tensor, A: torch.Tensor) -> torch.Tensor:

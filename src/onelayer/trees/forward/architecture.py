@@ -22,8 +22,9 @@ from .layout import ForwardBatch
 
 __all__ = ["ROLES", "KINDS", "ForwardArchitecture", "two_head", "single_head", "full_heads", "init_params", "dense_matrices"]
 
-#: Fixed value maps of structured heads.
-ROLES = ("swap", "stage", "swap+stage")
+#: Value maps of structured heads: fixed (``"swap"``, ``"stage"``, ``"swap+stage"``) or a trainable dense
+#: ``W^V_l`` (``"learned"``, a named variation).
+ROLES = ("swap", "stage", "swap+stage", "learned")
 #: Kinds of architecture.
 KINDS = ("structured", "full")
 
@@ -67,7 +68,8 @@ class ForwardArchitecture:
     def param_names(self) -> list[str]:
         """Names of the trainable matrices, head by head (``U1, V1, U2, V2`` or ``WKQ1, WV1, ...``)."""
         if self.kind == "structured":
-            return [f"{p}{l}" for l in range(1, self.heads + 1) for p in ("U", "V")]
+            return [f"{p}{l}" for l, role in enumerate(self.roles, 1)
+                    for p in (("U", "V", "WV") if role == "learned" else ("U", "V"))]
         return [f"{p}{l}" for l in range(1, self.heads + 1) for p in ("WKQ", "WV")]
 
     def label(self) -> str:
@@ -101,7 +103,7 @@ def _check_arch(arch):
 def _shapes(arch: ForwardArchitecture, d: int) -> dict[str, tuple[int, int]]:
     D = 2 * d + 2
     if arch.kind == "structured":
-        return {n: ((d, d) if n[0] == "U" else (2, 2)) for n in arch.param_names()}
+        return {n: {"U": (d, d), "V": (2, 2), "W": (D, D)}[n[0]] for n in arch.param_names()}
     return {n: (D, D) for n in arch.param_names()}
 
 
@@ -171,12 +173,12 @@ def dense_matrices(params, arch: ForwardArchitecture, d: int) -> list[tuple[torc
         if arch.kind == "full":
             out.append((params[f"WKQ{l}"], params[f"WV{l}"]))
             continue
+        role = arch.roles[l - 1]
         dt = params[f"U{l}"].dtype
         WKQ = torch.zeros(D, D, dtype=dt)
         WKQ[d : 2 * d, d : 2 * d] = params[f"U{l}"]
         WKQ[2 * d :, 2 * d :] = params[f"V{l}"]
-        WV = torch.zeros(D, D, dtype=dt)
-        role = arch.roles[l - 1]
+        WV = params[f"WV{l}"] if role == "learned" else torch.zeros(D, D, dtype=dt)
         if "swap" in role:
             WV[:d, d : 2 * d] = torch.eye(d, dtype=dt)
             WV[d : 2 * d, :d] = torch.eye(d, dtype=dt)

@@ -215,7 +215,7 @@ def scale_sweep(
         dec = greedy_decode(p, arch, A, batch)
         rows.append(
             {"scale": c, "loss": value, "step_accuracy": dec.step_accuracy,
-             "chain_accuracy": dec.chain_accuracy, "path_accuracy": dec.path_accuracy}
+             "chain_accuracy": dec.cot_accuracy, "path_accuracy": dec.path_accuracy}
         )
     return rows
 

@@ -15,11 +15,11 @@ import torch
 
 from ..shared.embeddings import nearest, with_empty
 from .architecture import ForwardArchitecture, _check_all
-from .layout import STEP_TYPES, ForwardBatch, answer_from_chain, forward_token_vectors
+from .layout import STEP_TYPES, ForwardBatch, answer_from_cot, forward_token_vectors
 from .model import _keymask, _logits, _values, predict
 
 __all__ = ["round_tokens", "teacher_forced_correct", "block_correct", "accuracy_by_type", "ForwardDecodeResult",
-           "greedy_decode", "chain_correct", "goal_counts"]
+           "greedy_decode", "cot_correct", "goal_counts"]
 
 def round_tokens(y: torch.Tensor, A: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Round vectors to the nearest token, block by block: ``(first, second, stage)`` integer tensors.
@@ -96,11 +96,11 @@ class ForwardDecodeResult:
         ``(heads, batch, K, L)`` attention weights at every step, or ``None``.
     step_correct:
         ``(batch, K)``: generated step equals the target (``False`` on padding).
-    chain_correct:
+    cot_correct:
         ``(batch,)``: the whole chain of thought is correct.
     answer_correct:
-        ``(batch,)``: the root-to-goal answer read out of the generated chain
-        (:func:`~.layout.answer_from_chain`) equals the true path.
+        ``(batch,)``: the root-to-goal answer read out of the generated chain of thought
+        (:func:`~.layout.answer_from_cot`) equals the true path.
     batch:
         The decoded batch.
     """
@@ -110,7 +110,7 @@ class ForwardDecodeResult:
     stage: torch.Tensor
     weights: torch.Tensor | None
     step_correct: torch.Tensor
-    chain_correct: torch.Tensor
+    cot_correct: torch.Tensor
     answer_correct: torch.Tensor
     batch: ForwardBatch
 
@@ -120,9 +120,9 @@ class ForwardDecodeResult:
         return float(self.step_correct[self.batch.target_mask].double().mean())
 
     @property
-    def chain_accuracy(self) -> float:
-        """Fraction of trees whose whole chain is correct."""
-        return float(self.chain_correct.double().mean())
+    def cot_accuracy(self) -> float:
+        """Fraction of trees whose whole chain of thought is correct."""
+        return float(self.cot_correct.double().mean())
 
     @property
     def path_accuracy(self) -> float:
@@ -178,24 +178,24 @@ def greedy_decode(
     out_f = out_f.masked_fill(~m, batch.S)
     out_s = out_s.masked_fill(~m, batch.S)
     out_st = out_st.masked_fill(~m, 0)
-    step_ok, chain_ok = chain_correct(out_f, out_s, out_st, batch)
+    step_ok, chain_ok = cot_correct(out_f, out_s, out_st, batch)
     truth = batch.answers()
     ans_ok = []
     turns = ((batch.step_type == STEP_TYPES.index("turning")) & m).any(1).numpy()  # False: the turning=False layout
     f_np, s_np, st_np, m_np, goals = out_f.numpy(), out_s.numpy(), out_st.numpy(), m.numpy(), batch.goal.numpy()
     for b in range(batch.size):
         first = None if turns[b] else f_np[b][m_np[b]]
-        got = answer_from_chain(s_np[b][m_np[b]], st_np[b][m_np[b]], int(goals[b]), first=first)
+        got = answer_from_cot(s_np[b][m_np[b]], st_np[b][m_np[b]], int(goals[b]), first=first)
         ans_ok.append(got is not None and np.array_equal(got, truth[b]))
     return ForwardDecodeResult(out_f, out_s, out_st, weights, step_ok, chain_ok, torch.tensor(ans_ok), batch)
 
 
-def chain_correct(first: torch.Tensor, second: torch.Tensor, stage: torch.Tensor, batch: ForwardBatch) -> tuple[torch.Tensor, torch.Tensor]:
+def cot_correct(first: torch.Tensor, second: torch.Tensor, stage: torch.Tensor, batch: ForwardBatch) -> tuple[torch.Tensor, torch.Tensor]:
     """Judge generated chains token by token, stage flags included: ``(step_ok (batch, K), chain_ok (batch,))``.
 
     A step is right when its two node blocks *and* its stage code equal the target's; a goal's chain is right
     only when every one of its real steps is (padding is ignored). Path accuracy
-    (:func:`~.layout.answer_from_chain`) reads only block 2 after the first ``s_f`` flag, so a model that emits the
+    (:func:`~.layout.answer_from_cot`) reads only block 2 after the first ``s_f`` flag, so a model that emits the
     wrong flag on every backward step can still get every path right; chain accuracy cannot.
     """
     if not isinstance(batch, ForwardBatch):
@@ -209,8 +209,8 @@ def chain_correct(first: torch.Tensor, second: torch.Tensor, stage: torch.Tensor
 
 
 def goal_counts(result: ForwardDecodeResult) -> dict[str, int]:
-    """Counts of a greedy decoding: ``goals`` (trees), ``chain`` (whole chain right, :func:`chain_correct`) and
+    """Counts of a greedy decoding: ``goals`` (trees), ``chain`` (whole chain right, :func:`cot_correct`) and
     ``path`` (root-to-goal answer right)."""
     if not isinstance(result, ForwardDecodeResult):
         raise TypeError(f"result must be a ForwardDecodeResult, got {type(result).__name__}")
-    return {"goals": int(result.batch.size), "chain": int(result.chain_correct.sum()), "path": int(result.answer_correct.sum())}
+    return {"goals": int(result.batch.size), "chain": int(result.cot_correct.sum()), "path": int(result.answer_correct.sum())}

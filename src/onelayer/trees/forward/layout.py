@@ -23,7 +23,7 @@ Here ``g = v_0, v_1 = p(v_0), ..., v_D = r`` is the goal-to-root path, so the
 chain of thought has ``2D + 1`` steps (``2m + 1`` on a perfect tree of depth
 ``m`` with a leaf goal). Block 2 of the turning token and of every forward
 step spells the answer, the root-to-goal path ``r, v_{D-1}, ..., g``
-(:func:`answer_from_chain`).
+(:func:`answer_from_cot`).
 
 With ``cot=False`` (the "no chain of thought" variant) the backward steps are
 dropped: the targets are the turning token followed by the forward steps, so
@@ -75,7 +75,7 @@ __all__ = [
     "random_forward_batch",
     "forward_token_vectors",
     "forward_target_vectors",
-    "answer_from_chain",
+    "answer_from_cot",
     "forward_token_text",
 ]
 
@@ -436,7 +436,7 @@ def forward_target_vectors(batch: ForwardBatch, A: torch.Tensor) -> torch.Tensor
     return Y * batch.target_mask[..., None].to(Y.dtype)
 
 
-def answer_from_chain(second: np.ndarray, stage: np.ndarray, goal: int, first: np.ndarray | None = None) -> np.ndarray | None:
+def answer_from_cot(second: np.ndarray, stage: np.ndarray, goal: int, first: np.ndarray | None = None) -> np.ndarray | None:
     """Read the root-to-goal answer out of a generated chain.
 
     The answer is block 2 of the first forward-stage token and of the tokens

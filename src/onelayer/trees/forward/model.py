@@ -67,6 +67,8 @@ __all__ = [
     "role_value",
     "predict",
     "loss",
+    "member_inputs",
+    "member_loss",
     "train_forward",
 ]
 
@@ -95,24 +97,67 @@ def literal_predict(params, arch: ForwardArchitecture, tokens: torch.Tensor, que
 
 
 def _logits(params, arch, X, query, keymask):
-    """Logits of every head at the given query positions: ``(heads, batch, K, L)``."""
-    d = (X.shape[-1] - 2) // 2
-    Xq = torch.gather(X, 1, query[..., None].expand(-1, -1, X.shape[-1]))  # (batch, K, D)
-    if arch.kind == "structured":
-        keys2, keys_s = X[..., d : 2 * d].transpose(1, 2).contiguous(), X[..., 2 * d :].transpose(1, 2).contiguous()
-        q2, q_s = Xq[..., d : 2 * d].contiguous(), Xq[..., 2 * d :].contiguous()
+    """Logits of every head at the given query positions: ``(heads, batch, K, L)``.
+
+    With a leading member axis (:func:`member_loss`: ``X (R, batch, L, D)``, parameters ``(R, ...)``; structured
+    heads) ``(heads, R, batch, K, L)``; one-hot members come as symbols (``X`` a dict, :func:`member_inputs`), and
+    ``x_i^T M x_q`` is then the entry ``M[key, query]``, gathered instead of multiplied.
+    """
+    onehot, members = isinstance(X, dict), query.dim() == 3
+    if onehot:
+        d = X["S"]
+        q_second, q_stage = torch.gather(X["second"], 2, query), torch.gather(X["stage"], 2, query)
+    elif members:
+        D = X.shape[-1]
+        d = (D - 2) // 2
+        Xq = torch.gather(X, 2, query[..., None].expand(-1, -1, -1, D))
+        q2, q_s, keys2, keys_s = Xq[..., d:2 * d], Xq[..., 2 * d:], X[..., d:2 * d], X[..., 2 * d:]
     else:
-        keys = X.transpose(1, 2)
+        d = (X.shape[-1] - 2) // 2
+        Xq = torch.gather(X, 1, query[..., None].expand(-1, -1, X.shape[-1]))  # (batch, K, D)
+        if arch.kind == "structured":
+            keys2, keys_s = X[..., d : 2 * d].transpose(1, 2).contiguous(), X[..., 2 * d :].transpose(1, 2).contiguous()
+            q2, q_s = Xq[..., d : 2 * d].contiguous(), Xq[..., 2 * d :].contiguous()
+        else:
+            keys = X.transpose(1, 2)
     out = []
     for l in range(1, arch.heads + 1):
-        if arch.kind == "structured":
-            U, V = params[f"U{l}"], params[f"V{l}"]
-            # s_i = x_i^(2)T U x_q^(2) + x_i^(s)T V x_q^(s): project the queries first (K << L).
-            s = (q2 @ U.T) @ keys2 + (q_s @ V.T) @ keys_s
-        else:
+        if arch.kind == "full":
             s = (Xq @ params[f"WKQ{l}"].T) @ keys
+        elif onehot:
+            # the empty node symbol d is the zero row d; stage codes 1, 2 are rows 0, 1 and code 0 the zero row 2
+            s = (_gathered(params[f"U{l}"], X["second"], q_second, d + 1, 0)
+                 + _gathered(params[f"V{l}"], X["stage"], q_stage, 3, -1))
+        elif members:
+            s = (torch.einsum("rbke,rfe->rbkf", q2, params[f"U{l}"]) @ keys2.transpose(-1, -2)
+                 + torch.einsum("rbke,rfe->rbkf", q_s, params[f"V{l}"]) @ keys_s.transpose(-1, -2))
+        else:
+            # s_i = x_i^(2)T U x_q^(2) + x_i^(s)T V x_q^(s): project the queries first (K << L).
+            s = (q2 @ params[f"U{l}"].T) @ keys2 + (q_s @ params[f"V{l}"].T) @ keys_s
         out.append(s.masked_fill(~keymask, float("-inf")))
     return torch.stack(out)
+
+
+def _gathered(M: torch.Tensor, keys: torch.Tensor, queries: torch.Tensor, bins: int, offset: int) -> torch.Tensor:
+    """``x_i^T M_r x_q`` of one-hot blocks given as symbols ``keys (R, B, L)``, ``queries (R, B, K)``: the entry
+    ``M_r[key, query]`` (``offset`` maps a symbol to its row), zero for an empty block (padded to ``bins``)."""
+    R, n = M.shape[0], M.shape[1]
+    Mp = torch.cat([torch.cat([M, torch.zeros((R, n, bins - n), dtype=M.dtype)], -1),
+                    torch.zeros((R, bins - n, bins), dtype=M.dtype)], 1)
+    k, q = (keys + offset) % bins, (queries + offset) % bins
+    flat = (k[:, :, None, :] * bins + q[:, :, :, None]).reshape(R, -1)
+    return torch.gather(Mp.reshape(R, -1), 1, flat).reshape(q.shape + (k.shape[-1],))
+
+
+def _scattered(w: torch.Tensor, X: dict) -> torch.Tensor:
+    """``w @ X`` for one-hot tokens given as symbols: the weights scattered into the symbols' bins (the empty
+    symbol ``S`` and the empty stage ``0`` fall into a dropped bin)."""
+    S = X["S"]
+    parts = []
+    for name, bins, keep in (("first", S + 1, slice(0, S)), ("second", S + 1, slice(0, S)), ("stage", 3, slice(1, 3))):
+        idx = X[name][:, :, None, :].expand_as(w)
+        parts.append(torch.zeros(w.shape[:-1] + (bins,), dtype=w.dtype).scatter_add(-1, idx, w)[..., keep])
+    return torch.cat(parts, dim=-1)
 
 
 def _keymask(batch: ForwardBatch, query: torch.Tensor) -> torch.Tensor:
@@ -121,13 +166,15 @@ def _keymask(batch: ForwardBatch, query: torch.Tensor) -> torch.Tensor:
 
 
 def _values(params, arch, weights, X):
-    """Per-head outputs ``W^V_l X w^(l)``: ``(heads, batch, K, D)``."""
-    d = (X.shape[-1] - 2) // 2
+    """Per-head outputs ``W^V_l X w^(l)``: ``(heads, [R,] batch, K, D)`` (members as in ``_logits``)."""
+    onehot, members = isinstance(X, dict), weights.dim() == 5
+    d = X["S"] if onehot else (X.shape[-1] - 2) // 2
     out = []
     for l in range(1, arch.heads + 1):
-        ctx = weights[l - 1] @ X  # (batch, K, D): the attention-weighted token
-        if arch.kind == "full":
-            out.append(ctx @ params[f"WV{l}"].T)
+        ctx = _scattered(weights[l - 1], X) if onehot else weights[l - 1] @ X  # the attention-weighted token
+        if arch.kind == "full" or arch.roles[l - 1] == "learned":
+            WV = params[f"WV{l}"]
+            out.append(torch.einsum("rbkd,red->rbke", ctx, WV) if members else ctx @ WV.T)
             continue
         out.append(role_value(ctx, arch.roles[l - 1], d))
     return torch.stack(out)
@@ -182,6 +229,44 @@ def loss(
         raise TypeError("options must be a LossOptions")
     err = ((predict(params, arch, A, batch, X) - forward_target_vectors(batch, A)) ** 2).sum(-1)
     return normalised((err * batch.target_mask).sum(), positions=batch.target_mask.sum(), trees=batch.size, options=options)
+
+
+def member_inputs(batches: Sequence[ForwardBatch], A: torch.Tensor) -> dict:
+    """The inputs of :func:`member_loss`: one batch per member (equal shapes, e.g. perfect trees of one depth)
+    stacked along a leading member axis: targets ``Y (R, B, K, 2d+2)``, ``query``, ``keymask (R, B, K, L)``,
+    ``target_mask (R, B, K)``, and the tokens ``X (R, B, L, 2d+2)``, or, for one-hot ``A``, their symbols
+    (``first``, ``second``, ``stage`` and ``S``), gathered and scattered instead of multiplied."""
+    S = A.shape[1]
+    onehot = A.shape[0] == S and bool(torch.equal(A, torch.eye(S, dtype=A.dtype)))  # exact: a 0/1 matrix
+    parts = {"X": [], "Y": [], "query": [], "keymask": [], "target_mask": []}
+    if onehot:
+        parts.update({"first": [], "second": [], "stage": []})
+    for b in batches:
+        if onehot:
+            for name in ("first", "second", "stage"):
+                parts[name].append(getattr(b, name))
+        else:
+            parts["X"].append(forward_token_vectors(b, A))
+        parts["Y"].append(forward_target_vectors(b, A))
+        parts["query"].append(b.query)
+        parts["keymask"].append(_keymask(b, b.query))
+        parts["target_mask"].append(b.target_mask)
+    out = {k: torch.stack(v) for k, v in parts.items() if v}
+    if onehot:
+        out["S"] = S
+    return out
+
+
+def member_loss(params, arch: ForwardArchitecture, data: dict, options: LossOptions = LossOptions()) -> torch.Tensor:
+    """:func:`loss` of ``R`` members at once, ``(R,)``: structured heads with parameters ``(R, ...)`` on the
+    stacked batches of :func:`member_inputs` (member ``r`` sees only its own; :func:`onelayer.training.train`
+    with ``members=True`` trains them)."""
+    tokens = {k: data[k] for k in ("first", "second", "stage", "S")} if "S" in data else data["X"]
+    mask = data["target_mask"]
+    w = torch.softmax(_logits(params, arch, tokens, data["query"], data["keymask"]), dim=-1)
+    w = w * mask[None, ..., None].to(data["Y"].dtype)
+    err = ((_values(params, arch, w, tokens).sum(0) - data["Y"]) ** 2).sum(-1) * mask
+    return normalised(err.sum((1, 2)), positions=mask.sum((1, 2)), trees=mask.shape[1], options=options)
 
 
 def train_forward(

@@ -8,7 +8,7 @@ attention logit leads the others by a gap of order ``eta^2 M^2 / (epsilon^2 N^2 
 ``||p_j||^2 ||p_N||^2``), and asking that gap to be ``Omega(N)`` gives
 ``M ~ N^{3/2}``. This module measures the consequences with the batched
 trainer :mod:`onelayer.studies.walks.batched` (all seeds of one size in one
-:func:`onelayer.batched.batched_gd` call):
+:func:`onelayer.training.train` with ``members=True`` call):
 
 * :func:`measure` trains every seed of each ``(N, M)`` and returns one row per
   size: steps to converge under two criteria (upper median, min and max over

@@ -5,22 +5,22 @@ Each function is one experiment of ``book/walks/variations.ipynb`` and of
 initialisation, plain GD, ``eta = 1``, ``epsilon = 0.1``, log-loss) except for
 the one named change.
 
-Residual connection (:func:`residual_check`)
+Residual connection (:func:`~onelayer.studies.walks.variations.residual.residual_check`)
     The output is read at the query slot, whose token part is zero, so adding
     ``X`` to the output adds nothing there. Checked with the literal full-``W``
     autograd model of :func:`onelayer.walks.model.literal_forward`.
-``1/sqrt(d)`` logit scale (:func:`logit_scale_equivalence`, :func:`logit_scale_table`)
+``1/sqrt(d)`` logit scale (:func:`~onelayer.studies.walks.variations.logit_scale.logit_scale_equivalence`, :func:`~onelayer.studies.walks.variations.logit_scale.logit_scale_table`)
     With a merged ``W``, a logit factor ``c`` is the same as the step size
     ``eta c^2`` on ``W`` (and the initialisation ``c W_0``). Same end state,
     reached later.
-No positional embedding (:func:`no_position_table`)
+No positional embedding (:func:`~onelayer.studies.walks.variations.no_positions.no_position_table`)
     The query column is then zero, every logit is 0 forever, and the model only
     sees the token average.
-A parent at lag 2 (:func:`lag_walks`, :func:`lag_population`, :func:`lag_c1_value`, :func:`lag_check`)
+A parent at lag 2 (:func:`~onelayer.studies.walks.variations.lag.lag_walks`, :func:`~onelayer.studies.walks.variations.lag.lag_population`, :func:`~onelayer.studies.walks.variations.lag.lag_c1_value`, :func:`~onelayer.studies.walks.variations.lag.lag_check`)
     ``s_i = s_{i-2} +- 1``: two interleaved ring walks, and ``s_N`` depends on
     ``s_{N-2}`` only. The authors predicted a circulant first-step ``V`` and
     attention on ``x_{N-2}`` after the second step.
-A non-circulant Markov chain (:func:`random_transition_matrix`, :func:`markov_walks`, :func:`chain_run`)
+A non-circulant Markov chain (:func:`~onelayer.studies.walks.variations.non_circulant.random_transition_matrix`, :func:`~onelayer.studies.walks.variations.non_circulant.markov_walks`, :func:`~onelayer.studies.walks.variations.non_circulant.chain_run`)
     A random row-stochastic ``Pi`` on ``K`` states, walks started from its
     stationary law ``mu``. Once attention sits on the parent, the log-loss step
     of ``V_{ys}`` is ``eta mu_s pi_sy / (V_{ys} + epsilon)``, so ``V`` should grow
@@ -31,35 +31,5 @@ A non-circulant Markov chain (:func:`random_transition_matrix`, :func:`markov_wa
 One module per experiment (:mod:`~onelayer.studies.walks.variations.residual`,
 :mod:`~onelayer.studies.walks.variations.logit_scale`, :mod:`~onelayer.studies.walks.variations.no_positions`,
 :mod:`~onelayer.studies.walks.variations.lag`, :mod:`~onelayer.studies.walks.variations.non_circulant`), each with its figure;
-every public name is importable from this package.
+import each from its module.
 """
-
-from __future__ import annotations
-
-from .non_circulant import (chain_c1_value, chain_explorer_run, chain_run, chain_targets, markov_data, markov_population,
-                            markov_walks, random_doubly_stochastic, random_transition_matrix, stationary_distribution)
-from .lag import lag_c1_value, lag_check, lag_population, lag_walks
-from .logit_scale import logit_scale_equivalence, logit_scale_table
-from .no_positions import no_position_table
-from .residual import residual_check
-
-__all__ = [
-    "residual_check",
-    "logit_scale_equivalence",
-    "logit_scale_table",
-    "no_position_table",
-    "lag_walks",
-    "lag_population",
-    "lag_c1_value",
-    "lag_check",
-    "random_transition_matrix",
-    "random_doubly_stochastic",
-    "stationary_distribution",
-    "chain_c1_value",
-    "markov_walks",
-    "markov_data",
-    "markov_population",
-    "chain_targets",
-    "chain_run",
-    "chain_explorer_run",
-]
