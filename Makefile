@@ -237,7 +237,6 @@ sweeps: $(STAMP)
 	$(PY) -m onelayer sweep walks-scaling
 	$(PY) -m onelayer sweep walks-seed-rates
 	$(PY) -m onelayer sweep walks-figure45-gram-errors
-	$(PY) -m onelayer sweep walks-variations-seeds
 	$(PY) -m onelayer sweep walks-direction-slopes
 	$(PY) -m onelayer sweep trees-scaling
 	$(PY) -m onelayer sweep trees-forward-seeds --jobs 2

@@ -78,8 +78,6 @@ SWEEPS: dict[str, Sweep] = {
               "failures by tree size and goal depth, over 20 seeds each", 35),
         Sweep("trees-forward-beyond", "onelayer.studies.trees.beyond:forward_main", "trees/data/forward_beyond.json",
               "Trees II: the forward model past the assumptions over 20 Gaussian embedding draws", 10),
-        Sweep("walks-variations-seeds", "onelayer.studies.walks.variations.seeds:main", "walks/data/variations_seeds.json",
-              "Walks, variations: the 1/sqrt(d) logit scale and the parent at lag 2 over 20 seeds per p", 1),
         Sweep("walks-direction-slopes", "onelayer.studies.walks.direction_slopes:main", "walks/data/direction_slopes.json",
               "Walks, Theorem 3.1 item 3: the rate at which V's direction reaches the sample's own target, "
               "over 40 training samples", 2),

@@ -19,8 +19,10 @@ from .runner import Study
 
 __all__ = ["MODULES", "studies", "get", "load"]
 
-#: The study modules, in the order they run (none is ported yet: the sweeps of onelayer.sweeps move here one by one).
-MODULES: tuple[str, ...] = ()
+#: The study modules, in the order they run (the sweeps of onelayer.sweeps move here one by one).
+MODULES: tuple[str, ...] = (
+    "onelayer.studies.walks.variations.seeds",
+)
 
 
 def studies() -> dict[str, Study]:
