@@ -1,10 +1,15 @@
-"""Section 6 over many seeds (onelayer.studies.walks.qa_seeds): the runs, the outcome counts and the stored sweep."""
+"""Section 6 over many seeds (onelayer.studies.walks.qa_seeds): the runs, the outcome counts, the stored study and the
+frozen-attention control (onelayer.studies.walks.qa_frozen)."""
 
 from __future__ import annotations
 
 import pytest
+import torch
 
-from onelayer.studies.walks import qa, qa_seeds
+from onelayer.training import train
+
+from onelayer.studies import registry, runner
+from onelayer.studies.walks import qa, qa_frozen, qa_seeds
 
 
 def test_seed_zero_is_the_chapters_run_scored_on_the_exact_task():
@@ -56,16 +61,15 @@ def test_arguments_are_validated():
         qa_seeds.seed_run(1, 0, normalize="query")
     with pytest.raises(ValueError, match="seed"):
         qa_seeds.seed_run(1, -1)
-    with pytest.raises(TypeError, match="seeds"):
-        qa_seeds.seed_sweep([{"task": 1}], [0.5])
-    with pytest.raises(TypeError, match="settings"):
-        qa_seeds.seed_sweep([{"bias": "none"}], [0])
+    with pytest.raises(TypeError, match="frozen"):
+        qa_seeds.seed_run(1, 0, frozen=1)
 
 
-def test_the_stored_sweep_is_recomputed_on_a_small_case():
-    stored = qa_seeds.load()
-    assert stored["seeds"] == list(qa_seeds.SEEDS) and len(stored["settings"]) == len(qa_seeds.SWEEP_SETTINGS)
-    assert all(len(s["runs"]) == len(qa_seeds.SEEDS) for s in stored["settings"])
+def test_the_stored_study_is_recomputed_on_a_small_case():
+    stored = qa_seeds.payload(registry.load(qa_seeds.STUDY.name))
+    n = qa_seeds.STUDY.settings.seeds
+    assert stored["seeds"] == list(range(n)) and len(stored["settings"]) == 26
+    assert all(len(s["runs"]) == n for s in stored["settings"])
     # recompute three seeds of the output bias (Task 1) and of the ReLU variant (Task 2) at full length
     for setting in ({"task": 1, "bias": "output", "normalize": "keys_and_query"}, {"task": 2, "hidden": 19}):
         entry = next(s for s in stored["settings"] if all(s.get(k) == v for k, v in setting.items()))
@@ -75,3 +79,34 @@ def test_the_stored_sweep_is_recomputed_on_a_small_case():
             assert live["steps"] == kept["steps"] and live["answers"] == kept["answers"]
             assert live["first_learned"] == kept["first_learned"]
             assert live["accuracy"] == pytest.approx(kept["accuracy"], abs=1e-12)  # tol: sums of 32 weights 1/32
+
+
+def test_the_cheapest_stored_member_is_recomputed():
+    assert runner.verify(qa_seeds.STUDY, sample=1, echo=None)
+
+
+def test_frozen_attention_keeps_the_attention_and_moves_v():
+    exp = qa.setup_task(1, seed=0)
+    start = qa.bias_init(exp, "both", seed=0)
+    assert set(qa_seeds.ATTENTION) < set(start)
+    end = train(start, lambda prm: qa.bias_loss_and_grads(exp.model, prm, exp.train)[0], steps=3,
+                lr=qa_seeds.step_sizes(start, 0.1, frozen=True), progress=False,
+                grad_fn=lambda prm: qa.bias_loss_and_grads(exp.model, prm, exp.train)).params
+    assert all(torch.equal(end[n], start[n]) for n in qa_seeds.ATTENTION)  # exact: step size 0
+    assert not torch.equal(end["V"], start["V"]) and not torch.equal(end["b"], start["b"])  # exact: any change counts
+    assert qa_seeds.step_sizes(start, 0.1, frozen=False) == 0.1
+    frozen, trained = qa_seeds.seed_run(1, 0, steps=5, frozen=True), qa_seeds.seed_run(1, 0, steps=5)
+    assert frozen["steps"] == trained["steps"] and frozen["accuracy"][0] == trained["accuracy"][0]  # exact: one start
+
+
+def test_the_frozen_control_is_recomputed_and_pairs_with_the_trained_runs():
+    assert runner.verify(qa_frozen.STUDY, sample=1, echo=None)
+    frozen = qa_seeds.payload(registry.load(qa_frozen.STUDY.name))
+    trained = qa_seeds.payload(registry.load(qa_seeds.STUDY.name))
+    assert frozen["attention"] == "frozen" and frozen["seeds"] == trained["seeds"]
+    keys = [{k: v for k, v in s.items() if k not in ("steps", "runs")} for s in trained["settings"]]
+    for setting in frozen["settings"]:
+        assert {k: v for k, v in setting.items() if k not in ("steps", "runs")} in keys
+        assert all(r["accuracy"][0] == t["accuracy"][0]  # exact: the same initial point, seed by seed
+                   for r, t in zip(setting["runs"], next(t for t in trained["settings"] if all(
+                       t.get(k) == v for k, v in setting.items() if k not in ("steps", "runs")))["runs"]))

@@ -1,4 +1,4 @@
-"""The stored seed sweep of the Theorem 3.1 and 4.1 chapters (onelayer.studies.walks.seed_rates) against recomputed cases."""
+"""The stored seed study of the Theorem 3.1 and 4.1 chapters (onelayer.studies.walks.seed_rates) against recomputed cases."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from onelayer import sweeps
+from onelayer.studies import registry, runner
 from onelayer.studies.walks import direction, edge, first_steps, seed_rates, sensitivity
 
 
@@ -18,7 +18,7 @@ def _float64():
 
 @pytest.fixture(scope="module")
 def stored():
-    return seed_rates.load()
+    return seed_rates.payload(registry.load(seed_rates.STUDY.name))
 
 
 def _same(a, b, keys, tol, rel=1e-10):
@@ -34,16 +34,15 @@ def _same(a, b, keys, tol, rel=1e-10):
             assert x == y, key  # exact: booleans, counts, lags and labels
 
 
-def test_stored_sweep_has_the_full_settings(stored):
-    c = seed_rates.FULL
+def test_stored_study_has_the_full_settings(stored):
+    c = seed_rates.STUDY.settings
     meta = stored["meta"]
-    assert meta["quick"] is False and meta["settings"]["edge_seeds"] == c["edge_seeds"] >= 20
-    assert len(stored["first_steps"]) == c["first_seeds"] >= 100
-    assert len(stored["edge"]) == len(c["edge_Ks"]) * len(c["edge_ps"]) * c["edge_seeds"]
-    assert len(stored["figure45"]) == len(c["readings"]) * len(c["norms"]) * c["figure45_seeds"]
-    assert c["figure45_seeds"] >= 20 and "M/2" in c["norms"] and 40.0 in c["norms"]
-    assert len(stored["direction"]) == c["direction_seeds"] >= 20
-    assert sweeps.get("walks-seed-rates").stored == seed_rates.STORED
+    assert meta["quick"] is False and meta["settings"]["edge_seeds"] == c.edge_seeds >= 20
+    assert len(stored["first_steps"]) == c.first_seeds >= 100
+    assert len(stored["edge"]) == len(c.edge_Ks) * len(c.edge_ps) * c.edge_seeds
+    assert len(stored["figure45"]) == len(c.readings) * len(c.norms) * c.figure45_seeds
+    assert c.figure45_seeds >= 20 and "M/2" in c.norms and 40.0 in c.norms
+    assert len(stored["direction"]) == c.direction_seeds >= 20
 
 
 def test_stored_first_steps_recompute(stored):
@@ -87,13 +86,16 @@ def test_stored_figure45_recompute(stored):
                 assert r[key] == pytest.approx(ref[key], rel=rel), key  # tol: amplified round-off, see above
 
 
-def test_quick_sweep_writes_a_file_that_loads(tmp_path):
-    out = tmp_path / "rates.json"
-    assert seed_rates.main(["--out", str(out), "--quick"]) == 0
-    data = seed_rates.load(out)
-    assert data["meta"]["quick"] is True and len(data["first_steps"]) == seed_rates.QUICK["first_seeds"]
-    assert len(data["direction"]) == seed_rates.QUICK["direction_seeds"]
+def test_the_cheapest_stored_member_is_recomputed():
+    """The 400 first-step samples (three steps each, about 15 s), recomputed by the runner, equal their record."""
+    assert runner.verify(seed_rates.STUDY, sample=1, echo=None)
+
+
+def test_the_quick_study_round_trips(tmp_path):
+    report = runner.run(seed_rates.STUDY, quick=True, out=tmp_path / "rates.json")
+    data = seed_rates.payload(registry.load(seed_rates.STUDY.name, path=report.path))
+    q = seed_rates.QUICK
+    assert data["meta"]["quick"] is True and len(data["first_steps"]) == q.first_seeds
+    assert len(data["direction"]) == q.direction_seeds and len(data["edge"]) == len(q.edge_ps) * q.edge_seeds
     assert any(isinstance(r["T0"], float) for r in data["edge"])
     assert all(isinstance(r["fig5_escape_step"], float) for r in data["figure45"])  # "nan" strings read back
-    with pytest.raises(FileNotFoundError, match="walks-seed-rates"):
-        seed_rates.load(tmp_path / "missing.json")

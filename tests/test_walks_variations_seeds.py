@@ -1,4 +1,4 @@
-"""The logit scale and the lag-2 parent over seeds (onelayer.studies.walks.variations.seeds): the stored sweep against a
+"""The logit scale and the lag-2 parent over seeds (onelayer.studies.walks.variations.seeds): the stored study against a
 recomputation, the batched runs against the chapter's single runs, and validation."""
 
 from __future__ import annotations
@@ -8,20 +8,23 @@ import math
 import numpy as np
 import pytest
 
+from onelayer.studies import registry, runner
 from onelayer.studies.walks.variations import lag, logit_scale
 from onelayer.studies.walks.variations import seeds as vs
+
+FULL = vs.STUDY.settings
 
 
 @pytest.fixture(scope="module")
 def stored():
-    return vs.load()
+    return registry.load(vs.STUDY.name)["summary"]
 
 
-def test_the_stored_sweep_is_complete(stored):
-    meta = stored["meta"]
-    assert meta["quick"] is False and meta["settings"]["seeds"] == vs.FULL["seeds"] >= 20
-    n = vs.FULL["seeds"]
-    assert len(stored["logit_scale"]) == n * len(vs.FULL["scale_ps"]) and len(stored["lag"]) == n * len(vs.FULL["lag_ps"])
+def test_the_stored_study_is_complete(stored):
+    content = registry.load(vs.STUDY.name)
+    assert content["quick"] is False and content["settings"]["seeds"] == FULL.seeds >= 20
+    n = FULL.seeds
+    assert len(stored["logit_scale"]) == n * len(FULL.scale_ps) and len(stored["lag"]) == n * len(FULL.lag_ps)
     for r in stored["logit_scale"]:
         assert r["T0_one"] == 3  # exact: an integer step; scale 1 selects the parent at step 2 on every stored seed
         assert math.isnan(r["T0_inv_sqrt_d"]) or r["T0_inv_sqrt_d"] > r["T0_one"]
@@ -29,13 +32,13 @@ def test_the_stored_sweep_is_complete(stored):
 
 def test_a_stored_point_is_recomputed(stored):
     """Seed 3 at p = 0.7 of both experiments, recomputed alone (the batch of one member)."""
-    (live,) = vs.logit_scale_seeds((0.7,), seeds=(3,), steps=vs.FULL["scale_steps"])
+    (live,) = vs.logit_scale_seeds((0.7,), seeds=(3,), steps=FULL.scale_steps)
     (row,) = [r for r in stored["logit_scale"] if r["p"] == 0.7 and r["seed"] == 3]
     for key in ("T0_one", "T0_inv_sqrt_d"):
         assert live[key] == row[key] or (math.isnan(live[key]) and math.isnan(row[key])), key  # exact: integer steps
     for key in ("optimal_one", "optimal_inv_sqrt_d", "parent_one", "parent_inv_sqrt_d"):
         assert live[key] == pytest.approx(row[key], rel=1e-9, abs=1e-12), key  # tol: batched chunks move round-off
-    (live,) = vs.lag_seeds((0.7,), seeds=(3,), steps=vs.FULL["lag_steps"])
+    (live,) = vs.lag_seeds((0.7,), seeds=(3,), steps=FULL.lag_steps)
     (row,) = [r for r in stored["lag"] if r["p"] == 0.7 and r["seed"] == 3]
     assert live["T0"] == row["T0"] and live["top_lag_end"] == row["top_lag_end"]  # exact: integers
     assert np.allclose(live["lag_attention"], row["lag_attention"], rtol=1e-9, atol=1e-12)  # tol: as above
@@ -53,12 +56,17 @@ def test_seed_zero_is_the_chapters_single_run():
     assert np.allclose(seeded["lag_attention"], check["lag_attention"][1:4], rtol=1e-9, atol=1e-12)  # tol: round-off
 
 
-def test_the_quick_sweep_round_trips(tmp_path):
+def test_the_cheapest_stored_member_is_recomputed():
+    """The cheapest member (a lag-2 block of 20 seeds, a few seconds), recomputed by the runner, equals its record."""
+    assert runner.verify(vs.STUDY, sample=1, echo=None)
+
+
+def test_the_quick_study_round_trips(tmp_path):
     path = tmp_path / "variations_seeds.json"
-    assert vs.main(["--out", str(path), "--quick"]) == 0
-    data = vs.load(path)
-    assert data["meta"]["quick"] is True and len(data["logit_scale"]) == vs.QUICK["seeds"]
-    assert {r["seed"] for r in data["lag"]} == set(range(vs.QUICK["seeds"]))
+    report = runner.run(vs.STUDY, quick=True, out=path)
+    data = registry.load(vs.STUDY.name, path=report.path)
+    assert data["quick"] is True and len(data["summary"]["logit_scale"]) == vs.QUICK.seeds
+    assert {r["seed"] for r in data["summary"]["lag"]} == set(range(vs.QUICK.seeds))
 
 
 def test_arguments_are_validated():

@@ -42,28 +42,17 @@ class Sweep:
 SWEEPS: dict[str, Sweep] = {
     s.name: s
     for s in (
-        Sweep("walks-random-init", "onelayer.studies.walks.random_init.stored:main", "walks/data/random_init_sweep.json",
-              "Walks, Section 5.2: GD from small Gaussian initialisation, 3 normalisations x 6 step readings x 2 walks "
-              "x 20 seeds", 35),
         Sweep("trees-forward-limits", "onelayer.studies.trees.forward_limits:main", "trees/data/forward_sweep.json",
               "Trees II: the loss table and the heads x depth sweep of the limits chapter", 75),
         Sweep("trees-forward-seeds", "onelayer.studies.trees.forward_seeds:main", "trees/data/forward_seeds.json",
               "Trees II: the heads x depth sweep for seeds 1 and 2, with each run's failure profile", 30),
         Sweep("trees-forward-layouts", "onelayer.studies.trees.forward_alternative_layouts:main", "trees/data/forward_layouts.json",
               "Trees II: the forward models under two alternative layouts (child first; no turning token)", 6),
-        Sweep("walks-qa-seeds", "onelayer.studies.walks.qa_seeds:main", "walks/data/qa_seeds.json",
-              "Walks, Section 6: both question-answering tasks over 40 seeds, every bias placement and normalisation", 6),
         Sweep("trees-backward-seeds", "onelayer.studies.trees.backward_seeds:main", "trees/data/backward_seeds.json",
               "Trees I: backward SGD over 20 seeds (one-hot) and 20 embedding draws (Gaussian), tested on 1,024 random trees, "
               "with the test loss, the margin and its bound at every checkpoint", 6),
         Sweep("trees-backward-beyond", "onelayer.studies.trees.beyond:main", "trees/data/backward_beyond.json",
               "Trees I: the backward model past the assumptions over 20 seeds (one-hot) and 20 embedding draws (Gaussian)", 2),
-        Sweep("walks-seed-rates", "onelayer.studies.walks.seed_rates:main", "walks/data/seed_rates.json",
-              "Walks, Theorems 3.1 and 4.1: V(1) columns, the edge near p=1, Figures 4/5 and the direction of V over "
-              "many training samples", 10),
-        Sweep("walks-figure45-gram-errors", "onelayer.studies.walks.gram_errors:main", "walks/data/figure45_gram_errors.json",
-              "Walks, Theorem 4.1: Figures 4/5 over 40 training samples per size of the seeded Gram error, positional "
-              "reading and norm", 8),
         Sweep("trees-forward-training-seeds", "onelayer.studies.trees.forward_seeded_training:main",
               "trees/data/forward_training_seeds.json",
               "Trees II, Theorem 5: the two-head run and the learned-value-map split over 20 seeds each", 12),
@@ -78,11 +67,6 @@ SWEEPS: dict[str, Sweep] = {
               "failures by tree size and goal depth, over 20 seeds each", 35),
         Sweep("trees-forward-beyond", "onelayer.studies.trees.beyond:forward_main", "trees/data/forward_beyond.json",
               "Trees II: the forward model past the assumptions over 20 Gaussian embedding draws", 10),
-        Sweep("walks-variations-seeds", "onelayer.studies.walks.variations.seeds:main", "walks/data/variations_seeds.json",
-              "Walks, variations: the 1/sqrt(d) logit scale and the parent at lag 2 over 20 seeds per p", 1),
-        Sweep("walks-direction-slopes", "onelayer.studies.walks.direction_slopes:main", "walks/data/direction_slopes.json",
-              "Walks, Theorem 3.1 item 3: the rate at which V's direction reaches the sample's own target, "
-              "over 40 training samples", 2),
         Sweep("walks-scaling", "onelayer.studies.walks.scaling.stored:main", "walks/data/scaling.json",
               "Walks: steps to converge and time per step against N and M", 6),
         Sweep("trees-scaling", "onelayer.studies.trees.scaling.stored:main", "trees/data/scaling.json",

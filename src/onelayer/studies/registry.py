@@ -19,8 +19,18 @@ from .runner import Study
 
 __all__ = ["MODULES", "studies", "get", "load"]
 
-#: The study modules, in the order they run (none is ported yet: the sweeps of onelayer.sweeps move here one by one).
-MODULES: tuple[str, ...] = ()
+#: The study modules, in the order they run (the sweeps of onelayer.sweeps move here one by one).
+MODULES: tuple[str, ...] = (
+    "onelayer.studies.walks.variations.seeds",
+    "onelayer.studies.walks.direction_slopes",
+    "onelayer.studies.walks.qa_seeds",
+    "onelayer.studies.walks.qa_frozen",
+    "onelayer.studies.walks.gram_errors",
+    "onelayer.studies.walks.seed_rates",
+    "onelayer.studies.walks.edge_seeds",
+    "onelayer.studies.walks.random_init.stored",
+    "onelayer.studies.walks.random_init.initial_attention",
+)
 
 
 def studies() -> dict[str, Study]:

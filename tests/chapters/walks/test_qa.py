@@ -59,8 +59,13 @@ def test_verdict_rows_have_the_keys_and_follow_from_the_measurements(rows):
     task1 = _rows(rows, "Task 1 is learned")
     assert [r["reading"].split(" (")[0] for r in task1] == ["no bias, keys and query normalised", "no bias, keys normalised",
                                                             "no bias, no normalisation"]
-    assert [r["verdict"] for r in task1] == ["holds in every run (40/40)", "fails in every run (0/40)",
-                                             "fails in every run (0/40)"]
+    assert [r["verdict"].split("; ")[0] for r in task1] == ["holds in every run (40/40)", "fails in every run (0/40)",
+                                                            "fails in every run (0/40)"]
+    # the frozen-attention control (walks-qa-frozen) beside each: Task 1 does not need the attention to move
+    assert task1[0]["verdict"].endswith("so this claim does not test the attention")
+    assert "attention frozen, only V trained: 40/40" in task1[0]["measurement"]
+    assert task1[1]["verdict"].endswith("training the attention makes it worse")
+    assert task1[2]["verdict"].endswith("no measurable difference from training the attention")
     assert "40/40 = 1.000 [0.912, 1.000]; seed 0 from step 3" in task1[0]["measurement"]
     task2 = _rows(rows, "Task 2 stays")
     assert task2[0]["verdict"] == "holds in every run (40/40)" and task2[1]["verdict"] == "holds in most runs"
@@ -79,6 +84,17 @@ def test_verdict_rows_have_the_keys_and_follow_from_the_measurements(rows):
     assert "one answer for every list: 15/40" in out["measurement"]
 
 
+def test_attention_verdict_compares_the_frozen_control():
+    from onelayer.rates import rate
+
+    assert chapter.attention_verdict(rate(40, 40), rate(40, 40)).startswith("also learned with the attention frozen")
+    assert chapter.attention_verdict(rate(40, 40), rate(2, 40)).startswith("with the attention frozen only 2/40")
+    assert chapter.attention_verdict(rate(2, 40), rate(30, 40)).endswith("makes it worse")
+    assert chapter.attention_verdict(rate(10, 40), rate(12, 40)).endswith("no measurable difference from training the attention")
+    with pytest.raises(TypeError):
+        chapter.attention_verdict(0.5, rate(1, 2))
+
+
 def test_share_verdict_follows_the_interval():
     from onelayer.rates import rate
 
@@ -92,7 +108,7 @@ def test_share_verdict_follows_the_interval():
 
 
 def test_seed_rates_count_the_stored_runs_and_the_quick_sweep_has_the_same_form():
-    data = chapter.seed_sweep()
+    data = chapter.seed_study()
     found = chapter.seed_rates(data)
     assert len(found) == len(data["settings"]) == 26
     out = next(r for r in found if (r["task"], r["bias"], r["normalize"]) == (1, "output", "keys_and_query"))
@@ -100,10 +116,11 @@ def test_seed_rates_count_the_stored_runs_and_the_quick_sweep_has_the_same_form(
     assert out["rates"]["single_answer"].k == sum(r["answers"][-1] == 1 for r in runs)
     assert sum(out["finals"].values()) == out["rates"]["near_chance"].n == 40
     _, quick = chapter.seeds(quick=True)
-    assert quick["source"] == "quick live sweep" and len(quick["table"]) == 4
+    assert quick["source"] == "quick live run" and len(quick["table"]) == 4
     _, numbers = chapter.seeds()
     rows, columns = chapter.seed_table(numbers, 1)
-    assert columns[0] == "reading" and len(rows) == 13 and len(columns) <= 6
+    assert columns[0] == "reading" and len(rows) == 13 and len(columns) <= 8
+    assert columns[-2:] == ["attention frozen: learned by step 100", "attention frozen: near 1/2"]
     shown = next(r for r in rows if r["reading"] == "output bias, keys and query normalised")
     assert shown["one answer"] == out["rates"]["single_answer"].text(2)
     assert sum(int(x.split(": ")[1]) for x in shown["final accuracy: runs"].split(", ")) == 40

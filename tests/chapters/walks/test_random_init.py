@@ -17,10 +17,19 @@ def rows():
     return chapter.verdict_rows()
 
 
-def test_quick_sweep_has_the_quick_grid_and_sizes():
-    data = chapter.sweep(quick=True)
-    assert data["meta"]["N"] == ri.QUICK["N"] and len(data["runs"]) == 2 * 2  # 2 readings x 2 walks x 1 seed
-    assert chapter.sweep(quick=True) is data  # cached: the figures and the player read one sweep
+def test_the_initial_attention_marks_nothing_normalised_as_outside_the_small_init_regime():
+    rows = {r["normalize"]: r for r in chapter.initial_attention_rows()}
+    assert set(rows) == {"keys_and_query", "keys", "none"}
+    assert not rows["none"]["small_init"] and rows["none"]["logit_spread_mean"] > 1  # about 0.01 sqrt(501 * 500) = 5
+    assert rows["keys_and_query"]["small_init"] and rows["keys_and_query"]["max_weight_max"] < 2 / 97
+    for r in rows.values():
+        assert r["label"].startswith("inside" if r["small_init"] else "OUTSIDE") and r["members"] == 40
+
+
+def test_quick_study_has_the_quick_grid_and_sizes():
+    data = chapter.study(quick=True)
+    assert data["meta"]["N"] == ri.QUICK.N and len(data["runs"]) == 2 * 2  # 2 readings x 2 walks x 1 seed
+    assert chapter.study(quick=True) is data  # cached: the figures and the player read one study
 
 
 def test_ordering_counts_add_up_and_settings_rows_group_the_seeds():
@@ -76,7 +85,13 @@ def test_verdict_rows_have_the_keys_and_follow_from_the_measurements(rows):
             assert f"{r['reduction']}, {r['lr']:g} (eff. {r['effective_lr']:g}): {r['p=0.5 only'].k}/{r['n']}" in row["measurement"]
             assert r["n"] >= 20
         verdicts = {chapter._figure6_verdict(r["p=0.5 only"]) for r in group}
-        assert row["verdict"].startswith(verdicts.pop()) if len(verdicts) == 1 else row["verdict"].startswith("depends")
+        start = next(r for r in chapter.initial_attention_rows() if r["normalize"] == normalize)
+        verdict = row["verdict"]
+        if not start["small_init"]:  # a start outside the small-initialisation regime is labelled first
+            assert verdict.startswith("not a test of the claim: the start is outside the small-initialisation regime")
+            assert "OUTSIDE the small-initialisation regime" in row["measurement"]
+            verdict = verdict.split("in these runs the pattern ", 1)[1]
+        assert verdict.startswith(verdicts.pop()) if len(verdicts) == 1 else verdict.startswith("depends")
     literal = [row for row in rows if "the paper's stated numbers" in row["reading"]]
     assert len(literal) == 1 and literal[0]["verdict"] == "fails in every run (0/20) of each of its 6 settings"
     tv = chapter.table_variances()
@@ -128,7 +143,7 @@ def test_figure6_rows_name_a_step_size_that_differs():
 def test_player_frames_share_their_axes():
     import matplotlib.pyplot as plt
 
-    data = chapter.sweep()
+    data = chapter.study()
     limits = chapter.player_kl_limits(data)
     draw, norms, readings = chapter._player_grid(data)
     for norm, reading in ((norms[0], readings[0]), (norms[-1], readings[-1])):
@@ -140,7 +155,7 @@ def test_player_frames_share_their_axes():
 
 def test_claim_summary_counts_what_the_verdict_table_describes():
     c = chapter.claim_summary()
-    rows = ri.ordering_table(chapter.sweep(), threshold=chapter.SETTINGS.learned_threshold)
+    rows = ri.ordering_table(chapter.study(), threshold=chapter.SETTINGS.learned_threshold)
     literal = [r for r in rows if (r["normalize"], r["reduction"], r["lr"]) == chapter.SETTINGS.literal]
     assert c["seeds"] == len(literal) >= 20 and c["literal_half"] == sum(np.isfinite(r["T_half"]) for r in literal)
     assert c["half_min"] <= c["half_max"] <= c["seeds"] and c["half_step_min"] <= c["half_step_max"] <= 1000

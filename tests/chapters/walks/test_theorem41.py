@@ -111,10 +111,10 @@ def test_gram_error_verdict_follows_the_intervals():
         chapter.gram_error_verdict(chapter.gram_error_rate_rows(_rows("sin", zero, error=1e-12)))
 
 
-def test_the_stored_gram_error_sweep_agrees_with_a_recomputation():
+def test_the_stored_gram_error_study_agrees_with_a_recomputation():
     from onelayer.studies.walks import sensitivity
 
-    rows = {(r["positions"], r["relative_gram_error"], r["norm"], r["seed"]): r for r in chapter.gram_error_sweep()["rows"]}
+    rows = {(r["positions"], r["relative_gram_error"], r["norm"], r["seed"]): r for r in chapter.gram_error_study()["rows"]}
     assert len(rows) == 2 * 4 * 5 * 40
     for r in sensitivity.figure45_seeds("M/16", positions="exact", seeds=[3], relative_gram_error=1e-15):
         stored = rows[("exact", 1e-15, "M/16", 3)]
@@ -151,7 +151,7 @@ def test_figure45_rates_table_reads_the_stored_sweep():
     table = {(r["positions"], r["norm"]): r for r in numbers["table"]}
     assert numbers["source"] == "walks/data/seed_rates.json" and len(table) == 10
     assert table[("sin", "40.0")]["both"].startswith("6/40") and table[("exact", "M/2")]["both"].startswith("40/40")
-    rows = chapter.seed_sweep()["figure45"]
+    rows = chapter.seed_study()["figure45"]
     sub = [r for r in rows if r["positions"] == "sin" and r["norm"] == 40.0]
     assert table[("sin", "40.0")]["fig4"].startswith(f"{sum(r['fig4_reproduced'] for r in sub)}/{len(sub)} ")
 

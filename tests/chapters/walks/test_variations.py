@@ -163,12 +163,12 @@ def test_the_seed_rates_count_the_stored_rows():
     assert chapter.lag_verdict(sel, False).startswith("fails")
 
 
-def test_the_stored_sweep_has_the_chapter_settings():
-    meta = chapter.seed_sweep()["meta"]
-    s = chapter.SETTINGS
-    assert meta["quick"] is False and meta["settings"]["seeds"] >= 20
-    assert tuple(meta["settings"]["scale_ps"]) == s.logit_scale_ps and meta["settings"]["scale_steps"] == s.logit_scale_steps
-    assert tuple(meta["settings"]["lag_ps"]) == s.lag_ps and meta["settings"]["lag_steps"] == s.lag_steps
+def test_the_stored_study_has_the_chapter_settings():
+    stored = chapter.seed_study()
+    settings, s = stored["settings"], chapter.SETTINGS
+    assert stored["quick"] is False and settings["seeds"] >= 20
+    assert tuple(settings["scale_ps"]) == s.logit_scale_ps and settings["scale_steps"] == s.logit_scale_steps
+    assert tuple(settings["lag_ps"]) == s.lag_ps and settings["lag_steps"] == s.lag_steps
     _, numbers = chapter.seed_rate_table(quick=True)
     assert [r["p"] for r in numbers["logit_scale"]] == sorted(s.logit_scale_ps)
     assert [r["p"] for r in numbers["lag"]] == sorted(s.lag_ps, reverse=True)

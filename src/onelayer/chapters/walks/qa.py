@@ -8,6 +8,7 @@ The tasks, the runs and the figure functions are :mod:`onelayer.studies.walks.qa
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 
@@ -19,12 +20,13 @@ from ...registry import register
 from ...scrubber import frame_numbers, scrub_grid
 from ...validation import check_choice, check_int
 from ...figures import walks_qa as qa_figures
-from ...studies.walks import qa, qa_seeds
+from ...studies import registry
+from ...studies.walks import qa, qa_frozen, qa_seeds
 from ...walks import qa as qa_tasks
 
 __all__ = ["Settings", "SETTINGS", "symmetry_rows", "symmetry_table", "linear_runs", "fig7", "curves_rows", "fig7_findings",
            "normalization", "normalization_table", "relu_runs", "fig10", "relu_rows", "bias_table", "explorer",
-           "explorer_default", "explorer_player", "explorer_frames", "long_run", "relu_from_zero", "seed_sweep", "seed_rates",
+           "explorer_default", "explorer_player", "explorer_frames", "long_run", "relu_from_zero", "seed_study", "frozen_study", "frozen_glue", "attention_verdict", "seed_rates",
            "seeds", "seed_table", "seed_glue", "share_verdict", "verdict_rows"]
 
 
@@ -63,7 +65,7 @@ class Settings:
     #: the player's grid: initial scales by step sizes (quick mode: the first two scales, the first step size)
     scrub_sigmas: tuple[float, ...] = (0.0, 0.01, 1.0)
     scrub_lrs: tuple[float, ...] = (0.1, 1.0, 10.0)
-    #: the runs over many seeds (issue 22): the stored sweep :data:`onelayer.studies.walks.qa_seeds.STORED` (40 seeds, each a
+    #: the runs over many seeds (issue 22): the stored study :data:`onelayer.studies.walks.qa_seeds.STUDY` (40 seeds, each a
     #: training sample and an initialisation, scored on the exact task) and the steps at which "learned" is read
     #: (step 20: the bias claim; step 100: Figure 7)
     seed_check_steps: tuple[int, ...] = (20, 100)
@@ -271,10 +273,22 @@ def relu_from_zero() -> dict[str, float]:
 
 
 @functools.lru_cache(maxsize=2)
-def seed_sweep(quick: bool = False) -> dict:
-    """The runs over many seeds: the stored sweep (``python -m onelayer sweep walks-qa-seeds``), or (``quick``) its
-    tiny live version (:func:`onelayer.studies.walks.qa_seeds.stored_sweep`)."""
-    return qa_seeds.stored_sweep(quick=True, progress=None) if quick else qa_seeds.load()
+def seed_study(quick: bool = False) -> dict:
+    """The runs over many seeds (:func:`onelayer.studies.walks.qa_seeds.payload`): the stored study
+    (``python -m onelayer study walks-qa-seeds``), or (``quick``) its quick settings run here."""
+    study = qa_seeds.STUDY
+    if quick:
+        records = [{"key": m.key, "fields": dict(m.fields), "result": study.run_member(study.quick, m)}
+                   for m in study.member_list(study.quick)]
+        return qa_seeds.payload({"quick": True, "settings": dataclasses.asdict(study.quick), "members": records})
+    return qa_seeds.payload(registry.load(study.name))
+
+
+@functools.lru_cache(maxsize=1)
+def frozen_study() -> dict:
+    """The frozen-attention control (:mod:`onelayer.studies.walks.qa_frozen`, ``python -m onelayer study
+    walks-qa-frozen``): the runs of :func:`seed_study` with the attention kept at its initialisation."""
+    return qa_seeds.payload(registry.load(qa_frozen.STUDY.name))
 
 
 def _reading(setting: dict) -> str:
@@ -307,17 +321,25 @@ def seed_rates(data: dict) -> list[dict]:
 
 @register("walks-qa-seeds", "Question answering over 40 seeds (table): how often each task is learned, stays near one half, or gets one answer for every input, per bias placement and normalisation")
 def seeds(quick: bool = False):
-    """:func:`seed_rates` of :func:`seed_sweep` as numbers: per setting, the count ``k`` of each outcome out of ``n``
+    """:func:`seed_rates` of :func:`seed_study` as numbers: per setting, the count ``k`` of each outcome out of ``n``
     runs with its Wilson interval, and the final accuracies (on the exact task) with how many runs end at each."""
-    data = seed_sweep(quick)
+    data = seed_study(quick)
+    frozen = {} if quick else {_key(r): r for r in seed_rates(frozen_study())}
     rows = []
     for r in seed_rates(data):
         row = {"task": r["task"], "reading": r["reading"], "checks": list(r["checks"])}
         for k, v in r["rates"].items():
             row.update({f"{k}_k": v.k, f"{k}_n": v.n, f"{k}_low": v.low, f"{k}_high": v.high})
+        if frozen:  # the control's run of the same setting; None where the control has no such setting
+            control = frozen.get(_key(r))
+            for k in r["rates"]:
+                v = control["rates"][k] if control is not None else None
+                row.update({f"frozen_{k}_{a}": (getattr(v, a) if v is not None else None)
+                            for a in ("k", "n", "low", "high")})
         row["final_accuracies"] = ", ".join(f"{a:g}: {k}" for a, k in r["finals"].items())
         rows.append(row)
-    return None, {"source": "quick live sweep" if quick else qa_seeds.STORED, "seeds": data["seeds"],
+    return None, {"source": "quick live run" if quick else qa_seeds.STUDY.stored,
+                  "control": None if quick else qa_frozen.STUDY.stored, "seeds": data["seeds"],
                   "steps": data["steps"], "learned": qa_seeds.LEARNED, "near": qa_seeds.NEAR, "table": rows}
 
 
@@ -335,13 +357,20 @@ def seed_table(numbers: dict, task: int) -> tuple[list[dict], list[str]]:
         row["near 1/2"] = rate(r["near_chance_k"], r["near_chance_n"]).text(2)
         row["one answer"] = rate(r["single_answer_k"], r["single_answer_n"]).text(2)
         row["final accuracy: runs"] = r["final_accuracies"]
+        if "frozen_near_chance_k" in r:
+            t = r["checks"][-1]
+            control = r["frozen_near_chance_k"] is not None
+            row[f"attention frozen: learned by step {t}"] = (
+                rate(r[f"frozen_learned_{t}_k"], r[f"frozen_learned_{t}_n"]).text(2) if control else "-")
+            row["attention frozen: near 1/2"] = (
+                rate(r["frozen_near_chance_k"], r["frozen_near_chance_n"]).text(2) if control else "-")
         rows.append(row)
     return rows, list(rows[0])
 
 
 def seed_glue() -> dict:
     """The rates the chapter's prose quotes (``k/n = x [lo, hi]`` texts), keyed by their glue names."""
-    rates = seed_rates(seed_sweep())
+    rates = seed_rates(seed_study())
     first, last = SETTINGS.seed_check_steps[0], SETTINGS.seed_check_steps[-1]
     kq, keys, none = _find(rates, 1), _find(rates, 1, normalize="keys"), _find(rates, 1, normalize="none")
     out_bias, att_bias = _find(rates, 1, "output"), _find(rates, 1, "attention")
@@ -365,7 +394,25 @@ def seed_glue() -> dict:
             "qa_s_out_t1_20": out_bias["rates"][f"learned_{first}"].text(),
             "qa_s_out_t1_100": out_bias["rates"][f"learned_{last}"].text(),
             "qa_s_out_near": out_bias["rates"]["near_chance"].text(), "qa_s_out_one": out_bias["rates"]["single_answer"].text(),
-            "qa_s_out_partial": partial, "qa_s_bias_t2": min(r.k for r in bias_t2)}
+            "qa_s_out_partial": partial, "qa_s_bias_t2": min(r.k for r in bias_t2), **frozen_glue()}
+
+
+def frozen_glue() -> dict:
+    """The frozen-attention control's rates the prose quotes (``qa_f_*``): Task 1 learned by steps 20 and 100 and
+    Task 2 near one half, attention frozen, per normalisation (``kq``, ``keys``, ``none``), and the ReLU variant."""
+    rates = seed_rates(frozen_study())
+    first, last = SETTINGS.seed_check_steps[0], SETTINGS.seed_check_steps[-1]
+    out = {}
+    for tag, normalize in (("kq", "keys_and_query"), ("keys", "keys"), ("none", "none")):
+        t1, t2 = _find(rates, 1, normalize=normalize), _find(rates, 2, normalize=normalize)
+        out.update({f"qa_f_t1_{tag}": t1["rates"][f"learned_{last}"].text(),
+                    f"qa_f_t1_{tag}_20": t1["rates"][f"learned_{first}"].text(),
+                    f"qa_f_t2_{tag}": t2["rates"]["near_chance"].text()})
+    relu1 = _find(rates, 1, hidden=SETTINGS.relu_hidden)
+    out["qa_f_relu_t1"] = relu1["rates"][f"learned_{last}"].text()
+    trained = _find(seed_rates(seed_study()), 1)["rates"][f"learned_{last}"]
+    out["qa_f_t1_kq_verdict"] = attention_verdict(trained, _find(rates, 1)["rates"][f"learned_{last}"])
+    return out
 
 
 def share_verdict(r: Rate) -> str:
@@ -384,21 +431,43 @@ def share_verdict(r: Rate) -> str:
     return "holds in about half the runs"
 
 
+def _key(r: dict) -> tuple:
+    return r["task"], r["bias"], r["normalize"], r["hidden"]
+
+
+def attention_verdict(trained: Rate, frozen: Rate) -> str:
+    """What training the attention adds to a "learned" rate, from the same runs with the attention frozen at its
+    initialisation (``frozen``): nothing measurable when the intervals overlap and the frozen rate is high too (the
+    claim then does not test the attention), else the difference."""
+    if not isinstance(trained, Rate) or not isinstance(frozen, Rate):
+        raise TypeError("trained and frozen must be Rates")
+    overlap = frozen.high >= trained.low and frozen.low <= trained.high
+    if frozen.low > 0.5 and overlap:
+        return (f"also learned with the attention frozen ({frozen.text()}): V alone reads the answer off the initial "
+                f"attention's token average, so this claim does not test the attention")
+    if frozen.high < trained.low:
+        return (f"with the attention frozen only {frozen.text()}: training the attention raises the rate beyond the "
+                f"sampling intervals")
+    if trained.high < frozen.low:
+        return f"with the attention frozen {frozen.text()}: training the attention makes it worse"
+    return f"with the attention frozen {frozen.text()}: no measurable difference from training the attention"
+
+
 def _find(rates: list[dict], task: int, bias: str = "none", normalize: str = "keys_and_query", hidden=None) -> dict:
     return next(r for r in rates if (r["task"], r["bias"], r["normalize"], r["hidden"]) == (task, bias, normalize, hidden))
 
 
 def verdict_rows() -> list[dict]:
     """The chapter's verdicts (Section 6, Appendix F.2 and the rebuttal's bias claim). Every claim about training runs
-    is a rate over the stored sweep's seeds (:func:`seed_rates`; each seed its own training sample and initialisation,
+    is a rate over the stored study's seeds (:func:`seed_rates`; each seed its own training sample and initialisation,
     accuracies on the exact task), one row per reading (normalisation, bias placement)."""
     s = SETTINGS
     gap = qa_tasks.average_gap(2)
     sym = {(r["init"], r["positions"]): r for r in symmetry_rows()}
     zero_tied = max(r["gap_max"] for (init, _), r in sym.items() if init == "zero")
     _, bias_zero_gap = bias_table()
-    data = seed_sweep()
-    rates = seed_rates(data)
+    data = seed_study()
+    rates, frozen = seed_rates(data), seed_rates(frozen_study())
     n_seeds, steps = len(data["seeds"]), data["steps"]
     first, last = s.seed_check_steps[0], s.seed_check_steps[-1]
     runs = (f"sigma = 0.01, eta = 0.1, M = 1000, {steps} steps, 1000 training sentences; {n_seeds} seeds (training "
@@ -412,21 +481,24 @@ def verdict_rows() -> list[dict]:
          "verdict": "holds" if gap < 1e-12 else "fails", "chapter": "qa"},
     ]
     for normalize in qa_seeds.NORMALIZATIONS:
-        r = _find(rates, 1, normalize=normalize)
+        r, f = _find(rates, 1, normalize=normalize), _find(frozen, 1, normalize=normalize)
+        trained, still = r["rates"][f"learned_{last}"], f["rates"][f"learned_{last}"]
         rows.append({"claim": "Task 1 is learned to about 100% within 100 steps (Figure 7)", "source": "[paper]",
                      "reading": r["reading"] + (" (ours; Section 6 does not say)" if normalize == "keys_and_query" else ""),
-                     "settings": runs,
-                     "measurement": (f"{learned} at step {last}: {r['rates'][f'learned_{last}'].text()}"
+                     "settings": runs + "; control: the same runs with the attention frozen at its initialisation",
+                     "measurement": (f"{learned} at step {last}: {trained.text()}"
                                      + (f"; seed 0 from step {r['seed0_first_learned']}"
-                                        if r["seed0_first_learned"] is not None else "")),
-                     "verdict": share_verdict(r["rates"][f"learned_{last}"]), "chapter": "qa"})
+                                        if r["seed0_first_learned"] is not None else "")
+                                     + f"; attention frozen, only V trained: {still.text()}"),
+                     "verdict": share_verdict(trained) + "; " + attention_verdict(trained, still), "chapter": "qa"})
     for normalize in qa_seeds.NORMALIZATIONS:
-        r = _find(rates, 2, normalize=normalize)
+        r, f = _find(rates, 2, normalize=normalize), _find(frozen, 2, normalize=normalize)
         rows.append({"claim": "Task 2 stays at about 50% (Figure 7)", "source": "[paper]", "reading": r["reading"],
-                     "settings": runs,
+                     "settings": runs + "; control: the same runs with the attention frozen at its initialisation",
                      "measurement": (f"{near} at step {last}: {r['rates']['near_chance'].text()}"
                                      + (f"; from zero the two questions' outputs differ by at most "
-                                        f"{near_zero_text(zero_tied)}" if normalize == "keys_and_query" else "")),
+                                        f"{near_zero_text(zero_tied)}" if normalize == "keys_and_query" else "")
+                                     + f"; attention frozen, only V trained: {f['rates']['near_chance'].text()}"),
                      "verdict": share_verdict(r["rates"]["near_chance"]), "chapter": "qa"})
     r1, r2 = _find(rates, 1, hidden=s.relu_hidden), _find(rates, 2, hidden=s.relu_hidden)
     rows.append({"claim": "with a hidden ReLU layer Task 1 is learned and Task 2 is not (Figure 10)", "source": "[paper]",

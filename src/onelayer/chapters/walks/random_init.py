@@ -1,7 +1,7 @@
 """Chapter "Random initialisation" (``book/walks/random_init.ipynb``): Section 5.2 and Appendix F.3 of the walks paper.
 
-The chapter reads the stored sweep over the recipe's three unknowns (what is normalised, mean or sum, the step size;
-``python -m onelayer sweep walks-random-init``, :mod:`onelayer.studies.walks.random_init`), recomputes one stored run to show
+The chapter reads the stored study over the recipe's three unknowns (what is normalised, mean or sum, the step size;
+``python -m onelayer study walks-random-init``, :mod:`onelayer.studies.walks.random_init`), recomputes one stored run to show
 the file is reproducible, and draws the paper's Figures 6, 11, 12 and 13 from the stored runs: the literal reading,
 which walk is learned first under every reading, the reading closest to the authors' weighted-token table, and the
 explorer over the sweep with its player. The runs, readings and figure functions are the core package's; this module
@@ -10,6 +10,7 @@ fixes which of them the chapter shows.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 from pathlib import PurePath
@@ -21,9 +22,11 @@ from ...rates import mean_interval, rate
 from ...registry import register
 from ...scrubber import frame_numbers, scrub_grid
 from ...figures import walks_random_init as random_init_figures
+from ...studies import registry
 from ...studies.walks import random_init as ri
+from ...studies.walks.random_init import initial_attention
 
-__all__ = ["Settings", "SETTINGS", "sweep", "live_check", "literal_runs", "literal_rows", "fig6", "ordering",
+__all__ = ["Settings", "SETTINGS", "study", "initial_attention_rows", "live_check", "literal_runs", "literal_rows", "fig6", "ordering",
            "setting_rates", "ordering_settings_rows", "ordering_counts", "learned_half_runs", "learned_half_rows",
            "learned_half_rates", "ranking_rows", "table_variances", "table_variance_rows", "weighted_token_table",
            "closest_ranking", "closest_reading",
@@ -35,18 +38,14 @@ __all__ = ["Settings", "SETTINGS", "sweep", "live_check", "literal_runs", "liter
 
 @dataclass(frozen=True)
 class Settings:
-    """What the chapter shows (the sweep's own grid and sizes are those of :func:`onelayer.studies.walks.random_init.sweep`;
-    the quick variant's sizes are :data:`onelayer.studies.walks.random_init.stored.QUICK`)."""
+    """What the chapter shows (the study's own grid and sizes are those of :data:`onelayer.studies.walks.random_init.STUDY`;
+    the quick variant's are :data:`onelayer.studies.walks.random_init.stored.QUICK`)."""
 
     #: the paper's literal reading: keys and query normalised ([guess]: the scope is unstated), mean loss, eta = 0.01
     #: ([paper]), and the walks of Figure 6 ([paper])
     literal: tuple[str, str, float] = ("keys_and_query", "mean", 0.01)
     ps: tuple[float, ...] = (0.5, 1.0)
-    #: the quick variant of the command line: a tiny live sweep of one normalisation, two readings, one seed
-    quick_normalizations: tuple[str, ...] = ("keys_and_query",)
-    quick_readings: tuple[tuple[str, float], ...] = (("mean", 0.01), ("sum", 0.1))
-    quick_seeds: tuple[int, ...] = (0,)
-    #: steps of the live re-run compared with the stored sweep
+    #: steps of the live re-run compared with the stored study
     live_steps: int = 100
     #: "learned": the optimal fraction stays at least this from some recorded step on ([ours])
     learned_threshold: float = 0.95
@@ -75,12 +74,14 @@ SETTINGS = Settings()
 
 
 @functools.lru_cache(maxsize=2)
-def sweep(quick: bool = False) -> dict:
-    """The sweep the chapter reads: the stored file, or (``quick``) a tiny live sweep of the same form."""
+def study(quick: bool = False) -> dict:
+    """The runs the chapter reads (:func:`onelayer.studies.walks.random_init.payload`): the stored study
+    ``walks-random-init``, or (``quick``) its quick settings run here (one normalisation, two readings, one seed)."""
     if quick:
-        return ri.sweep(normalizations=SETTINGS.quick_normalizations, readings=SETTINGS.quick_readings,
-                        seeds=SETTINGS.quick_seeds, **ri.QUICK)
-    return ri.load()
+        records = [{"key": m.key, "fields": dict(m.fields), "result": ri.STUDY.run_member(ri.QUICK, m)}
+                   for m in ri.STUDY.member_list(ri.QUICK)]
+        return ri.payload({"quick": True, "settings": dataclasses.asdict(ri.QUICK), "members": records})
+    return ri.payload(registry.load(ri.STUDY.name))
 
 
 def _find(data: dict, p: float, reading: tuple, seed: int | None = None) -> dict:
@@ -96,7 +97,7 @@ def live_check() -> dict:
     normalize, reduction, lr = SETTINGS.literal
     live = ri.run_config(ri.RunConfig(p=1.0, normalize=normalize, reduction=reduction, lr=lr), steps=T,
                          table_steps=(T,), snapshot_steps=(T,))
-    stored = _find(sweep(), 1.0, SETTINGS.literal)
+    stored = _find(study(), 1.0, SETTINGS.literal)
     n = len(live["steps"])
     diff = max(np.abs(np.array(live["curves"][k]) - np.array(stored["curves"][k][:n])).max() for k in ri.RECORD_KEYS)
     V_diff = np.abs(np.array(live["V"][str(T)]) - np.array(stored["V"][str(T)])).max()
@@ -109,8 +110,8 @@ def literal_runs(quick: bool = False) -> dict:
     if quick:
         normalize, reduction, lr = SETTINGS.literal
         cfg = {"normalize": normalize, "reduction": reduction, "lr": lr}
-        return {f"p = {p:g}": ri.run_config(ri.RunConfig(p=p, **cfg), **ri.QUICK) for p in SETTINGS.ps}
-    return {f"p = {p:g}": _find(sweep(), p, SETTINGS.literal) for p in SETTINGS.ps}
+        return {f"p = {p:g}": ri.run_config(ri.RunConfig(p=p, **cfg), **ri.run_sizes(ri.QUICK)) for p in SETTINGS.ps}
+    return {f"p = {p:g}": _find(study(), p, SETTINGS.literal) for p in SETTINGS.ps}
 
 
 def _curve_rows(runs: dict) -> list[dict]:
@@ -129,7 +130,7 @@ def fig6(quick: bool = False):
 def literal_rows() -> list[dict]:
     """Each literal run: optimal fraction and KL at the start and the end, final attention on the parent, the largest
     final attention weight and the uniform weight ``1/N``."""
-    N = sweep()["meta"]["N"]
+    N = study()["meta"]["N"]
     return [{"run": name, "optimal_start": c["optimal_fraction"][0], "optimal_end": c["optimal_fraction"][-1],
              "kl_start": c["kl"][0], "kl_end": c["kl"][-1], "parent_end": c["parent_attention"][-1],
              "top_end": c["top_attention"][-1], "uniform": 1 / N}
@@ -139,14 +140,14 @@ def literal_rows() -> list[dict]:
 @register("walks-random-init-ordering", "Random init: which of p = 0.5 and p = 1 is learned first, for every normalisation, loss reduction, step size and seed")
 def ordering(quick: bool = False):
     """When each walk is learned, for every setting and seed of the sweep, and which comes first."""
-    rows = ri.ordering_table(sweep(quick), threshold=SETTINGS.learned_threshold)
-    return random_init_figures.figure_ordering(rows), {"source": "quick live sweep" if quick else PurePath(ri.STORED).name,
+    rows = ri.ordering_table(study(quick), threshold=SETTINGS.learned_threshold)
+    return random_init_figures.figure_ordering(rows), {"source": "quick live run" if quick else PurePath(ri.STUDY.stored).name,
                                       "paper_pattern_count": sum(r["paper_pattern"] for r in rows), "table": rows}
 
 
 def setting_rates(quick: bool = False) -> list[dict]:
     """:func:`onelayer.studies.walks.random_init.setting_rates` of the sweep: per setting, the rate of every outcome."""
-    return ri.setting_rates(ri.ordering_table(sweep(quick), threshold=SETTINGS.learned_threshold))
+    return ri.setting_rates(ri.ordering_table(study(quick), threshold=SETTINGS.learned_threshold))
 
 
 def _short(r) -> str:
@@ -179,13 +180,13 @@ def ordering_counts(rows: list[dict]) -> dict:
 
 def learned_half_rates(quick: bool = False) -> dict:
     """:func:`onelayer.studies.walks.random_init.learned_attention` of the sweep (the chapter's thresholds)."""
-    return ri.learned_attention(sweep(quick), threshold=SETTINGS.learned_threshold,
+    return ri.learned_attention(study(quick), threshold=SETTINGS.learned_threshold,
                                 attention=SETTINGS.attention_threshold)
 
 
 def learned_half_runs(quick: bool = False) -> list[dict]:
     """The stored ``p = 1/2`` runs that end with at least ``learned_threshold`` optimal predictions."""
-    return [r for r in sweep(quick)["runs"]
+    return [r for r in study(quick)["runs"]
             if r["config"]["p"] == 0.5 and ri.final(r, "optimal_fraction") >= SETTINGS.learned_threshold]
 
 
@@ -212,7 +213,7 @@ def ranking_rows(top: int | None = None) -> list[dict]:
 def table_variances(quick: bool = False) -> dict:
     """:func:`onelayer.studies.walks.random_init.table_variances` of the closest reading over all its seeds."""
     normalize, reduction, lr = closest_reading(quick)
-    return ri.table_variances(sweep(quick), normalize=normalize, reduction=reduction, lr=lr, drift=SETTINGS.drift)
+    return ri.table_variances(study(quick), normalize=normalize, reduction=reduction, lr=lr, drift=SETTINGS.drift)
 
 
 def table_variance_rows() -> list[dict]:
@@ -238,7 +239,7 @@ def closest_ranking(quick: bool = False) -> list[tuple[tuple, list[float]]]:
     """Every reading ``(normalize, reduction, lr)`` with the distances of its ``p = 1`` runs to the authors' table
     (:func:`onelayer.studies.walks.random_init.table_distance`, one per seed), closest first (a missing step ranks last)."""
     dist = {}
-    for r in sweep(quick)["runs"]:
+    for r in study(quick)["runs"]:
         c = r["config"]
         if c["p"] == 1.0:
             dist.setdefault((c["normalize"], c["reduction"], c["lr"]), []).append(ri.table_distance(r))
@@ -256,7 +257,7 @@ def closest_reading(quick: bool = False) -> tuple:
 
 def closest_runs(quick: bool = False) -> tuple[dict, dict]:
     """The ``p = 1`` and ``p = 1/2`` runs (seed 0) of the closest reading."""
-    data, best = sweep(quick), closest_reading(quick)
+    data, best = study(quick), closest_reading(quick)
     return _find(data, 1.0, best), _find(data, 0.5, best)
 
 
@@ -286,7 +287,7 @@ def weighted_token_rows() -> list[dict]:
 @register("walks-fig6-closest-reading", "Random init: Figure 6 under the reading closest to the authors' table and with a 3x larger step (seed 0)")
 def fig6_closest(quick: bool = False):
     """Figure 6 again under the closest reading and with ``larger_step`` (the stored runs of seed 0)."""
-    data = sweep(quick)
+    data = study(quick)
     normalize, reduction, lr = closest_reading(quick)
     readings = [(reduction, lr)] + ([] if quick else [SETTINGS.larger_step])
     runs = {f"p = {p:g}, {red}, lr={step:g}": _find(data, p, (normalize, red, step))
@@ -299,7 +300,7 @@ def fig6_closest(quick: bool = False):
 def fig11_run(quick: bool = False) -> dict:
     """Of the stored ``p = 1/2`` runs with full detail (``V`` snapshots), the learned one with the most final attention
     on the parent (any detailed ``p = 1/2`` run if none learned)."""
-    half = [r for r in sweep(quick)["runs"] if r["config"]["p"] == 0.5 and "V" in r]
+    half = [r for r in study(quick)["runs"] if r["config"]["p"] == 0.5 and "V" in r]
     learned = [r for r in half if ri.final(r, "optimal_fraction") >= SETTINGS.learned_threshold] or half
     return max(learned, key=lambda r: ri.final(r, "parent_attention"))
 
@@ -330,16 +331,16 @@ def value_rows() -> list[dict]:
 
 def explorer():
     """The live menus (in a kernel) over the stored sweep: normalisation, reading and seed."""
-    return random_init_figures.sweep_widget(sweep())
+    return random_init_figures.sweep_widget(study())
 
 
 @register("walks-random-init-explorer-default", "Random init: the sweep explorer's default state: stored curves of keys and query normalised, mean loss, lr=0.01, seed 0")
 def explorer_default(quick: bool = False):
     """The explorer's figure at its default (the literal reading, seed 0) and the stored curves it plots."""
-    data = sweep(quick)
+    data = study(quick)
     normalize, reduction, lr = SETTINGS.literal
     runs = {f"p = {p:g}": _find(data, p, SETTINGS.literal) for p in data["meta"]["ps"]}
-    return random_init_figures.sweep_explorer(data), {"source": "quick live sweep" if quick else PurePath(ri.STORED).name,
+    return random_init_figures.sweep_explorer(data), {"source": "quick live run" if quick else PurePath(ri.STUDY.stored).name,
                                      "normalize": normalize, "reduction": reduction, "lr": lr, "seed": SETTINGS.seed,
                                      "table": _curve_rows(runs)}
 
@@ -368,7 +369,7 @@ def _player_grid(data: dict):
 
 def sweep_player():
     """The precomputed player of the HTML book: the stored curves of every normalisation and reading (seed 0)."""
-    draw, norms, readings = _player_grid(sweep())
+    draw, norms, readings = _player_grid(study())
     return scrub_grid(draw, norms, readings, labels=("normalize", "loss, step"), name="walks-random-init-sweep",
                       fmt=("{}", "{}"),
                       alt="Stored curves of the random-initialisation sweep for p = 0.5 and p = 1 (seed 0) with the "
@@ -380,7 +381,7 @@ def sweep_player():
                                             "every normalisation and reading of the sweep")
 def sweep_frames(quick: bool = False):
     """The numbers behind every frame of :func:`sweep_player`."""
-    draw, norms, readings = _player_grid(sweep(quick))
+    draw, norms, readings = _player_grid(study(quick))
     return None, frame_numbers(draw, norms, readings, labels=("normalize", "loss, step"), fmt=("{}", "{}"))
 
 
@@ -396,7 +397,7 @@ def equivalence() -> float:
 def lock_rows() -> list[dict]:
     """The ``p = 1/2`` runs of ``lock_reading`` by seed: the largest final attention weight, its position (1-based),
     its lag ``N - position`` and the final optimal fraction."""
-    data = sweep()
+    data = study()
     meta = data["meta"]
     rows = []
     for seed in meta["seeds"]:
@@ -436,7 +437,7 @@ def claim_summary(quick: bool = False) -> dict:
     :func:`~onelayer.studies.walks.random_init.ordering_table`: for ``p = 1/2``, the learned seeds in the literal reading and
     the range of learned seeds and of learning steps over the other settings; for ``p = 1``, the settings where no
     seed learns it and the range of learned seeds over the others."""
-    rows = ri.ordering_table(sweep(quick), threshold=SETTINGS.learned_threshold)
+    rows = ri.ordering_table(study(quick), threshold=SETTINGS.learned_threshold)
     settings = list(dict.fromkeys((r["normalize"], r["reduction"], r["lr"]) for r in rows))
     cells = {k: [r for r in rows if (r["normalize"], r["reduction"], r["lr"]) == k] for k in settings}
     half = {k: sum(np.isfinite(r["T_half"]) for r in c) for k, c in cells.items()}
@@ -453,11 +454,31 @@ def claim_summary(quick: bool = False) -> dict:
             "one_min": int(min(learning)) if learning else 0, "one_max": int(max(learning)) if learning else 0}
 
 
+@functools.lru_cache(maxsize=1)
+def initial_attention_rows() -> list[dict]:
+    """Per normalisation, the attention at step 0 of the stored runs (the study ``walks-initial-attention``, 2 walks
+    x 20 seeds each): the largest attention weight (mean over runs of the test-walk mean; largest over runs and
+    walks), the entropy relative to ``log N`` (mean; smallest), the logits' spread over the positions (mean; largest),
+    ``1/N``, and whether the start is inside the small-initialisation regime of Section 5.2 (``small_init``: the
+    largest spread below ``regime_spread``) with a label for the table."""
+    summary = registry.load(initial_attention.STUDY.name)["summary"]
+    return [{**r, "regime_spread": summary["regime_spread"], "label": (
+        "inside the small-initialisation regime" if r["small_init"] else
+        "OUTSIDE the small-initialisation regime of Section 5.2")} for r in summary["by_normalization"]]
+
+
+def _initial_text(r: dict) -> str:
+    return (f"at step 0 the largest attention weight is {number_text(r['max_weight_mean'], 3)} on average (up to "
+            f"{number_text(r['max_weight_max'], 3)}; uniform 1/N = {number_text(r['uniform_weight'], 3)}), the entropy "
+            f"{number_text(r['entropy_relative_mean'], 3)} of log N, the logits' spread {number_text(r['logit_spread_mean'], 3)}")
+
+
 def figure6_rows(per: list[dict] | None = None) -> list[dict]:
     """The verdict rows on Figure 6, one per normalisation: the rate of the paper's pattern in each of its settings
     (loss reduction x step size, every seed of the sweep), what happens instead, and the verdict per setting, stated
     once where every setting has the same one."""
     per = setting_rates() if per is None else per
+    start = {r["normalize"]: r for r in initial_attention_rows()}
     rows = []
     for normalize in dict.fromkeys(r["normalize"] for r in per):
         group = [r for r in per if r["normalize"] == normalize]
@@ -472,6 +493,10 @@ def figure6_rows(per: list[dict] | None = None) -> list[dict]:
                 f"eff. {r['effective_lr']:g}: {v}" for r, v in zip(group, verdicts))
         literal = any((r["normalize"], r["reduction"], r["lr"]) == SETTINGS.literal for r in group)
         steps = ", ".join(f"{r['reduction']} {r['lr']:g}" for r in group)
+        init = start[normalize]
+        if not init["small_init"]:
+            verdict = (f"not a test of the claim: the start is outside the small-initialisation regime of Section 5.2 "
+                       f"(the attention is far from uniform at step 0); in these runs the pattern {verdict}")
         rows.append({
             "claim": "Figure 6 (small random init): p=1/2 is learned within 1000 steps and p=1 is not", "source": "[paper]",
             "reading": (NORMALIZE_NAMES[normalize] + f" (ours); loss reduction and step size "
@@ -482,7 +507,8 @@ def figure6_rows(per: list[dict] | None = None) -> list[dict]:
                          f"{'/'.join(map(str, seeds))} seeds per setting (each its own walks and initialisation); "
                          f"learned = optimal fraction >= {SETTINGS.learned_threshold:g} from some recorded step to the end"),
             "measurement": (f"the paper's pattern (p=1/2 learned, p=1 not), per setting (loss, eta (effective step)): "
-                            + "; ".join(_outcome_text(r) for r in group) + f"; pooled {pooled.text()}"),
+                            + "; ".join(_outcome_text(r) for r in group) + f"; pooled {pooled.text()}; "
+                            + _initial_text(init) + f" ({init['label']})"),
             "verdict": verdict,
             "chapter": "random_init",
         })
@@ -494,7 +520,7 @@ def verdict_rows() -> list[dict]:
     per normalisation (:func:`figure6_rows`), the weighted token of Figure 13 over the seeds of the closest reading,
     and what the learned ``p = 1/2`` runs attend to (Figure 11) as a rate over all of them (with the settings that
     differ)."""
-    data = sweep()
+    data = study()
     per = setting_rates()
     rows = figure6_rows(per)
     best = closest_reading()

@@ -21,7 +21,8 @@ from ...formatting import near_zero_text, number_text
 from ...rates import mean_interval, rate
 from ...registry import register
 from ...scrubber import frame_numbers, scrub
-from ...studies.walks import direction, direction_slopes, edge, experiment, first_steps, seed_rates
+from ...studies import registry
+from ...studies.walks import direction, direction_slopes, edge, edge_seeds, experiment, first_steps, seed_rates
 from ...figures import walks as figures
 from ...walks import theory
 from ...walks.data import walk_population
@@ -29,7 +30,7 @@ from ...walks.data import walk_population
 __all__ = ["Settings", "SETTINGS", "sample_experiment", "lemma_c1_rows", "lemma_c1", "first_step_by_counting",
            "lemma_c5_rows", "first_steps_rows", "parent_log_odds", "fig4_experiment", "fig4_run", "fig4", "steps_player", "steps_frames",
            "steps_to_optimal", "fig8", "direction_runs", "value_direction", "direction_slope", "DIRECTION_HEADERS", "RATIO_HEADERS", "loss_direction_rows", "lemma_c7",
-           "seed_sweep", "first_step_rates", "direction_rates", "slope_sweep", "slope_rates", "mean_text", "edge_rate_rows", "seed_rate_tables", "edge_verdict", "pooled_edge_rates", "small_ring_verdict", "verdict_rows"]
+           "seed_study", "first_step_rates", "direction_rates", "slope_study", "slope_rates", "mean_text", "edge_rate_rows", "edge_seed_study", "edge_more_seed_rows", "edge_seed_comparison", "seed_rate_tables", "edge_verdict", "pooled_edge_rates", "small_ring_verdict", "verdict_rows"]
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,7 @@ class Settings:
     edge_ps: tuple[float, ...] = edge.EDGE_PS
     edge_K: int = 6
     small_Ks: tuple[int, ...] = (3, 4)
-    #: the rates over training samples come from the stored sweep walks-seed-rates (onelayer.studies.walks.seed_rates.FULL:
+    #: the rates over training samples come from the stored study walks-seed-rates (onelayer.studies.walks.seed_rates.Settings:
     #: 400 samples at p = 0.7 for the first steps, 40 seeds per (K, p) for the edge, 40 samples at p = 0.7 for the
     #: direction of V and Lemma C.7's remainder) [ours]
     #: a sample's V(1) counts as circulant when its largest deviation is below this (exact arithmetic gives 0) [ours]
@@ -324,12 +325,13 @@ def lemma_c7() -> dict:
 
 # -- the edge of the theorem ---------------------------------------------------------------------------------------------
 
-# -- rates over training samples (the stored sweep) ------------------------------------------------------------------------
+# -- rates over training samples (the stored study) ------------------------------------------------------------------------
 
 @lru_cache(maxsize=None)
-def seed_sweep() -> dict:
-    """The stored sweep :mod:`onelayer.studies.walks.seed_rates` (``python -m onelayer sweep walks-seed-rates``); cached."""
-    return seed_rates.load()
+def seed_study() -> dict:
+    """The stored study :mod:`onelayer.studies.walks.seed_rates` (``python -m onelayer study walks-seed-rates``) in its
+    first layout (:func:`onelayer.studies.walks.seed_rates.payload`); cached."""
+    return seed_rates.payload(registry.load(seed_rates.STUDY.name))
 
 
 def first_step_rates(rows: list[dict] | None = None) -> dict:
@@ -346,7 +348,7 @@ def first_step_rates(rows: list[dict] | None = None) -> dict:
     frequent training label at steps 1 and 2 (``mean_predicts_top_1``, ``mean_predicts_top_2``) and of the
     conditional accuracy at steps 2 and 3 (``mean_conditional_2``, ``mean_conditional_3``); ``min_parent_2``; and
     ``histogram_1`` (samples with 0..6 such columns)."""
-    rows = seed_sweep()["first_steps"] if rows is None else rows
+    rows = seed_study()["first_steps"] if rows is None else rows
     if not rows:
         raise ValueError("rows must not be empty")
     s, n, K = SETTINGS, len(rows), 6
@@ -376,7 +378,7 @@ def direction_rates(rows: list[dict] | None = None) -> dict:
     :class:`~onelayer.rates.Rate` of samples whose ``V`` is closer in direction to ``sqrt(Pi^T)`` than to ``Pi^T``
     under the log-loss (``log_sqrt_closer``) and closer to ``Pi^T`` under the squared loss (``squared_Pi_closer``),
     and in which the remainder grows (slope above ``growth_slope``, ``grows``)."""
-    rows = seed_sweep()["direction"] if rows is None else rows
+    rows = seed_study()["direction"] if rows is None else rows
     if not rows:
         raise ValueError("rows must not be empty")
     n = len(rows)
@@ -390,9 +392,9 @@ def direction_rates(rows: list[dict] | None = None) -> dict:
 
 
 @lru_cache(maxsize=None)
-def slope_sweep() -> dict:
-    """The stored sweep :mod:`onelayer.studies.walks.direction_slopes` (``python -m onelayer sweep walks-direction-slopes``)."""
-    return direction_slopes.load()
+def slope_study() -> dict:
+    """The stored study :mod:`onelayer.studies.walks.direction_slopes` (``python -m onelayer study walks-direction-slopes``)."""
+    return registry.load(direction_slopes.STUDY.name)
 
 
 def slope_rates(rows: list[dict] | None = None) -> dict:
@@ -401,7 +403,7 @@ def slope_rates(rows: list[dict] | None = None) -> dict:
     record as :func:`direction_slope`: ``samples``, ``from_step``, ``slope`` (``(mean, low, high)``, a 95% t
     interval), ``lowest``/``highest`` (the extreme samples) and ``near_half`` (the :class:`~onelayer.rates.Rate` of
     samples whose slope lies within ``slope_tol`` of ``-1/2``)."""
-    rows = slope_sweep()["samples"] if rows is None else rows
+    rows = slope_study()["summary"]["samples"] if rows is None else rows
     if len(rows) < 2:
         raise ValueError("rows must hold at least two samples")
     slopes = [r["slope"] for r in rows]
@@ -417,10 +419,48 @@ def mean_text(interval, digits: int = 3) -> str:
 
 def edge_rate_rows(Ks: tuple[int, ...] = (6,)) -> list[dict]:
     """:func:`onelayer.studies.walks.edge.edge_rates` of the stored edge runs (40 seeds per ``(K, p)``) for ring sizes ``Ks``."""
-    return edge.edge_rates([r for r in seed_sweep()["edge"] if r["K"] in Ks])
+    return edge.edge_rates([r for r in seed_study()["edge"] if r["K"] in Ks])
 
 
 _RATE_COLUMNS = ("K", "p", "runs", "optimal_parent", "other_lag", "other_lags")
+
+
+@lru_cache(maxsize=None)
+def edge_seed_study() -> dict:
+    """The stored study :mod:`onelayer.studies.walks.edge_seeds` (``python -m onelayer study walks-edge-seeds``): the
+    edge at ``K = 6``, ``p`` in ``{0.99, 0.999}``, over 200 training samples per ``p`` (seeds ``0 .. 199``, a superset
+    of the 40 of ``walks-seed-rates``); cached."""
+    return registry.load(edge_seeds.STUDY.name)
+
+
+def edge_more_seed_rows() -> list[dict]:
+    """The stored edge runs at ``K = 6`` with the runs of :func:`edge_seed_study` in place of the 40 per ``p`` where it
+    has more (its ``p``): the rows the verdict reads."""
+    more = [row for m in edge_seed_study()["members"] for row in m["result"]["rows"]]
+    ps = {r["p"] for r in more}
+    return [r for r in seed_study()["edge"] if r["K"] == SETTINGS.edge_K and r["p"] not in ps] + more
+
+
+def edge_seed_comparison() -> list[dict]:
+    """Per ``p`` of :func:`edge_seed_study`: optimal on the parent and another lag over the 40 stored samples of
+    ``walks-seed-rates``, over all 200 samples, and over the 160 new ones (seeds 40-199) alone, each ``k/n = x
+    [95% Wilson interval]``; the new study recomputes the 40 old ones bit for bit (the same batches), so the first
+    column is also its own seeds 0-39."""
+    old = {r["p"]: r for r in edge_rate_rows((SETTINGS.edge_K,))}
+    out = []
+    for p in sorted({c["p"] for c in edge_seed_study()["summary"]["cells"]}):
+        cells = {c["seeds"]: c for c in edge_seed_study()["summary"]["cells"] if c["p"] == p}
+        row = {"p": p, "optimal_parent_40": old[p]["optimal_parent"], "other_lag_40": old[p]["other_lag"]}
+        for label in ("all", "new"):
+            c = cells[label]
+            row[f"optimal_parent_{label}"] = rate(c["optimal_parent"], c["runs"]).text(2)
+            row[f"other_lag_{label}"] = rate(c["other_lag"], c["runs"]).text(2)
+            row[f"runs_{label}"] = c["runs"]
+        row["other_lags_all"] = cells["all"]["other_lags"]
+        row["earlier_same"] = (cells["earlier"]["optimal_parent"], cells["earlier"]["other_lag"]) == (
+            old[p]["optimal_parent_rate"].k, old[p]["other_lag_rate"].k)
+        out.append(row)
+    return out
 
 
 @register("walks-t31-seed-rates", "Theorem 3.1 (table): over many training samples, the columns of V(1) at the most "
@@ -430,8 +470,8 @@ def seed_rate_tables(quick: bool = False):
     sweep (quick mode reads the same file)."""
     fs = first_step_rates()
     first = {k: (v.text(3) if hasattr(v, "text") else v) for k, v in fs.items()}
-    table = [{k: r[k] for k in _RATE_COLUMNS} for r in edge_rate_rows(tuple(sorted({r["K"] for r in seed_sweep()["edge"]})))]
-    return None, {"source": seed_rates.STORED, "first_steps": first, "table": table}
+    table = [{k: r[k] for k in _RATE_COLUMNS} for r in edge_rate_rows(tuple(sorted({r["K"] for r in seed_study()["edge"]})))]
+    return None, {"source": seed_rates.STUDY.stored, "first_steps": first, "table": table}
 
 
 # -- verdicts -----------------------------------------------------------------------------------------------------------
@@ -452,9 +492,10 @@ def _share(r) -> str:
 
 def edge_verdict(rates: list[dict] | None = None) -> dict:
     """The verdict row on the edge of Theorem 3.1 (``K = 6``, ``p`` near 1) from the stored rates (40 seeds per
-    ``p``): per ``p`` the share of runs Bayes-optimal on the parent and the share locked onto another lag."""
+    ``p``, 200 at ``p = 0.99, 0.999``: :func:`edge_more_seed_rows`): per ``p`` the share of runs Bayes-optimal on the
+    parent and the share locked onto another lag."""
     s = SETTINGS
-    rates = edge_rate_rows((s.edge_K,)) if rates is None else rates
+    rates = edge.edge_rates(edge_more_seed_rows()) if rates is None else rates
     if not rates:
         raise ValueError("rates must not be empty")
     seeds = {r["runs"] for r in rates}
@@ -487,7 +528,7 @@ def edge_verdict(rates: list[dict] | None = None) -> dict:
 def pooled_edge_rates(rows: list[dict] | None = None) -> dict:
     """``{K: (optimal on the parent, other lag)}``: the two :class:`~onelayer.rates.Rate` of the stored edge runs of
     each ring size, pooled over ``p``."""
-    rows = seed_sweep()["edge"] if rows is None else rows
+    rows = seed_study()["edge"] if rows is None else rows
     out = {}
     for K in sorted({r["K"] for r in rows}):
         sub = [r for r in rows if r["K"] == K]
@@ -513,7 +554,7 @@ def small_ring_verdict() -> dict:
         "claim": "Theorem 3.1 needs K > 4", "source": "[paper]",
         "reading": "the paper's model (zero init, log-loss, sinusoidal positions with |p_i|^2 = M/2 [guess])",
         "settings": (f"K in {{3, 4, 6}}, N=97, M=1000, 50 steps, p in {{{', '.join(f'{p:g}' for p in s.edge_ps)}}}, "
-                     f"{seed_sweep()['meta']['settings']['edge_seeds']} training samples per (K, p), pooled over p"),
+                     f"{seed_study()['meta']['settings']['edge_seeds']} training samples per (K, p), pooled over p"),
         "measurement": "; ".join(f"K={K}: optimal on the parent {good.text()}, other lag {other.text()}"
                                  for K, (good, other) in pooled.items()),
         "verdict": f"{four}; {three}",
@@ -528,7 +569,7 @@ def verdict_rows() -> list[dict]:
     pop = next(r for r in lemma_c1_rows() if r["p"] == s.p and r["data"] == "population")
     fr, dr = first_step_rates(), direction_rates()
     n, m = fr["samples"], dr["samples"]
-    swept = seed_sweep()["meta"]["settings"]
+    swept = seed_study()["meta"]["settings"]
     not_circulant = rate(n - fr["circulant_1"].k, n)
     rows.append({
         "claim": "Lemmas C.1-C.3: V(1) has the closed form, is circulant and peaks at offset +1", "source": "[paper]",
@@ -579,7 +620,7 @@ def verdict_rows() -> list[dict]:
         "settings": (f"p=0.7, K=6, N=97, M=1000, {m} training samples (data seeds) of 1000 walks, "
                      f"{swept['direction_steps']} steps, log-loss "
                      f"(the paper's) and squared loss; best entrywise power (Pi^T)^a; the rate over {sr['samples']} "
-                     f"training samples (the same data seeds), {slope_sweep()['meta']['settings']['steps']} steps"),
+                     f"training samples (the same data seeds), {slope_study()['settings']['steps']} steps"),
         "measurement": (f"over {m} training samples: log-loss best power {mean_text(dr['log_power'], 2)}, V closer to "
                         f"sqrt(Pi^T) than to Pi^T in {closer.text()}; squared loss best power "
                         f"{mean_text(dr['squared_power'], 2)}, closer to Pi^T in {dr['squared_Pi_closer'].text()}; "

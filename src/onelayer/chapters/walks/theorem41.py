@@ -18,6 +18,7 @@ import numpy as np
 from ...formatting import near_zero_text, number_text
 from ...registry import register
 from ...scrubber import frame_numbers, scrub
+from ...studies import registry
 from ...studies.walks import experiment, gram_errors, seed_rates, sensitivity as sens, theorem41
 from ...figures import walks as figures
 from ...walks import theory
@@ -25,7 +26,7 @@ from ...walks.data import walk_population
 
 __all__ = ["Settings", "SETTINGS", "token_averages", "lemma_d1", "symmetry_rows", "symmetry_table", "fig5_runs",
            "fig5", "fig5_sin_positions", "escape_player", "escape_frames", "sensitivity_rows", "sensitivity_exact_rows",
-           "sensitivity", "seed_sweep", "figure45_rate_rows", "figure45_rates", "figure45_verdict", "gram_error_sweep", "gram_error_rate_rows",
+           "sensitivity", "seed_study", "figure45_rate_rows", "figure45_rates", "figure45_verdict", "gram_error_study", "gram_error_rate_rows",
            "figure45_gram_errors", "gram_error_verdict", "roundoff_machine", "roundoff_escape", "perturbation_escape", "fig9_runs", "fig9", "verdict_rows"]
 
 
@@ -238,18 +239,19 @@ def sensitivity(quick: bool = False):
     return figures.figure45_figure(rows), {"table": [{k: (str(v) if k == "norm" else v) for k, v in r.items()} for r in rows]}
 
 
-# -- over many training samples (the stored sweep) ----------------------------------------------------------------------
+# -- over many training samples (the stored study) ----------------------------------------------------------------------
 
 @lru_cache(maxsize=None)
-def seed_sweep() -> dict:
-    """The stored sweep :mod:`onelayer.studies.walks.seed_rates` (``python -m onelayer sweep walks-seed-rates``); cached."""
-    return seed_rates.load()
+def seed_study() -> dict:
+    """The stored study :mod:`onelayer.studies.walks.seed_rates` (``python -m onelayer study walks-seed-rates``) in its
+    first layout (:func:`onelayer.studies.walks.seed_rates.payload`); cached."""
+    return seed_rates.payload(registry.load(seed_rates.STUDY.name))
 
 
 def figure45_rate_rows(rows: list[dict] | None = None) -> list[dict]:
     """:func:`onelayer.studies.walks.sensitivity.figure45_rates` of the stored Figure 4/5 runs (40 training samples per
     positional reading and squared norm; float64, 50 steps), sinusoidal reading first."""
-    return sens.figure45_rates(seed_sweep()["figure45"] if rows is None else rows)
+    return sens.figure45_rates(seed_study()["figure45"] if rows is None else rows)
 
 
 #: The columns of the rates table as the chapter prints them.
@@ -261,21 +263,21 @@ RATE_COLUMNS = ("positions", "norm", "samples", "fig4", "fig5", "both")
 def figure45_rates(quick: bool = False):
     """The table of :func:`figure45_rate_rows` (quick mode reads the same stored file)."""
     table = [{k: (str(r[k]) if k == "norm" else r[k]) for k in RATE_COLUMNS} for r in figure45_rate_rows()]
-    return None, {"source": seed_rates.STORED, "table": table}
+    return None, {"source": seed_rates.STUDY.stored, "table": table}
 
 
 @lru_cache(maxsize=None)
-def gram_error_sweep() -> dict:
-    """The stored sweep :mod:`onelayer.studies.walks.gram_errors` (``python -m onelayer sweep walks-figure45-gram-errors``);
-    cached."""
-    return gram_errors.load()
+def gram_error_study() -> dict:
+    """The stored study :mod:`onelayer.studies.walks.gram_errors` (``python -m onelayer study walks-figure45-gram-errors``)
+    in its first layout (:func:`onelayer.studies.walks.gram_errors.payload`); cached."""
+    return gram_errors.payload(registry.load(gram_errors.STUDY.name))
 
 
 def gram_error_rate_rows(rows: list[dict] | None = None) -> list[dict]:
     """:func:`onelayer.studies.walks.sensitivity.figure45_rates` over the seeded Gram error's size: the stored error sweep
     plus the exactly orthogonal runs without error of the seed sweep (error 0), sinusoidal positions first."""
     if rows is None:
-        rows = gram_error_sweep()["rows"] + [r for r in seed_sweep()["figure45"] if r["relative_gram_error"] == 0.0]
+        rows = gram_error_study()["rows"] + [r for r in seed_study()["figure45"] if r["relative_gram_error"] == 0.0]
     return sens.figure45_rates(rows)
 
 
@@ -318,7 +320,7 @@ def figure45_gram_errors(quick: bool = False):
                                        xlabel="relative Gram error", legend_title="squared norm |p_i|^2")
     table = [{"positions": r["positions"], "gram_error": _error_name(r["gram_error"]), "norm": str(r["norm"]),
               "fig4": r["fig4"], "fig5": r["fig5"], "both": r["both"]} for r in rates]
-    return fig, {"sources": [gram_errors.STORED, seed_rates.STORED], "same_counts_both_readings": _same_counts(rates),
+    return fig, {"sources": [gram_errors.STUDY.stored, seed_rates.STUDY.stored], "same_counts_both_readings": _same_counts(rates),
                  "table": table}
 
 
@@ -415,7 +417,7 @@ def figure45_verdict(reading: str, rates: list[dict] | None = None) -> dict:
                    f"{best[1]['both']})")
     else:
         verdict = "undecided: no norm where most samples reproduce both, but not every interval excludes 1/2"
-    s = seed_sweep()["meta"]["settings"]
+    s = seed_study()["meta"]["settings"]
     return {
         "claim": "Figures 4 and 5 together (zero init, 50 steps: p=1/2 learned, p=1 stays at 1/6)", "source": "[paper]",
         "reading": READING_NAMES[reading] + ("; Figure 4 reproduced: every test prediction optimal at step 50 with "

@@ -22,6 +22,7 @@ from ...figures import walks_variations as variation_figures
 from ...studies.walks import chains, experiment, histogram_bound, rebuttal
 from ...studies.walks.variations import lag as lag_study, logit_scale as logit_scale_study, no_positions, non_circulant
 from ...studies.walks.variations import residual as residual_study
+from ...studies import registry
 from ...studies.walks.variations import seeds as variation_seeds
 from ...walks.model import WalkTransformer
 from ...studies.walks.inputs import walk_model
@@ -30,7 +31,7 @@ __all__ = ["Settings", "SETTINGS", "residual", "logit_scale", "no_position", "no
            "linear_rates", "lag_result",
            "lag", "lag_rows", "transition_matrix", "chain_result", "chain_first_step", "chain", "doubly_stochastic",
            "lag_table", "chain_rows", "chain_table", "chain_summary", "separate_qk_rows", "linear_baseline", "baseline_rates", "chain_explorer", "chain_explorer_default", "lag3",
-           "logit_scale_speed", "seed_sweep", "logit_scale_seed_rates", "lag_seed_rates", "seed_rate_table",
+           "logit_scale_speed", "seed_study", "logit_scale_seed_rates", "lag_seed_rates", "seed_rate_table",
            "seed_rate_glue", "logit_scale_verdict", "lag_verdict", "verdict_rows"]
 
 
@@ -362,12 +363,12 @@ def logit_scale_speed() -> float:
     return float((h_paper.params["V"] - h_scaled.params["V"]).abs().max())
 
 
-# -- rates over seeds (the stored sweep walks-variations-seeds) --------------------------------------------------------
+# -- rates over seeds (the stored study walks-variations-seeds) --------------------------------------------------------
 
 @functools.lru_cache(maxsize=1)
-def seed_sweep() -> dict:
-    """The stored sweep :mod:`onelayer.studies.walks.variations.seeds` (``python -m onelayer sweep walks-variations-seeds``)."""
-    return variation_seeds.load()
+def seed_study() -> dict:
+    """The stored study :mod:`onelayer.studies.walks.variations.seeds` (``python -m onelayer study walks-variations-seeds``)."""
+    return registry.load(variation_seeds.STUDY.name)
 
 
 def _steps_text(values) -> str:
@@ -386,7 +387,7 @@ def logit_scale_seed_rates(rows: list[dict] | None = None) -> list[dict]:
     the seeds that reach the same end state with ``1/sqrt(d)`` (every test prediction optimal and attention on the
     parent above 0.99 at the last step), each a :class:`~onelayer.rates.Rate`; the seeds that do not reach it
     (``other_seeds``) and their largest final attention on the parent (``other_parent_max``)."""
-    rows = seed_sweep()["logit_scale"] if rows is None else rows
+    rows = seed_study()["summary"]["logit_scale"] if rows is None else rows
     out = []
     for p in sorted({r["p"] for r in rows}):
         sub = [r for r in rows if r["p"] == p]
@@ -407,7 +408,7 @@ def lag_seed_rates(rows: list[dict] | None = None) -> list[dict]:
     above ``lag_selected``, the seeds attending most to ``x_(N-2)`` at the end, and the seeds whose every test
     prediction is optimal at the end (:class:`~onelayer.rates.Rate`), with the lowest step-2 attention, ``T0`` and
     the lags other seeds attend to most at the end (``other_lags``)."""
-    rows = seed_sweep()["lag"] if rows is None else rows
+    rows = seed_study()["summary"]["lag"] if rows is None else rows
     thr = SETTINGS.lag_selected
     out = []
     for p in sorted({r["p"] for r in rows}, reverse=True):
@@ -424,19 +425,19 @@ def lag_seed_rates(rows: list[dict] | None = None) -> list[dict]:
 @register("walks-variations-seed-rates", "Variations (table): the 1/sqrt(d) logit scale and the parent at lag 2 over "
                                          "20 seeds per p, rates with 95% Wilson intervals")
 def seed_rate_table(quick: bool = False):
-    """The rates of :func:`logit_scale_seed_rates` and :func:`lag_seed_rates` as two tables, from the stored sweep
+    """The rates of :func:`logit_scale_seed_rates` and :func:`lag_seed_rates` as two tables, from the stored study
     (quick mode reads the same file)."""
     scale = [{"p": r["p"], "seeds": r["seeds"], "T0 (scale 1)": r["T0_one"], "T0 (1/sqrt(d))": r["T0_scaled"],
               "slower": r["slower"].text(), "same end state": r["same_end"].text()} for r in logit_scale_seed_rates()]
     lag_rows = [{"p": r["p"], "seeds": r["seeds"], f"x_(N-2) > {SETTINGS.lag_selected:g} at step 2": r["selected_2"].text(),
                  "on x_(N-2) at the end": r["on_lag_end"].text(), "optimal at the end": r["optimal_end"].text(),
                  "T0": r["T0"]} for r in lag_seed_rates()]
-    return None, {"source": variation_seeds.STORED, "logit_scale": scale, "lag": lag_rows}
+    return None, {"source": variation_seeds.STUDY.stored, "logit_scale": scale, "lag": lag_rows}
 
 
 def seed_rate_glue() -> dict:
-    """The numbers the prose quotes from the stored seed sweep: per walk parameter (tag ``05``, ``07``) the logit
-    scale's ``T0`` and rates (``var_ls_*``) and the lag-2 rates (``var_lag_*``), the sweep's steps, the seeds at
+    """The numbers the prose quotes from the stored seed study: per walk parameter (tag ``05``, ``07``) the logit
+    scale's ``T0`` and rates (``var_ls_*``) and the lag-2 rates (``var_lag_*``), the study's steps, the seeds at
     ``p = 0.5`` that miss the scaled end state with their largest parent attention, and where the other lag-2 seeds
     attend at the end."""
     scale = {r["p"]: r for r in logit_scale_seed_rates()}
@@ -447,7 +448,7 @@ def seed_rate_glue() -> dict:
                 for key, field in (("slower", "slower"), ("same", "same_end"))})
     out.update({f"var_lag_{key}_{tags[p]}": r[field].text() for p, r in lag2.items()
                 for key, field in (("sel", "selected_2"), ("opt", "optimal_end"), ("end", "on_lag_end"))})
-    out.update(var_ls_steps=int(seed_sweep()["meta"]["settings"]["scale_steps"]),
+    out.update(var_ls_steps=int(seed_study()["settings"]["scale_steps"]),
                var_ls_other_05=len(scale[0.5]["other_seeds"]),
                var_ls_other_parent_05=number_text(scale[0.5]["other_parent_max"], 2),
                var_lag_low_05=number_text(lag2[0.5]["lowest_2"], 3),
@@ -492,7 +493,7 @@ def verdict_rows() -> list[dict]:
     """The chapter's verdicts: the residual connection, the logit scale and the lag-2 parent (the authors'
     expectations), what any model without positions can do, the uniform stationary law, separate ``W_Q`` and ``W_K``
     from zero, and the linear baseline (reviewers' questions). Claims whose outcome can vary with the draw are rates
-    over 20 chains or seeds with their Wilson intervals (the logit scale and the lag-2 parent from the stored sweep
+    over 20 chains or seeds with their Wilson intervals (the logit scale and the lag-2 parent from the stored study
     :mod:`onelayer.studies.walks.variations.seeds`); the others say "one run" (an exact identity) or "one seed"."""
     def f(x, digits=3):
         return number_text(x, digits)
@@ -500,7 +501,7 @@ def verdict_rows() -> list[dict]:
     res = _residual()
     diffs = [res[k] for k in ("output_diff", "grad_V_diff", "grad_W_diff", "V_diff", "W_diff")]
     scale_rates, lag_rates = logit_scale_seed_rates(), lag_seed_rates()
-    sweep_settings = seed_sweep()["meta"]["settings"]
+    study_settings = seed_study()["settings"]
     lag2 = lag_result(SETTINGS.lag_ps[0], SETTINGS.lag_steps)
     lin, n_walks = linear_rates(), SETTINGS.capacity_walks
     chance = 1.0 / 6
@@ -531,7 +532,7 @@ def verdict_rows() -> list[dict]:
          "chapter": "variations"},
         {"claim": "1/sqrt(d) logit scaling gives the same conclusions, only more iterations", "source": "[review]",
          "reading": "the scale on the merged W (ours)",
-         "settings": (f"p in {[r['p'] for r in scale_rates]}, {sweep_settings['scale_steps']} steps, "
+         "settings": (f"p in {[r['p'] for r in scale_rates]}, {study_settings['scale_steps']} steps, "
                       f"{'/'.join(str(n) for n in sorted({r['seeds'] for r in scale_rates}))} seeds per p (training and "
                       f"test walks), both scales on each seed's sample"),
          "measurement": "; ".join(f"p={r['p']:g}: optimal from step {r['T0_scaled']} with 1/sqrt(d) vs {r['T0_one']} "
@@ -541,14 +542,14 @@ def verdict_rows() -> list[dict]:
          "verdict": logit_scale_verdict(scale_rates), "chapter": "variations"},
         {"claim": "with a parent at lag 2, the first-step V is circulant and the attention selects x_(N-2)",
          "source": "[review]", "reading": "s_i = s_(i-2) +- 1 (ours)",
-         "settings": (f"p in {[r['p'] for r in lag_rates]}, K=6, N=97, M=1000, {sweep_settings['lag_steps']} steps, "
+         "settings": (f"p in {[r['p'] for r in lag_rates]}, K=6, N=97, M=1000, {study_settings['lag_steps']} steps, "
                       f"{'/'.join(str(n) for n in sorted({r['seeds'] for r in lag_rates}))} seeds per p (training and "
                       f"test walks); formula on the exact population of N=13"),
          "measurement": (f"closed form circulant {lag2['closed_form_circulant']}, max error on the population "
                          f"{number_text(lag2['V1_error'])}; "
                          + "; ".join(f"p={r['p']:g}: attention on x_(N-2) after step 2 above {SETTINGS.lag_selected:g} in "
                                      f"{r['selected_2'].text()} (lowest {f(r['lowest_2'])}), every prediction optimal "
-                                     f"at step {sweep_settings['lag_steps']} in {r['optimal_end'].text()}"
+                                     f"at step {study_settings['lag_steps']} in {r['optimal_end'].text()}"
                                      for r in lag_rates)),
          "verdict": lag_verdict(lag_rates, bool(lag2["closed_form_circulant"]) and lag2["V1_error"] < 1e-12),
          "chapter": "variations"},

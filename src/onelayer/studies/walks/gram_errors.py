@@ -6,81 +6,84 @@ error of the positional Gram matrix (:func:`onelayer.studies.walks.sensitivity.s
 computes the same run. The size of that error is a reading, not a fact of the paper [ours]. This sweep runs
 :func:`onelayer.studies.walks.sensitivity.figure45_seeds` (Figures 4 and 5 over many training samples) for each error size,
 positional reading and squared norm ``||p_i||^2``; the reading's own default sizes (``2*10^-12`` for sinusoidal
-positions, 0 for exactly orthogonal ones) are in the ``walks-seed-rates`` sweep.
+positions, 0 for exactly orthogonal ones) are in the ``walks-seed-rates`` study.
 
-``python -m onelayer sweep walks-figure45-gram-errors`` (or ``python -m onelayer.studies.walks.gram_errors --out PATH``)
-writes :data:`STORED`; ``--quick`` is a tiny version for tests. :func:`load` reads it back.
+``python -m onelayer study walks-figure45-gram-errors`` runs it (:data:`STUDY`, about 8 minutes on one core): one
+member per error size, reading and norm, the block of 40 samples the first script trained together (a batch of other
+samples moves the last bits). :func:`payload` gives it in the first script's layout (``meta``, ``rows``).
 """
 
 from __future__ import annotations
 
-import argparse
-import time
-from pathlib import Path
+from dataclasses import dataclass
 
-import torch
-
-from ... import paths, store
 from . import sensitivity
+from ..runner import Member, Study
 
-__all__ = ["STORED", "KIND", "FULL", "QUICK", "sweep", "save", "load", "main"]
-
-#: Where the stored sweep lives, relative to the data directory (:func:`onelayer.paths.data_path`).
-STORED = "walks/data/figure45_gram_errors.json"
-#: The ``kind`` of the stored file (:mod:`onelayer.store`).
-KIND = "walks-figure45-gram-errors"
-#: The full sweep: relative Gram error sizes, positional readings, squared norms (those of ``walks-seed-rates``)
-#: and training samples (data seeds 0, 1, ...) per cell.
-FULL = {"errors": (1e-15, 1e-12, 1e-9, 1e-6), "readings": ("exact", "sin"), "norms": (20.0, 40.0, "M/16", "M/8", "M/2"),
-        "seeds": 40}
-#: The ``--quick`` variant (seconds): two sizes, one reading and norm, two samples, short walks.
-QUICK = {"errors": (1e-12, 1e-6), "readings": ("exact",), "norms": (40.0,), "seeds": 2, "N": 25, "M": 100, "n": 100}
+__all__ = ["Settings", "QUICK", "STUDY", "payload"]
 
 
-def sweep(*, quick: bool = False, progress=print) -> dict:
-    """:func:`~onelayer.studies.walks.sensitivity.figure45_seeds` for every (error, reading, norm) of :data:`FULL` (or
-    :data:`QUICK`); returns the stored content: ``meta`` and ``rows`` (one per training sample and cell)."""
-    c = QUICK if quick else FULL
-    size = {"N": c["N"], "M": c["M"], "n_train": c["n"], "n_test": c["n"]} if quick else {}
-    start = time.perf_counter()
-    rows = []
-    for error in c["errors"]:
-        for reading in c["readings"]:
-            for norm in c["norms"]:
-                rows += sensitivity.figure45_seeds(norm, positions=reading, seeds=range(c["seeds"]),
-                                                   relative_gram_error=error, **size)
-            progress(f"Gram error {error:g}, {reading}: {time.perf_counter() - start:.0f} s")
-    settings = {k: list(v) if isinstance(v, tuple) else v for k, v in c.items()}
-    return {"meta": {"created_by": "python -m onelayer sweep walks-figure45-gram-errors" + (" --quick" if quick else ""),
-                     "quick": quick, "settings": settings, "seconds": round(time.perf_counter() - start, 1)},
-            "rows": rows}
+@dataclass(frozen=True)
+class Settings:
+    """Relative Gram error sizes, positional readings, squared norms (those of ``walks-seed-rates``), training samples
+    (data seeds ``0 .. seeds - 1``) per cell; ``N``, ``M``, ``n``: ``None`` for the paper's size."""
+
+    errors: tuple[float, ...] = (1e-15, 1e-12, 1e-9, 1e-6)
+    readings: tuple[str, ...] = ("exact", "sin")
+    norms: tuple = (20.0, 40.0, "M/16", "M/8", "M/2")
+    seeds: int = 40
+    N: int | None = None
+    M: int | None = None
+    n: int | None = None
 
 
-def save(data: dict, path) -> Path:
-    """Write the sweep as a versioned JSON file of kind :data:`KIND` (creating the directory)."""
-    return store.write_json(path, data, kind=KIND, indent=None)
+#: The ``--quick`` settings (seconds): two sizes, one reading and norm, two samples, short walks.
+QUICK = Settings(errors=(1e-12, 1e-6), readings=("exact",), norms=(40.0,), seeds=2, N=25, M=100, n=100)
 
 
-def load(path=None) -> dict:
-    """Read the sweep written by :func:`save`: ``path`` or :data:`STORED` in the data directory."""
-    path = paths.data_path(STORED) if path is None else paths.resolve(path)
-    if not path.exists():
-        raise FileNotFoundError(f"{path} not found; create it with: python -m onelayer sweep walks-figure45-gram-errors")
-    return store.from_jsonable(store.read_json(path, kind=KIND))
+def _key(error, reading, norm) -> str:
+    return f"e{error:.0e}-{reading}-{str(norm).replace('/', 'over')}"
 
 
-def main(argv=None) -> int:
-    """Command line: run the sweep and write it as JSON."""
-    parser = argparse.ArgumentParser(prog="python -m onelayer.studies.walks.gram_errors", description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, required=True, help="output JSON file")
-    parser.add_argument("--quick", action="store_true", help="tiny version for tests (seconds)")
-    args = parser.parse_args(argv)
-    torch.set_num_threads(1)
-    data = sweep(quick=args.quick)
-    save(data, args.out)
-    print(f"wrote {args.out} ({len(data['rows'])} rows, {data['meta']['seconds']} s)")
-    return 0
+def members(settings: Settings) -> list[Member]:
+    """One member per (error, reading, norm), e.g. ``e1e-12-sin-Mover16``: the block of ``seeds`` samples."""
+    return [Member(_key(e, r, n), {"error": e, "reading": r, "norm": n}, cost=float(settings.seeds))
+            for e in settings.errors for r in settings.readings for n in settings.norms]
 
 
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
+def run_member(settings: Settings, member: Member) -> dict:
+    """``{"rows": ...}``: :func:`~onelayer.studies.walks.sensitivity.figure45_seeds` of the member's cell."""
+    c, f = settings, member.fields
+    size = {} if c.N is None else {"N": c.N, "M": c.M, "n_train": c.n, "n_test": c.n}
+    return {"rows": sensitivity.figure45_seeds(f["norm"], positions=f["reading"], seeds=range(c.seeds),
+                                               relative_gram_error=f["error"], **size)}
+
+
+def _rows(settings: Settings, records: list[dict]) -> list[dict]:
+    by_key = {r["key"]: r["result"]["rows"] for r in records}
+    return [row for e in settings.errors for r in settings.readings for n in settings.norms for row in by_key[_key(e, r, n)]]
+
+
+def summarize(settings: Settings, records: list[dict]) -> dict:
+    """Per (error, reading, norm): the samples that reproduce Figure 4, Figure 5 and both (the rows are the members')."""
+    rows = _rows(settings, records)
+    return {"cells": [{"error": e, "reading": r, "norm": n,
+                       **{k: sum(bool(x[k]) for x in rows if (x["relative_gram_error"], x["positions"], x["norm"]) == (e, r, n))
+                          for k in ("fig4_reproduced", "fig5_reproduced", "both")}}
+                      for e in settings.errors for r in settings.readings for n in settings.norms]}
+
+
+def payload(stored: dict) -> dict:
+    """A stored study (:func:`onelayer.studies.registry.load`) in the first script's layout: ``meta`` (``quick``,
+    ``settings``) and ``rows`` (one per sample and cell, in the script's order)."""
+    raw = stored["settings"]
+    settings = Settings(**{k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()})
+    return {"meta": {"quick": stored["quick"], "settings": {k: v for k, v in raw.items() if v is not None}},
+            "rows": _rows(settings, stored["members"])}
+
+
+STUDY = Study(name="walks-figure45-gram-errors", stored="walks/data/figure45_gram_errors.json",
+              kind="walks-figure45-gram-errors", settings=Settings(), quick=QUICK, members=members,
+              run_member=run_member, summarize=summarize,
+              description="Walks, Theorem 4.1: Figures 4/5 over 40 training samples per size of the seeded Gram error, "
+                          "positional reading and norm")

@@ -5,8 +5,9 @@ both: the training sentences of ``setup_task(task, seed=s)`` and the initial ``V
 the chapter's run). :func:`seed_run` trains one run and scores it on the task's exact population (all 32 lists of
 Task 1, both sentences of Task 2, equally likely), so an accuracy is the expected test accuracy, with no test-set
 noise. Per run it records, at every step, that accuracy and how many different answers the model gives over the
-population. :func:`seed_sweep` runs a list of seeds for each setting; :func:`outcome_counts` turns the runs into
-counts of the outcomes the chapter talks about:
+population. The study :data:`STUDY` (``python -m onelayer study walks-qa-seeds``, about 6 minutes on one core) runs
+every setting for seeds ``0 .. 39``, one member per setting and seed; :func:`payload` gives its runs grouped by setting
+and :func:`outcome_counts` turns the runs into counts of the outcomes the chapter talks about:
 
 ``learned_<t>``
     the population accuracy at step ``t`` is at least :data:`LEARNED` (0.99, the chapter's "about 100%");
@@ -18,26 +19,26 @@ counts of the outcomes the chapter talks about:
 
 Settings (all [ours] unless the chapter says otherwise): the bias placement of :data:`onelayer.studies.walks.qa.BIASES`,
 the attention normalisation (``"keys_and_query"``, ``"keys"`` or ``"none"``), or the hidden ReLU layer of Appendix F.2
-(``hidden=19``, no bias).
+(``hidden=19``, no bias). With ``frozen=True`` (the control of :mod:`onelayer.studies.walks.qa_frozen`) the attention
+(``q`` and the attention bias ``beta``) keeps its initial value: only ``V`` (and the output bias, the ReLU layer's
+``A``) trains.
 """
 
 from __future__ import annotations
 
-import argparse
-import time
-from pathlib import Path
+from dataclasses import dataclass
 
 import torch
 
-from ... import paths, store
 from ...training import train
-from ...validation import check_choice, check_instances, check_int
+from ...validation import check_choice, check_int
 from ...walks import prediction
 from . import qa
 from ...walks import qa as qa_tasks
+from ..runner import Member, Study
 
-__all__ = ["LEARNED", "NEAR", "NORMALIZATIONS", "SEEDS", "SWEEP_SETTINGS", "STORED", "KIND", "seed_run", "seed_sweep",
-           "outcome_counts", "stored_sweep", "save", "load", "main"]
+__all__ = ["LEARNED", "NEAR", "NORMALIZATIONS", "ATTENTION", "Settings", "QUICK", "STUDY", "seed_run", "step_sizes",
+           "outcome_counts", "setting_list", "payload"]
 
 #: Accuracy from which a run counts as learned (the chapter's "about 100%").
 LEARNED = 0.99
@@ -45,25 +46,19 @@ LEARNED = 0.99
 NEAR = 0.05
 #: The attention normalisations compared as readings.
 NORMALIZATIONS = ("keys_and_query", "keys", "none")
-#: The seeds of the stored sweep (seed 0 is the chapter's run) and its settings: both tasks under every bias
-#: placement and every normalisation, and the ReLU variant (keys and query normalised, no bias).
-SEEDS = tuple(range(40))
-SWEEP_SETTINGS = tuple([{"task": t, "bias": b, "normalize": nz} for nz in NORMALIZATIONS for b in qa.BIASES
-                        for t in qa_tasks.TASKS] + [{"task": t, "hidden": 19} for t in qa_tasks.TASKS])
-#: Where the stored sweep lives in the data directory, its kind, and the steps kept in it.
-STORED = "walks/data/qa_seeds.json"
-KIND = "walks-qa-seeds"
-KEEP_EVERY = 5
+#: The parameters of the attention (the query ``q = W x~_N`` and the attention bias), frozen with ``frozen=True``.
+ATTENTION = ("q", "beta")
 
 
 def seed_run(task: int, seed: int, *, bias: str = "none", normalize: str = "keys_and_query", hidden: int | None = None,
-             steps: int = 100, lr: float = 0.1, sigma: float = 0.01, keep_every: int = 1) -> dict:
+             steps: int = 100, lr: float = 0.1, sigma: float = 0.01, keep_every: int = 1, frozen: bool = False) -> dict:
     """One run of Section 6 with seed ``seed`` (training sample and initialisation), scored on the exact population.
 
     Returns ``{"seed", "steps", "accuracy", "answers", "first_learned"}``: the population accuracy and the number
     of distinct answers at steps ``0, keep_every, ..., steps`` (the last step always kept), and the first step from
     which the accuracy stays at least :data:`LEARNED` to the end (``None`` if it does not), found at every step.
-    ``hidden`` (the ReLU variant) cannot be combined with a bias.
+    ``hidden`` (the ReLU variant) cannot be combined with a bias. ``frozen``: the parameters of :data:`ATTENTION`
+    get step size 0 (they keep their initial values exactly), the others ``lr``.
     """
     task = check_choice("task", task, qa_tasks.TASKS)
     seed = check_int("seed", seed, low=0)
@@ -73,6 +68,8 @@ def seed_run(task: int, seed: int, *, bias: str = "none", normalize: str = "keys
     normalize = check_choice("normalize", normalize, NORMALIZATIONS)
     if hidden is not None and bias != "none":
         raise ValueError("bias must be 'none' when hidden is given (the bias option is defined for the linear model)")
+    if not isinstance(frozen, bool):
+        raise TypeError(f"frozen must be a bool, not {type(frozen).__name__}")
     exp = qa.setup_task(task, hidden=hidden, normalize=normalize, seed=seed)
     m, pop = exp.model, qa_tasks.task_population(task)
 
@@ -82,12 +79,12 @@ def seed_run(task: int, seed: int, *, bias: str = "none", normalize: str = "keys
 
     record = {"accuracy": lambda prm: float(prediction.accuracy(predictions(prm), pop.labels, pop.weights)),
               "answers": lambda prm: float(torch.unique(predictions(prm)).numel())}
+    params = m.init("gaussian", sigma=sigma, seed=seed) if hidden is not None else qa.bias_init(exp, bias, sigma=sigma, seed=seed)
+    rates = step_sizes(params, lr, frozen=frozen)
     if hidden is not None:
-        hist = m.train(m.init("gaussian", sigma=sigma, seed=seed), exp.train, steps=steps, lr=lr, record=record,
-                       record_every=1)
+        hist = m.train(params, exp.train, steps=steps, lr=rates, record=record, record_every=1)
     else:
-        params = qa.bias_init(exp, bias, sigma=sigma, seed=seed)
-        hist = train(params, lambda prm: qa.bias_loss_and_grads(m, prm, exp.train)[0], steps=steps, lr=lr,
+        hist = train(params, lambda prm: qa.bias_loss_and_grads(m, prm, exp.train)[0], steps=steps, lr=rates,
                      record=record, record_every=1, grad_fn=lambda prm: qa.bias_loss_and_grads(m, prm, exp.train),
                      progress=False)
     acc = [float(a) for a in hist["accuracy"]]
@@ -99,21 +96,15 @@ def seed_run(task: int, seed: int, *, bias: str = "none", normalize: str = "keys
             "answers": [answers[i] for i in keep], "first_learned": first}
 
 
-def seed_sweep(settings, seeds, *, steps: int = 100, keep_every: int = 1, progress=None) -> list[dict]:
-    """:func:`seed_run` for every setting (a dict of its keyword arguments with ``task``) and every seed.
+def _no_step(t: int) -> float:
+    """The step-size schedule of a frozen parameter: 0 at every step (``p - 0 * g`` is ``p``)."""
+    return 0.0
 
-    Returns one dict per setting: the setting's keys, ``steps`` and ``runs`` (the runs in the order of ``seeds``).
-    """
-    seeds = [check_int("seeds", s, low=0) for s in check_instances("seeds", seeds, int, "one per run")]
-    out = []
-    for setting in settings:
-        if not isinstance(setting, dict) or "task" not in setting:
-            raise TypeError(f"settings must be dicts with a 'task' key; got {setting!r}")
-        runs = [seed_run(seed=s, steps=steps, keep_every=keep_every, **setting) for s in seeds]
-        out.append({**setting, "steps": steps, "runs": runs})
-        if progress is not None:
-            progress(f"{setting}: done")
-    return out
+
+def step_sizes(params, lr: float, *, frozen: bool):
+    """The ``lr`` of :func:`onelayer.training.train` for ``params``: ``lr`` itself, or (``frozen``) a mapping that
+    gives the parameters of :data:`ATTENTION` step size 0 and the others ``lr``."""
+    return {n: (_no_step if n in ATTENTION else lr) for n in params} if frozen else lr
 
 
 def outcome_counts(runs, check_steps=(20, 100)) -> dict[str, int]:
@@ -136,38 +127,85 @@ def outcome_counts(runs, check_steps=(20, 100)) -> dict[str, int]:
     return out
 
 
-def stored_sweep(*, quick: bool = False, progress=print) -> dict:
-    """The sweep stored in :data:`STORED`: :func:`seed_sweep` of :data:`SWEEP_SETTINGS` over :data:`SEEDS`, 100 steps,
-    steps kept every :data:`KEEP_EVERY`. About 6 minutes on one core (``quick``: 2 seeds, 5 steps, 4 settings)."""
-    settings = SWEEP_SETTINGS[:2] + SWEEP_SETTINGS[-2:] if quick else SWEEP_SETTINGS
-    seeds, steps = (SEEDS[:2], 5) if quick else (SEEDS, 100)
-    return {"quick": quick, "seeds": list(seeds), "steps": steps, "keep_every": KEEP_EVERY,
-            "learned": LEARNED, "near": NEAR,
-            "settings": seed_sweep(settings, seeds, steps=steps, keep_every=KEEP_EVERY, progress=progress)}
+@dataclass(frozen=True)
+class Settings:
+    """Seeds ``0 .. seeds - 1`` (seed 0 is the chapter's run), GD steps, steps kept (every ``keep_every``), and the
+    settings: both tasks under every bias placement and normalisation, then the ReLU variant (``hidden``; keys and
+    query normalised, no bias); ``attention``: ``"trained"`` (the paper's runs) or ``"frozen"`` (only ``V`` and the
+    output-side parameters train)."""
+
+    seeds: int = 40
+    steps: int = 100
+    keep_every: int = 5
+    tasks: tuple[int, ...] = qa_tasks.TASKS
+    normalizations: tuple[str, ...] = NORMALIZATIONS
+    biases: tuple[str, ...] = qa.BIASES
+    hidden: int | None = 19
+    attention: str = "trained"
 
 
-def save(data: dict, path) -> Path:
-    """Write a :func:`stored_sweep` result as a versioned JSON file of kind :data:`KIND`."""
-    return store.write_json(path, data, kind=KIND, indent=None)
+#: The ``--quick`` settings (seconds): 2 seeds, 5 steps, both tasks without bias (keys and query normalised) and with
+#: the ReLU layer.
+QUICK = Settings(seeds=2, steps=5, normalizations=("keys_and_query",), biases=("none",))
 
 
-def load(path=None) -> dict:
-    """Read the stored sweep: ``path`` (see :func:`onelayer.paths.resolve`) or :data:`STORED` in the data directory."""
-    path = paths.data_path(STORED) if path is None else paths.resolve(path)
-    if not path.exists():
-        raise FileNotFoundError(f"no stored question-answering sweep at {path}; run python -m onelayer sweep walks-qa-seeds")
-    return store.read_json(path, kind=KIND)
+def setting_list(settings: Settings) -> list[dict]:
+    """The settings of the study in their stored order: every normalisation x bias x task, then the ReLU variant per
+    task, each a dict of :func:`seed_run` keyword arguments."""
+    return ([{"task": t, "bias": b, "normalize": nz} for nz in settings.normalizations for b in settings.biases
+             for t in settings.tasks]
+            + ([{"task": t, "hidden": settings.hidden} for t in settings.tasks] if settings.hidden is not None else []))
 
 
-def main(argv=None) -> int:
-    """Command line (``python -m onelayer sweep walks-qa-seeds``): compute :func:`stored_sweep` and write it."""
-    parser = argparse.ArgumentParser(prog="python -m onelayer sweep walks-qa-seeds",
-                                     description="Section 6 question answering over many seeds (issue 22)")
-    parser.add_argument("--out", required=True, help="path of the JSON file to write")
-    parser.add_argument("--quick", action="store_true", help="a tiny version in seconds")
-    args = parser.parse_args(argv)
-    torch.set_num_threads(1)
-    start = time.perf_counter()
-    path = save(stored_sweep(quick=args.quick), args.out)
-    print(f"wrote {path} in {time.perf_counter() - start:.0f} s")
-    return 0
+def _setting_key(setting: dict) -> str:
+    if "hidden" in setting:
+        return f"t{setting['task']}-relu{setting['hidden']}"
+    return f"t{setting['task']}-{setting['normalize']}-{setting['bias']}"
+
+
+def members(settings: Settings) -> list[Member]:
+    """One member per setting and seed, e.g. ``t1-keys_and_query-none-s007``, ``t2-relu19-s039``."""
+    return [Member(f"{_setting_key(setting)}-s{seed:03d}", {**setting, "seed": seed},
+                   cost=(2.0 if "hidden" in setting else 1.0) * settings.steps)
+            for setting in setting_list(settings) for seed in range(settings.seeds)]
+
+
+def run_member(settings: Settings, member: Member) -> dict:
+    """:func:`seed_run` of the member's setting and seed."""
+    fields = dict(member.fields)
+    seed = fields.pop("seed")
+    return seed_run(seed=seed, steps=settings.steps, keep_every=settings.keep_every,
+                    frozen=check_choice("attention", settings.attention, ("trained", "frozen")) == "frozen", **fields)
+
+
+def summarize(settings: Settings, records: list[dict]) -> dict:
+    """Per setting (in :func:`setting_list` order): its keys and the :func:`outcome_counts` of its runs at steps 20
+    and 100 (the runs themselves are the members; :func:`payload` groups them)."""
+    runs = _runs_by_setting(settings, records)
+    checks = tuple(sorted({min(t, settings.steps) for t in (20, 100)}))
+    return {"learned": LEARNED, "near": NEAR,
+            "counts": [{**setting, **outcome_counts(runs[_setting_key(setting)], checks)}
+                       for setting in setting_list(settings)]}
+
+
+def _runs_by_setting(settings: Settings, records: list[dict]) -> dict[str, list[dict]]:
+    by_key = {r["key"]: r["result"] for r in records}
+    return {_setting_key(s): [by_key[f"{_setting_key(s)}-s{seed:03d}"] for seed in range(settings.seeds)]
+            for s in setting_list(settings)}
+
+
+def payload(stored: dict) -> dict:
+    """A stored study (:func:`onelayer.studies.registry.load` of ``walks-qa-seeds`` or ``walks-qa-frozen``) as the
+    chapter reads it: ``quick``, ``seeds``, ``steps``, ``keep_every``, ``learned``, ``near``, ``attention`` and
+    ``settings`` (per setting its keys, ``steps`` and ``runs``, seed by seed)."""
+    settings = Settings(**{k: tuple(v) if isinstance(v, list) else v for k, v in stored["settings"].items()})
+    runs = _runs_by_setting(settings, stored["members"])
+    return {"quick": stored["quick"], "seeds": list(range(settings.seeds)), "steps": settings.steps,
+            "keep_every": settings.keep_every, "learned": LEARNED, "near": NEAR, "attention": settings.attention,
+            "settings": [{**s, "steps": settings.steps, "runs": runs[_setting_key(s)]} for s in setting_list(settings)]}
+
+
+STUDY = Study(name="walks-qa-seeds", stored="walks/data/qa_seeds.json", kind="walks-qa-seeds", settings=Settings(),
+              quick=QUICK, members=members, run_member=run_member, summarize=summarize, rtol=0.0, atol=1e-12,
+              description="Walks, Section 6: both question-answering tasks over 40 seeds, every bias placement and "
+                          "normalisation")

@@ -12,102 +12,116 @@ Four experiments, each over many training samples (data seeds), each trained wit
 * ``"direction"``: :func:`onelayer.studies.walks.direction.direction_samples` at ``p = 0.7`` (the best power ``(Pi^T)^a``
   of ``V``'s direction under the log-loss and the squared loss; the growth of Lemma C.7's remainder).
 
-``python -m onelayer sweep walks-seed-rates`` (or ``python -m onelayer.studies.walks.seed_rates --out PATH``) writes
-:data:`STORED`; ``--quick`` is a tiny version for tests. :func:`load` reads it back (``"nan"`` strings become
-floats again).
+``python -m onelayer study walks-seed-rates`` runs the study (:data:`STUDY`, about 15 minutes on one core). A member is
+one block of seeds exactly as the first script trained it together (a batch of other seeds moves the last bits): the
+400 first-step samples; per ring size ``K`` and ``p`` the 40 edge samples; per positional reading and squared norm
+the 40 samples of Figures 4 and 5; the 40 direction samples. :func:`payload` gives the stored study in the first
+script's layout (``meta.settings``, ``first_steps``, ``edge``, ``figure45``, ``direction``).
 """
 
 from __future__ import annotations
 
-import argparse
-import time
-from pathlib import Path
+from dataclasses import dataclass
 
-import torch
-
-from ... import paths, store
 from . import direction, edge, first_steps, sensitivity
+from ..runner import Member, Study
 
-__all__ = ["STORED", "KIND", "FULL", "QUICK", "sweep", "save", "load", "main"]
-
-#: Where the stored sweep lives, relative to the data directory (:func:`onelayer.paths.data_path`).
-STORED = "walks/data/seed_rates.json"
-#: The ``kind`` of the stored file (:mod:`onelayer.store`).
-KIND = "walks-seed-rates"
-#: The full sweep: walk parameter and samples of the first steps; ``p``, ring sizes and seeds of the edge (the
-#: small rings with the same seeds); readings, squared norms and seeds of Figures 4 and 5; walk parameter, seeds and
-#: steps of the direction runs.
-FULL = {"first_p": 0.7, "first_seeds": 400, "edge_ps": edge.EDGE_PS, "edge_Ks": (6, 3, 4), "edge_seeds": 40,
-        "readings": ("sin", "exact"), "norms": (20.0, 40.0, "M/16", "M/8", "M/2"), "figure45_seeds": 40,
-        "direction_p": 0.7, "direction_seeds": 40, "direction_steps": 300, "remainder_steps": 1000}
-#: The ``--quick`` variant (seconds): the same experiments, few seeds, short walks.
-QUICK = {"first_p": 0.7, "first_seeds": 4, "edge_ps": (0.9, 0.99), "edge_Ks": (6,), "edge_seeds": 3,
-         "readings": ("sin", "exact"), "norms": (40.0,), "figure45_seeds": 3, "direction_p": 0.7, "direction_seeds": 2,
-         "direction_steps": 20, "remainder_steps": 60, "N": 25, "M": 100, "n": 100}
+__all__ = ["Settings", "QUICK", "STUDY", "payload"]
 
 
-def sweep(*, quick: bool = False, progress=print) -> dict:
-    """Run the four experiments with :data:`FULL` (or :data:`QUICK`) settings; returns the stored content."""
-    c = QUICK if quick else FULL
-    size = {"N": c["N"], "M": c["M"], "n_train": c["n"], "n_test": c["n"]} if quick else {}
-    out = {"meta": {"created_by": "python -m onelayer sweep walks-seed-rates" + (" --quick" if quick else ""),
-                    "quick": quick, "settings": {k: list(v) if isinstance(v, tuple) else v for k, v in c.items()},
-                    "seconds": {}}}
-    start = time.perf_counter()
-    out["first_steps"] = first_steps.first_steps_samples(c["first_p"], seeds=range(c["first_seeds"]), **size)
-    out["meta"]["seconds"]["first_steps"] = round(time.perf_counter() - start, 1)
-    progress(f"first steps: {len(out['first_steps'])} samples, {out['meta']['seconds']['first_steps']} s")
-    start = time.perf_counter()
-    out["edge"] = []
-    for K in c["edge_Ks"]:
-        for p in c["edge_ps"]:  # one p at a time keeps the member batch small
-            out["edge"] += edge.edge_table((p,), seeds=range(c["edge_seeds"]), Ks=(K,), **size)
-        progress(f"edge K={K}: {time.perf_counter() - start:.0f} s")
-    out["meta"]["seconds"]["edge"] = round(time.perf_counter() - start, 1)
-    start = time.perf_counter()
-    out["figure45"] = []
-    for reading in c["readings"]:
-        for norm in c["norms"]:
-            out["figure45"] += sensitivity.figure45_seeds(norm, positions=reading, seeds=range(c["figure45_seeds"]),
-                                                          **size)
-            progress(f"figures 4/5 {reading} {norm}: {time.perf_counter() - start:.0f} s")
-    out["meta"]["seconds"]["figure45"] = round(time.perf_counter() - start, 1)
-    start = time.perf_counter()
-    out["direction"] = direction.direction_samples(
-        c["direction_p"], seeds=range(c["direction_seeds"]), direction_steps=c["direction_steps"],
-        remainder_steps=c["remainder_steps"], **({"N": c["N"], "M": c["M"], "n_train": c["n"]} if quick else {}))
-    out["meta"]["seconds"]["direction"] = round(time.perf_counter() - start, 1)
-    progress(f"direction: {len(out['direction'])} samples, {out['meta']['seconds']['direction']} s")
-    return out
+@dataclass(frozen=True)
+class Settings:
+    """Walk parameter and samples of the first steps; ``p``, ring sizes and seeds of the edge (the small rings with the
+    same seeds); readings, squared norms and seeds of Figures 4 and 5; walk parameter, seeds and steps of the direction
+    runs; ``N``, ``M``, ``n`` (training and test walks): ``None`` for each experiment's own defaults (the paper's
+    size)."""
+
+    first_p: float = 0.7
+    first_seeds: int = 400
+    edge_ps: tuple[float, ...] = edge.EDGE_PS
+    edge_Ks: tuple[int, ...] = (6, 3, 4)
+    edge_seeds: int = 40
+    readings: tuple[str, ...] = ("sin", "exact")
+    norms: tuple = (20.0, 40.0, "M/16", "M/8", "M/2")
+    figure45_seeds: int = 40
+    direction_p: float = 0.7
+    direction_seeds: int = 40
+    direction_steps: int = 300
+    remainder_steps: int = 1000
+    N: int | None = None
+    M: int | None = None
+    n: int | None = None
 
 
-def save(data: dict, path) -> Path:
-    """Write the sweep as a versioned JSON file of kind :data:`KIND` (creating the directory)."""
-    return store.write_json(path, data, kind=KIND, indent=None)
+#: The ``--quick`` settings (seconds): the same experiments, few seeds, short walks.
+QUICK = Settings(first_seeds=4, edge_ps=(0.9, 0.99), edge_Ks=(6,), edge_seeds=3, norms=(40.0,), figure45_seeds=3,
+                 direction_seeds=2, direction_steps=20, remainder_steps=60, N=25, M=100, n=100)
 
 
-def load(path=None) -> dict:
-    """Read the sweep written by :func:`save`: ``path`` or :data:`STORED` in the data directory."""
-    path = paths.data_path(STORED) if path is None else paths.resolve(path)
-    if not path.exists():
-        raise FileNotFoundError(f"{path} not found; create it with: python -m onelayer sweep walks-seed-rates")
-    return store.from_jsonable(store.read_json(path, kind=KIND))
+def _norm_label(norm) -> str:
+    return str(norm).replace("/", "over")
 
 
-def main(argv=None) -> int:
-    """Command line: run the sweep and write it as JSON."""
-    parser = argparse.ArgumentParser(prog="python -m onelayer.studies.walks.seed_rates", description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, required=True, help="output JSON file")
-    parser.add_argument("--quick", action="store_true", help="tiny version for tests (seconds)")
-    args = parser.parse_args(argv)
-    torch.set_num_threads(1)
-    start = time.perf_counter()
-    data = sweep(quick=args.quick)
-    data["meta"]["seconds"]["total"] = round(time.perf_counter() - start, 1)
-    save(data, args.out)
-    print(f"wrote {args.out} ({data['meta']['seconds']['total']} s)")
-    return 0
+def members(settings: Settings) -> list[Member]:
+    """The blocks: ``first-p0.700``, ``edge-k6-p0.990`` (per ``K`` and ``p``), ``figure45-sin-Mover16`` (per reading and
+    norm), ``direction-p0.700``; cost hints in seconds per sample, as the first script measured them (first steps
+    47 s for 400 samples, the edge 170 s for 600 runs, Figures 4/5 160 s for 400, the direction 500 s for 40)."""
+    c = settings
+    return ([Member(f"first-p{c.first_p:.3f}", {"experiment": "first_steps"}, cost=0.12 * c.first_seeds)]
+            + [Member(f"edge-k{K}-p{p:.3f}", {"experiment": "edge", "K": K, "p": p}, cost=0.28 * c.edge_seeds)
+               for K in c.edge_Ks for p in c.edge_ps]
+            + [Member(f"figure45-{reading}-{_norm_label(norm)}", {"experiment": "figure45", "reading": reading,
+                                                                  "norm": norm}, cost=0.4 * c.figure45_seeds)
+               for reading in c.readings for norm in c.norms]
+            + [Member(f"direction-p{c.direction_p:.3f}", {"experiment": "direction"}, cost=12.5 * c.direction_seeds)])
 
 
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
+def run_member(settings: Settings, member: Member) -> dict:
+    """The rows of one block, ``{"rows": [...]}``, computed as the first script computed them."""
+    c, f = settings, member.fields
+    size = {} if c.N is None else {"N": c.N, "M": c.M, "n_train": c.n, "n_test": c.n}
+    if f["experiment"] == "first_steps":
+        rows = first_steps.first_steps_samples(c.first_p, seeds=range(c.first_seeds), **size)
+    elif f["experiment"] == "edge":
+        rows = edge.edge_table((f["p"],), seeds=range(c.edge_seeds), Ks=(f["K"],), **size)
+    elif f["experiment"] == "figure45":
+        rows = sensitivity.figure45_seeds(f["norm"], positions=f["reading"], seeds=range(c.figure45_seeds), **size)
+    else:
+        rows = direction.direction_samples(c.direction_p, seeds=range(c.direction_seeds), direction_steps=c.direction_steps,
+                                           remainder_steps=c.remainder_steps,
+                                           **({} if c.N is None else {"N": c.N, "M": c.M, "n_train": c.n}))
+    return {"rows": rows}
+
+
+def _grouped(settings: Settings, records: list[dict]) -> dict[str, list[dict]]:
+    c, by_key = settings, {r["key"]: r["result"]["rows"] for r in records}
+    return {"first_steps": by_key[f"first-p{c.first_p:.3f}"],
+            "edge": [row for K in c.edge_Ks for p in c.edge_ps for row in by_key[f"edge-k{K}-p{p:.3f}"]],
+            "figure45": [row for reading in c.readings for norm in c.norms
+                         for row in by_key[f"figure45-{reading}-{_norm_label(norm)}"]],
+            "direction": by_key[f"direction-p{c.direction_p:.3f}"]}
+
+
+def summarize(settings: Settings, records: list[dict]) -> dict:
+    """Rows per experiment (the member results hold them): the edge's Bayes-optimal-on-the-parent and other-lag counts
+    per ``(K, p)``."""
+    rows = _grouped(settings, records)
+    return {"rows": {k: len(v) for k, v in rows.items()},
+            "edge": [{k: r[k] for k in ("K", "p", "runs")} | {"optimal_parent": r["optimal_parent_rate"].k,
+                                                            "other_lag": r["other_lag_rate"].k}
+                     for r in edge.edge_rates(rows["edge"])]}
+
+
+def payload(stored: dict) -> dict:
+    """A stored study (:func:`onelayer.studies.registry.load`) in the first script's layout: ``meta`` (``quick``,
+    ``settings``), ``first_steps``, ``edge``, ``figure45``, ``direction`` (the rows in the script's order)."""
+    raw = stored["settings"]
+    settings = Settings(**{k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()})
+    return {"meta": {"quick": stored["quick"], "settings": {k: v for k, v in raw.items() if v is not None}},
+            **_grouped(settings, stored["members"])}
+
+
+STUDY = Study(name="walks-seed-rates", stored="walks/data/seed_rates.json", kind="walks-seed-rates", settings=Settings(),
+              quick=QUICK, members=members, run_member=run_member, summarize=summarize,
+              description="Walks, Theorems 3.1 and 4.1: V(1) columns, the edge near p=1, Figures 4/5 and the direction "
+                          "of V over many training samples")

@@ -21,20 +21,20 @@ fraction of Bayes-optimal predictions, KL, attention on the parent and on
 ``x_{N-2}``), snapshots of ``V``, the final attention profile and, at the
 steps of the authors' OpenReview table, the *weighted average token*
 ``X S`` of one example sequence with its per-coordinate variance over the
-training sequences. :func:`sweep` runs the grid; :func:`ordering_table`
+training sequences. The study ``walks-random-init`` runs the grid; :func:`ordering_table`
 reduces it to "which ``p`` is learned first".
 
-The full sweep (3 normalisations x 6 readings x 2 walks x 20 seeds, 720 runs of
+The full study (3 normalisations x 6 readings x 2 walks x 20 seeds, 720 runs of
 about 1.3 s each on one idle core) takes about half an hour, so the chapter loads a
-stored copy::
+stored copy (:mod:`onelayer.studies.walks.random_init.stored`)::
 
-    OMP_NUM_THREADS=1 .venv/bin/python -m onelayer sweep walks-random-init
+    .venv/bin/python -m onelayer study walks-random-init --jobs 2
 
-(``--quick`` writes a tiny version in seconds). Seeds 0-2 (``--detail-seeds``) keep
+(``--quick`` writes a tiny version in seconds). Seeds 0-2 (``detail_seeds``) keep
 every curve, ``V`` and the attention profile; the other seeds keep what the rates
 need (the optimal-fraction curve, the final values, the attention peak and the
 weighted-token table). :func:`setting_rates`, :func:`learned_attention` and
-:func:`table_variances` turn the sweep into rates over the seeds.
+:func:`table_variances` turn the study's runs into rates over the seeds.
 ``tests/test_walks_random_init.py`` recomputes stored runs and compares.
 
 The runs are separate, not batched: :func:`onelayer.studies.walks.batched.train_batched`
@@ -53,8 +53,8 @@ from __future__ import annotations
 from .readings import (OUTCOMES, final, find_run, learned_attention, learned_step, ordering_table, setting_rates,
                        table_distance, table_variances)
 from .runs import (AUTHORS_TABLE, PAPER, READINGS, RECORD_KEYS, SNAPSHOT_STEPS, TABLE_STEPS, RunConfig, optimal_fraction,
-                   run_config, sweep, walk_records, weighted_token_stats)
-from .stored import KIND, QUICK, STORED, load, main, save
+                   run_config, walk_records, weighted_token_stats)
+from .stored import QUICK, STUDY, payload, run_sizes
 
 __all__ = [
     "PAPER",
@@ -68,7 +68,6 @@ __all__ = [
     "walk_records",
     "weighted_token_stats",
     "run_config",
-    "sweep",
     "learned_step",
     "OUTCOMES",
     "final",
@@ -78,10 +77,8 @@ __all__ = [
     "table_variances",
     "table_distance",
     "find_run",
-    "STORED",
-    "KIND",
+    "STUDY",
     "QUICK",
-    "save",
-    "load",
-    "main",
+    "payload",
+    "run_sizes",
 ]

@@ -1,4 +1,5 @@
-"""The runs of Section 5.2: the paper's setting, one setting (:class:`RunConfig`, :func:`run_config`) and the sweep (:func:`sweep`)."""
+"""The runs of Section 5.2: the paper's setting and one setting (:class:`RunConfig`, :func:`run_config`); the study
+``walks-random-init`` (:mod:`onelayer.studies.walks.random_init.stored`) runs the grid."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from ..experiment import Experiment, setup_experiment
 #: The paper's stated setting of Section 5.2.
 PAPER = {"K": 6, "N": 97, "M": 1000, "sigma": 0.01, "lr": 0.01, "epsilon": 0.1, "n_train": 1000, "n_test": 1000,
          "steps": 1000}
-#: ``(reduction, lr)`` pairs of the sweep; effective step on the mean loss: 0.01, 0.1, 1, 3, 10, 100.
+#: ``(reduction, lr)`` pairs of the study; effective step on the mean loss: 0.01, 0.1, 1, 3, 10, 100.
 READINGS = (("mean", 0.01), ("mean", 0.1), ("mean", 1.0), ("mean", 3.0), ("sum", 0.01), ("sum", 0.1))
 #: Steps of the authors' weighted-average-token table.
 TABLE_STEPS = (100, 300, 500, 700, 900)
@@ -40,7 +41,7 @@ AUTHORS_TABLE = {
 
 @dataclass(frozen=True)
 class RunConfig:
-    """One setting of the sweep (the rest is :data:`PAPER`)."""
+    """One setting of the study (the rest is :data:`PAPER`)."""
 
     p: float
     normalize: str = "keys_and_query"
@@ -130,7 +131,7 @@ def run_config(cfg: RunConfig, *, steps: int = 1000, record_every: int = 10, tab
     "variance"}`` of :func:`weighted_token_stats` on the training walks at
     ``table_steps``), ``seconds``.
 
-    With ``detail=False`` (the summary stored for most seeds of the sweep) the run
+    With ``detail=False`` (the summary stored for most seeds of the study) the run
     is the same; only ``curves`` is reduced to ``"optimal_fraction"`` (what
     :func:`~onelayer.studies.walks.random_init.readings.learned_step` needs) and ``V`` and
     ``profile`` are left out.
@@ -174,38 +175,3 @@ def run_config(cfg: RunConfig, *, steps: int = 1000, record_every: int = 10, tab
         out["profile"] = _round(profile.numpy())
     out["seconds"] = round(time.perf_counter() - start, 2)
     return out
-
-
-def sweep(*, normalizations=NORMALIZE[::-1], readings=READINGS, ps=(0.5, 1.0), seeds=(0,), detail_seeds=None,
-          steps: int = 1000, record_every: int = 10, progress: bool = False, **sizes) -> dict:
-    """Run :func:`run_config` for every normalisation x reading x ``p`` x seed.
-
-    Runs of ``detail_seeds`` (default: every seed) keep every curve, ``V`` and the
-    attention profile; the others are stored as summaries (``detail=False`` of
-    :func:`run_config`). ``sizes`` go to :func:`run_config` (``K``, ``N``, ``M``,
-    ``n_train``, ``n_test``, ``sigma``, ``table_steps``, ``snapshot_steps``).
-    Returns ``{"meta": {...}, "runs": [...]}``.
-    """
-    seeds = [int(s) for s in check_int_sequence("seeds", seeds, low=0)]
-    detail_seeds = seeds if detail_seeds is None else [int(s) for s in check_int_sequence("detail_seeds", detail_seeds, low=0)]
-    if not set(detail_seeds) <= set(seeds):
-        raise ValueError(f"detail_seeds must be among seeds {seeds}, got {detail_seeds}")
-    runs = []
-    start = time.perf_counter()
-    total = len(normalizations) * len(readings) * len(seeds) * len(ps)
-    for norm in normalizations:
-        for reduction, lr in readings:
-            for seed in seeds:
-                for p in ps:
-                    cfg = RunConfig(p=float(p), normalize=norm, reduction=reduction, lr=float(lr), seed=int(seed))
-                    runs.append(run_config(cfg, steps=steps, record_every=record_every, detail=seed in detail_seeds,
-                                           **sizes))
-                    if progress:
-                        print(f"[{len(runs)}/{total}, {time.perf_counter() - start:.0f} s] {cfg.label()}, p={p}, "
-                              f"seed={seed}: {runs[-1]['seconds']:.1f} s", flush=True)
-    sizes = {k: list(v) if isinstance(v, tuple) else v for k, v in sizes.items()}
-    meta = {**PAPER, **sizes, "steps": steps, "record_every": record_every, "normalizations": list(normalizations),
-            "readings": [list(r) for r in readings], "ps": list(ps), "seeds": seeds, "detail_seeds": detail_seeds,
-            "kl": "KL(P_true || P_hat), P_hat = (max(f, 0) + 1e-6) / sum, mean over the test walks",
-            "torch": torch.__version__}
-    return {"meta": meta, "runs": runs}

@@ -13,20 +13,17 @@ trained together by :func:`onelayer.studies.walks.batched.train_batched` from ze
   test-mean attention on ``x_{N-lag}`` and on ``x_{N-1}`` after steps 1-3 and ``T0`` (optimal for the Bayes rule
   ``Pi[s_{N-lag}]``).
 
-``python -m onelayer sweep walks-variations-seeds`` (or ``python -m onelayer.studies.walks.variations.seeds --out PATH``)
-writes :data:`STORED` (about a minute on one core); ``--quick`` is a small version for tests.
+``python -m onelayer study walks-variations-seeds`` runs the study (:data:`STUDY`; four members, one per experiment and
+``p``, each the block of 20 seeds trained together; about a minute on one core).
 """
 
 from __future__ import annotations
 
-import argparse
-import time
-from pathlib import Path
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from .... import paths, store
 from ....validation import check_int, check_int_sequence, check_probability
 from ....walks import prediction, ring, theory
 from ..batched import BatchedData, forward_pass, train_batched, walk_batched_data
@@ -35,20 +32,12 @@ from ....walks.model import WalkTransformer
 from ..random_init import optimal_fraction
 from .lag import lag_walks
 from ..inputs import walk_model
+from ...runner import Member, Study
 
-__all__ = ["SCALES", "STORED", "KIND", "FULL", "QUICK", "logit_scale_seeds", "lag_seeds", "sweep", "save", "load", "main"]
+__all__ = ["SCALES", "Settings", "QUICK", "STUDY", "logit_scale_seeds", "lag_seeds"]
 
 #: The two logit scales compared (:class:`~onelayer.walks.model.ModelConfig` ``logit_scale``).
 SCALES = ("one", "inv_sqrt_d")
-#: Where the stored sweep lives, relative to the data directory (:func:`onelayer.paths.data_path`).
-STORED = "walks/data/variations_seeds.json"
-#: The ``kind`` of the stored file (:mod:`onelayer.store`).
-KIND = "walks-variations-seeds"
-#: The full sweep: walk parameters, seeds and GD steps of each experiment (the chapter's settings, 20 seeds).
-FULL = {"scale_ps": (0.5, 0.7), "scale_steps": 60, "lag_ps": (0.7, 0.5), "lag_steps": 30, "seeds": 20}
-#: The ``--quick`` variant (seconds): short walks and runs, few seeds.
-QUICK = {"scale_ps": (0.7,), "scale_steps": 12, "lag_ps": (0.7,), "lag_steps": 4, "seeds": 3, "N": 25, "M": 100,
-         "n_train": 200, "n_test": 200}
 
 
 def _check(ps, seeds, steps, n_train, n_test) -> tuple[list[float], list[int], int]:
@@ -151,52 +140,56 @@ def lag_seeds(ps=(0.7, 0.5), *, lag: int = 2, seeds=tuple(range(20)), steps: int
     return rows
 
 
-def sweep(*, quick: bool = False, progress=print) -> dict:
-    """Both experiments with :data:`FULL` (or :data:`QUICK`) settings; returns the stored content."""
-    c = QUICK if quick else FULL
-    size = {k: c[k] for k in ("N", "M", "n_train", "n_test") if k in c}
-    seeds = tuple(range(c["seeds"]))
-    out = {"meta": {"created_by": "python -m onelayer sweep walks-variations-seeds" + (" --quick" if quick else ""),
-                    "quick": quick, "settings": {k: list(v) if isinstance(v, tuple) else v for k, v in c.items()},
-                    "seconds": {}}}
-    start = time.perf_counter()
-    out["logit_scale"] = logit_scale_seeds(c["scale_ps"], seeds=seeds, steps=c["scale_steps"], **size)
-    out["meta"]["seconds"]["logit_scale"] = round(time.perf_counter() - start, 1)
-    progress(f"logit scale: {len(out['logit_scale'])} runs per scale, {out['meta']['seconds']['logit_scale']} s")
-    start = time.perf_counter()
-    out["lag"] = lag_seeds(c["lag_ps"], seeds=seeds, steps=c["lag_steps"], **size)
-    out["meta"]["seconds"]["lag"] = round(time.perf_counter() - start, 1)
-    progress(f"lag 2: {len(out['lag'])} runs, {out['meta']['seconds']['lag']} s")
-    return out
+@dataclass(frozen=True)
+class Settings:
+    """The study's settings (the old sweep's defaults): walk parameters and GD steps of each experiment, seeds per
+    ``p`` (a block trained together), and the chain, model and sample sizes."""
+
+    scale_ps: tuple[float, ...] = (0.5, 0.7)
+    scale_steps: int = 60
+    lag_ps: tuple[float, ...] = (0.7, 0.5)
+    lag_steps: int = 30
+    seeds: int = 20
+    lag: int = 2
+    K: int = 6
+    N: int = 97
+    M: int = 1000
+    n_train: int = 1000
+    n_test: int = 1000
 
 
-def save(data: dict, path) -> Path:
-    """Write the sweep as a versioned JSON file of kind :data:`KIND` (non-finite floats as strings, :mod:`onelayer.store`)."""
-    return store.write_json(path, data, kind=KIND, indent=None)
+#: The ``--quick`` settings (seconds): short walks and runs, few seeds.
+QUICK = Settings(scale_ps=(0.7,), scale_steps=12, lag_ps=(0.7,), lag_steps=4, seeds=3, N=25, M=100, n_train=200,
+                 n_test=200)
 
 
-def load(path=None) -> dict:
-    """Read the sweep written by :func:`save`: ``path`` or :data:`STORED` in the data directory."""
-    path = paths.data_path(STORED) if path is None else paths.resolve(path)
-    if not path.exists():
-        raise FileNotFoundError(f"{path} not found; create it with: python -m onelayer sweep walks-variations-seeds")
-    return store.from_jsonable(store.read_json(path, kind=KIND))
+def members(settings: Settings) -> list[Member]:
+    """One member per experiment and walk parameter: the block of seeds ``0 .. seeds - 1`` that the old sweep trained
+    together (a batch; training the seeds one by one moves the last bits), e.g. ``lag-p0.700``, ``scale-p0.500``."""
+    return ([Member(f"scale-p{p:.3f}", {"experiment": "scale", "p": p}, cost=2.0 * settings.scale_steps)
+             for p in settings.scale_ps]
+            + [Member(f"lag-p{p:.3f}", {"experiment": "lag", "p": p}, cost=float(settings.lag_steps))
+               for p in settings.lag_ps])
 
 
-def main(argv=None) -> int:
-    """Command line: run the sweep and write it as JSON."""
-    parser = argparse.ArgumentParser(prog="python -m onelayer.studies.walks.variations.seeds", description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, required=True, help="output JSON file")
-    parser.add_argument("--quick", action="store_true", help="small version for tests (seconds)")
-    args = parser.parse_args(argv)
-    torch.set_num_threads(1)
-    start = time.perf_counter()
-    data = sweep(quick=args.quick)
-    data["meta"]["seconds"]["total"] = round(time.perf_counter() - start, 1)
-    save(data, args.out)
-    print(f"wrote {args.out} ({data['meta']['seconds']['total']} s)")
-    return 0
+def run_member(settings: Settings, member: Member) -> dict:
+    """The rows of one block (:func:`logit_scale_seeds` or :func:`lag_seeds` at one ``p``): ``{"rows": [...]}``."""
+    c = settings
+    size = {"K": c.K, "N": c.N, "M": c.M, "n_train": c.n_train, "n_test": c.n_test}
+    seeds = tuple(range(c.seeds))
+    if member.fields["experiment"] == "scale":
+        return {"rows": logit_scale_seeds((member.fields["p"],), seeds=seeds, steps=c.scale_steps, **size)}
+    return {"rows": lag_seeds((member.fields["p"],), lag=c.lag, seeds=seeds, steps=c.lag_steps, **size)}
 
 
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
+def summarize(settings: Settings, records: list[dict]) -> dict:
+    """The old file's payload: ``logit_scale`` and ``lag`` rows, walk parameters in the settings' order."""
+    by_key = {r["key"]: r["result"]["rows"] for r in records}
+    return {"logit_scale": [row for p in settings.scale_ps for row in by_key[f"scale-p{p:.3f}"]],
+            "lag": [row for p in settings.lag_ps for row in by_key[f"lag-p{p:.3f}"]]}
+
+
+STUDY = Study(name="walks-variations-seeds", stored="walks/data/variations_seeds.json", kind="walks-variations-seeds",
+              settings=Settings(), quick=QUICK, members=members, run_member=run_member, summarize=summarize,
+              description="Walks, variations: the 1/sqrt(d) logit scale and the parent at lag 2 over 20 seeds per p")
+
