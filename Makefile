@@ -239,14 +239,10 @@ sweeps: $(STAMP)
 	$(PY) -m onelayer sweep walks-figure45-gram-errors
 	$(PY) -m onelayer sweep walks-variations-seeds
 	$(PY) -m onelayer sweep walks-direction-slopes
-	$(PY) -m onelayer sweep trees-scaling
 	$(PY) -m onelayer sweep trees-forward-seeds --jobs 2
 	$(PY) -m onelayer sweep trees-forward-layouts
 	$(PY) -m onelayer sweep trees-forward-limit-rates
-	$(PY) -m onelayer sweep trees-forward-beyond
 	$(PY) -m onelayer sweep walks-qa-seeds
-	$(PY) -m onelayer sweep trees-backward-seeds
-	$(PY) -m onelayer sweep trees-backward-beyond
 	$(PY) -m onelayer sweep trees-forward-training-seeds
 	$(PY) -m onelayer sweep trees-forward-rescaling-seeds
 	$(PY) -m onelayer sweep trees-forward-edge-flag

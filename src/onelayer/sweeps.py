@@ -53,11 +53,6 @@ SWEEPS: dict[str, Sweep] = {
               "Trees II: the forward models under two alternative layouts (child first; no turning token)", 6),
         Sweep("walks-qa-seeds", "onelayer.studies.walks.qa_seeds:main", "walks/data/qa_seeds.json",
               "Walks, Section 6: both question-answering tasks over 40 seeds, every bias placement and normalisation", 6),
-        Sweep("trees-backward-seeds", "onelayer.studies.trees.backward_seeds:main", "trees/data/backward_seeds.json",
-              "Trees I: backward SGD over 20 seeds (one-hot) and 20 embedding draws (Gaussian), tested on 1,024 random trees, "
-              "with the test loss, the margin and its bound at every checkpoint", 6),
-        Sweep("trees-backward-beyond", "onelayer.studies.trees.beyond:main", "trees/data/backward_beyond.json",
-              "Trees I: the backward model past the assumptions over 20 seeds (one-hot) and 20 embedding draws (Gaussian)", 2),
         Sweep("walks-seed-rates", "onelayer.studies.walks.seed_rates:main", "walks/data/seed_rates.json",
               "Walks, Theorems 3.1 and 4.1: V(1) columns, the edge near p=1, Figures 4/5 and the direction of V over "
               "many training samples", 10),
@@ -76,8 +71,6 @@ SWEEPS: dict[str, Sweep] = {
               "trees/data/forward_limit_rates.json",
               "Trees II: Theorem 8, no chain of thought, no turning token, and 1-4 full heads at m = 2, 3 with their "
               "failures by tree size and goal depth, over 20 seeds each", 35),
-        Sweep("trees-forward-beyond", "onelayer.studies.trees.beyond:forward_main", "trees/data/forward_beyond.json",
-              "Trees II: the forward model past the assumptions over 20 Gaussian embedding draws", 10),
         Sweep("walks-variations-seeds", "onelayer.studies.walks.variations.seeds:main", "walks/data/variations_seeds.json",
               "Walks, variations: the 1/sqrt(d) logit scale and the parent at lag 2 over 20 seeds per p", 1),
         Sweep("walks-direction-slopes", "onelayer.studies.walks.direction_slopes:main", "walks/data/direction_slopes.json",
@@ -85,8 +78,6 @@ SWEEPS: dict[str, Sweep] = {
               "over 40 training samples", 2),
         Sweep("walks-scaling", "onelayer.studies.walks.scaling.stored:main", "walks/data/scaling.json",
               "Walks: steps to converge and time per step against N and M", 6),
-        Sweep("trees-scaling", "onelayer.studies.trees.scaling.stored:main", "trees/data/scaling.json",
-              "Trees: steps to converge and time per step against depth and number of labels", 17),
     )
 }
 

@@ -19,8 +19,13 @@ from .runner import Study
 
 __all__ = ["MODULES", "studies", "get", "load"]
 
-#: The study modules, in the order they run (none is ported yet: the sweeps of onelayer.sweeps move here one by one).
-MODULES: tuple[str, ...] = ()
+#: The study modules, in the order they run (the sweeps of onelayer.sweeps move here one by one).
+MODULES: tuple[str, ...] = (
+    "onelayer.studies.trees.backward_beyond",
+    "onelayer.studies.trees.forward_beyond",
+    "onelayer.studies.trees.backward_seeds",
+    "onelayer.studies.trees.scaling.stored",
+)
 
 
 def studies() -> dict[str, Study]:

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from onelayer.chapters.trees import backward_generalization as chapter
-from onelayer.studies.trees import beyond
+from onelayer.studies import runner
+from onelayer.studies.trees import backward_beyond
 from onelayer.studies.trees import backward_generalization as gen
 from onelayer.trees.backward import model
 
@@ -113,10 +114,10 @@ def test_verdicts_follow_the_measurement(monkeypatch, oh, ga, past, bounds, expe
 
 
 def test_bound_rates_count_the_runs_of_a_small_stored_sweep(tmp_path):
-    from onelayer.studies.trees import backward_seeds as sweep
+    from onelayer.studies.trees import backward_seeds as study
 
-    sweep.main(["--out", str(tmp_path / "s.json"), "--quick", "--seeds", "2"])
-    data = sweep.load_stored(tmp_path / "s.json")
+    runner.run(study.STUDY, quick=True, out=tmp_path / "s.json")  # 2 runs per family, 100 steps, 128 test trees
+    data = study.stored(tmp_path / "s.json")
     run = data["runs"]["one_hot"]
     loss, delta, bound = (np.asarray(run[k]) for k in ("test_loss", "margin", "margin_bound"))
     assert loss.shape == delta.shape == bound.shape == (len(run["checkpoints"]), 2)
@@ -127,15 +128,15 @@ def test_bound_rates_count_the_runs_of_a_small_stored_sweep(tmp_path):
     run["margin_bound"] = (0.5 * loss).tolist()  # a "bound" below the loss fails wherever the margin is positive
     assert chapter.bound_rates(data)["holds"].k == 0  # exact: a count of runs
     del run["margin_bound"]
-    with pytest.raises(ValueError, match="sweep trees-backward-seeds"):
+    with pytest.raises(ValueError, match="study trees-backward-seeds"):
         chapter.bound_rates(data)
 
 
 def test_seed_rates_pool_the_runs_and_bins_hold_enough_goals(tmp_path):
-    from onelayer.studies.trees import backward_seeds as sweep
+    from onelayer.studies.trees import backward_seeds as study
 
-    sweep.main(["--out", str(tmp_path / "s.json"), "--quick", "--seeds", "2"])
-    data = sweep.load_stored(tmp_path / "s.json")
+    runner.run(study.STUDY, quick=True, out=tmp_path / "s.json")  # 2 runs per family, 100 steps, 128 test trees
+    data = study.stored(tmp_path / "s.json")
     rates = chapter.seed_rates(data)
     for kind, r in rates.items():
         run = data["runs"][kind]
@@ -147,9 +148,9 @@ def test_seed_rates_pool_the_runs_and_bins_hold_enough_goals(tmp_path):
     assert {row["embeddings"] for row in rows} == {"one_hot", "gaussian"}
 
 
-def test_beyond_rates_on_a_small_stored_sweep(tmp_path):
-    beyond.main(["--out", str(tmp_path / "b.json"), "--quick", "--runs", "2", "--count", "3"])
-    data = beyond.load_stored(tmp_path / "b.json")
+def test_beyond_rates_on_a_small_stored_study(tmp_path):
+    runner.run(backward_beyond.STUDY, quick=True, out=tmp_path / "b.json")  # 2 runs per family, 3 goals per shape
+    data = backward_beyond.stored(tmp_path / "b.json")
     past = chapter.beyond_rates(data)
     for kind, r in past.items():
         fam = data["families"][kind]
@@ -164,14 +165,15 @@ def test_chapter_verdicts_on_the_full_runs():
     assert verdicts[:2] == ["holds", "holds on every run"]
 
 
-def test_the_sweep_records_the_chapter_run_s_test_loss_margin_and_bound():
-    """Seed 0 of the batched sweep, tested as the sweep does, retraces the chapter's own run and its test record."""
-    from onelayer.studies.trees import backward_seeds as sweep
+def test_the_study_records_the_chapter_run_s_test_loss_margin_and_bound():
+    """Seed 0 of the study, tested as the study does, retraces the chapter's own run and its test record."""
+    from onelayer.studies.trees import backward_seeds as study
 
     s = chapter._settings(True)
-    runs = sweep.seed_runs("one_hot", seeds=[s.seed], S=s.S, m=s.m, steps=s.steps, lr=s.lr, record_every=10,
-                           checkpoint_every=s.checkpoint_every, test_trees=s.test_trees, test_seed=s.test_seed,
-                           test_max_depth=s.test_max_depth)
+    settings = study.Settings(runs=1, kinds=("one_hot",), S=s.S, m=s.m, steps=s.steps, lr=s.lr, record_every=10,
+                              checkpoint_every=s.checkpoint_every, test_trees=s.test_trees, test_seed=s.test_seed,
+                              test_max_depth=s.test_max_depth)
+    run = study.run_member(settings, study.members(settings)[s.seed])
     T = chapter.test_fields(True)
     for name, field in (("test_loss", "loss"), ("margin", "margin"), ("margin_bound", "margin_bound")):
-        np.testing.assert_allclose(np.asarray(runs[name])[:, 0], T[field], rtol=1e-9, atol=1e-12)  # tol: batched trainer, summation order
+        np.testing.assert_allclose(run[name], T[field], rtol=1e-9, atol=1e-12)  # tol: batched trainer, summation order

@@ -19,10 +19,10 @@ from ...plots import new_figure, plot_curves
 from ...rates import mean_interval, rate
 from ...registry import register
 from ...seeding import generator, numpy_rng
-from ...studies.trees import beyond
+from ...studies.trees import backward_beyond, beyond
 from ...trees.backward import dynamics, layout, model
 from ...studies.trees import backward_generalization as gen
-from ...studies.trees import backward_seeds as seed_sweep
+from ...studies.trees import backward_seeds as seed_study
 from ...trees.shared import embeddings
 from ...validation import check_bool
 from ...studies.trees.inputs import gaussian_embeddings
@@ -38,9 +38,9 @@ class Settings:
 
     ``S = 31``, ``m = 4``, ``lr = 1``, 1,024 random test trees with 0-3 children [summary]; the 1,500 steps, the
     checkpoints every 100 steps, the test depth cap 7, the Gaussian embeddings ``d = S``, the steps the tables show
-    and the seeds [guess]. Over many runs (the stored sweep :mod:`onelayer.studies.trees.backward_seeds`): 20 training seeds
+    and the seeds [guess]. Over many runs (the stored study :mod:`onelayer.studies.trees.backward_seeds`): 20 training seeds
     (one-hot) and 20 embedding draws (Gaussian), path lengths merged into bins of at least ``min_bin_goals`` test
-    goals. Past the assumptions (:mod:`onelayer.studies.trees.beyond`, stored sweep ``trees-backward-beyond``): ``S = 80``,
+    goals. Past the assumptions (:mod:`onelayer.studies.trees.backward_beyond`, stored study ``trees-backward-beyond``): ``S = 80``,
     ``m = 3``, 400 steps at lr 8, 20 runs per embedding family, 400 test goals of each shape [guess].
     """
 
@@ -198,7 +198,7 @@ def generalization_embeddings(quick: bool = False):
 
 
 def seed_rates(data: dict | None = None) -> dict[str, dict]:
-    """Theorem 4 over the stored runs (:func:`onelayer.studies.trees.backward_seeds.load_stored`), per embedding family.
+    """Theorem 4 over the stored runs (:func:`onelayer.studies.trees.backward_seeds.stored`), per embedding family.
 
     ``exact``: test paths right at the last step, pooled over runs and goals (:class:`~onelayer.rates.Rate`);
     ``runs_all_right``: runs with every test path right; ``first_all_right``: per run, the first checkpoint with every
@@ -206,7 +206,7 @@ def seed_rates(data: dict | None = None) -> dict[str, dict]:
     goals per run, Rate)`` with path lengths merged until each bin holds ``min_bin_goals`` goals; ``residual``: the
     final residual of ``H`` from the symmetric span (mean with its interval).
     """
-    data = seed_sweep.load_stored() if data is None else data
+    data = seed_study.stored() if data is None else data
     out = {}
     for kind, run in data["runs"].items():
         exact = np.asarray(run["exact_paths"])  # (checkpoints, runs)
@@ -214,7 +214,7 @@ def seed_rates(data: dict | None = None) -> dict[str, dict]:
         by_len = {int(k): np.asarray(v) for k, v in run["exact_by_length"].items()}
         counts = {int(k): v for k, v in run["goals_by_length"].items()}
         bins = []
-        for lo, hi in seed_sweep.merge_bins(counts, SETTINGS.min_bin_goals):
+        for lo, hi in seed_study.merge_bins(counts, SETTINGS.min_bin_goals):
             g = sum(counts[k] for k in counts if lo <= k <= hi)
             bins.append((lo, hi, g, rate(int(sum(by_len[k].sum() for k in by_len if lo <= k <= hi)), g * n_runs)))
         longer = [k for k in counts if k > run["m"]]
@@ -241,7 +241,7 @@ def seed_rows(data: dict | None = None) -> list[dict]:
 
 
 def bound_rates(data: dict | None = None) -> dict:
-    """The margin bound over the stored one-hot runs (:func:`onelayer.studies.trees.backward_seeds.load_stored`).
+    """The margin bound over the stored one-hot runs (:func:`onelayer.studies.trees.backward_seeds.stored`).
 
     Per run, at the checkpoints where the margin of ``H`` is positive: does the test loss stay at or below the bound
     at every one (``holds``, a :class:`~onelayer.rates.Rate` over runs; a run with no positive margin would count as
@@ -250,10 +250,10 @@ def bound_rates(data: dict | None = None) -> dict:
     checkpoints over all runs (``ratio``) and the final test loss and bound (``final_loss``, ``final_bound``: mean with
     its interval).
     """
-    run = (seed_sweep.load_stored() if data is None else data)["runs"]["one_hot"]
+    run = (seed_study.stored() if data is None else data)["runs"]["one_hot"]
     if "margin_bound" not in run:
-        raise ValueError("the stored sweep holds no test loss, margin and bound per checkpoint: run "
-                         "`python -m onelayer sweep trees-backward-seeds` again")
+        raise ValueError("the stored study holds no test loss, margin and bound per checkpoint: run "
+                         "`python -m onelayer study trees-backward-seeds` again")
     loss, delta, bound = (np.asarray(run[k], dtype=float) for k in ("test_loss", "margin", "margin_bound"))
     positive = delta > 0  # (checkpoints, runs)
     n = loss.shape[1]
@@ -268,10 +268,10 @@ def bound_rates(data: dict | None = None) -> dict:
 
 
 def beyond_rates(data: dict | None = None) -> dict[str, dict]:
-    """The stored runs past the assumptions (:func:`onelayer.studies.trees.beyond.load_stored`), per embedding family:
+    """The stored runs past the assumptions (the study :mod:`onelayer.studies.trees.backward_beyond`), per embedding family:
     per shape the pooled rates of exact paths and of stopping by itself, and the runs that get every path of every
     shape right and stop every time (:class:`~onelayer.rates.Rate`)."""
-    data = beyond.load_stored() if data is None else data
+    data = backward_beyond.stored() if data is None else data
     out = {}
     for kind, f in data["families"].items():
         n = f["runs"]
