@@ -24,6 +24,7 @@ MODULES: tuple[str, ...] = (
     "onelayer.studies.trees.backward_beyond",
     "onelayer.studies.trees.forward_beyond",
     "onelayer.studies.trees.backward_seeds",
+    "onelayer.studies.trees.backward_own_tests",
     "onelayer.studies.trees.scaling.stored",
 )
 
