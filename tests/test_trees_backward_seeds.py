@@ -12,7 +12,7 @@ import torch
 from onelayer.studies import registry
 from onelayer.studies import runner
 from onelayer.studies.runner import Member
-from onelayer.studies.trees import backward_beyond, beyond
+from onelayer.studies.trees import backward_beyond, backward_own_tests, beyond
 from onelayer.trees.backward import dynamics
 from onelayer.studies.trees import backward_seeds as seeds
 from onelayer.trees.shared import embeddings
@@ -92,3 +92,19 @@ def test_stored_beyond_study_matches_recomputed_members():
             assert again["exact"][shape] == record["result"]["exact"][shape] == fam["exact"][shape][0]  # exact: counts of the same run
             assert again["stops"][shape] == record["result"]["stops"][shape]  # exact: counts of the same run
         assert again["train_loss"] == pytest.approx(record["result"]["train_loss"], rel=1e-9)  # tol: summation order
+
+
+def test_own_test_study_ties_to_the_seed_study_and_recomputes():
+    """Issue 31: the Gaussian draws on their own test trees. On the shared test set at step 1,500 each draw gives the
+    stored seed study's count again (same draw, seed, steps and test set); the cheapest member recomputes equal."""
+    data = registry.load("trees-backward-own-tests")
+    settings = data["settings"]
+    assert not data["quick"] and len(data["members"]) >= 20 and settings["test_trees"] >= 1024
+    assert settings["readings"] == [1500, 3000]
+    gaussian = seeds.stored()["runs"]["gaussian"]
+    assert data["summary"]["shared"]["1500"]["per_draw"] == gaussian["exact_paths"][-1]  # exact: counts of the same runs
+    for record in data["members"]:
+        own = record["result"]["own"]
+        assert own["goals"] == sum(own["goals_by_length"].values()) == settings["test_trees"]
+        assert all(own["exact"][t] == sum(own["exact_by_length"][t].values()) for t in own["exact"])
+    assert runner.verify(backward_own_tests.STUDY, sample=1, echo=None)

@@ -2,8 +2,8 @@
 
 Backward (Trees I): :mod:`~onelayer.studies.trees.backward_generalization` (random test trees, Theorem 4),
 :mod:`~onelayer.studies.trees.backward_batched` (many members of the backward trainer in one batched call),
-:mod:`~onelayer.studies.trees.backward_seeds` (the stored seed study), :mod:`~onelayer.studies.trees.backward_beyond` (past the
-assumptions).
+:mod:`~onelayer.studies.trees.backward_seeds` (the stored seed study), :mod:`~onelayer.studies.trees.backward_own_tests`
+(the Gaussian runs, each on its own test trees), :mod:`~onelayer.studies.trees.backward_beyond` (past the assumptions).
 Forward (Trees II):
 :mod:`~onelayer.studies.trees.forward_limits` (heads x depth), :mod:`~onelayer.studies.trees.forward_seeds`,
 :mod:`~onelayer.studies.trees.forward_seeded_training`, :mod:`~onelayer.studies.trees.forward_rescaling`,
