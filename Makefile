@@ -233,13 +233,9 @@ sweeps: $(STAMP)
 	$(PY) -m onelayer sweep trees-forward-limits
 	$(PY) -m onelayer sweep trees-forward-limits --part sweep --only two_head:5 --budget 8000
 	$(PY) -m onelayer sweep walks-scaling
-	$(PY) -m onelayer sweep trees-scaling
 	$(PY) -m onelayer sweep trees-forward-seeds --jobs 2
 	$(PY) -m onelayer sweep trees-forward-layouts
 	$(PY) -m onelayer sweep trees-forward-limit-rates
-	$(PY) -m onelayer sweep trees-forward-beyond
-	$(PY) -m onelayer sweep trees-backward-seeds
-	$(PY) -m onelayer sweep trees-backward-beyond
 	$(PY) -m onelayer sweep trees-forward-training-seeds
 	$(PY) -m onelayer sweep trees-forward-rescaling-seeds
 	$(PY) -m onelayer sweep trees-forward-edge-flag

@@ -16,12 +16,13 @@ from onelayer.trees.backward import layout
 from onelayer.trees.backward import model
 from onelayer.studies.trees import backward_batched as bs
 from onelayer.figures.trees_scaling import scaling_figure
+from onelayer.studies import runner
 from onelayer.studies.trees import scaling
 from onelayer.trees.backward import dynamics
 from onelayer.studies.trees.inputs import gaussian_embeddings
 from onelayer.trees.shared import embeddings
 
-STORED = data_path(scaling.STORED)
+STORED = data_path(scaling.STUDY.stored)
 
 
 # --- the batched trainer ------------------------------------------------------------------------------------------
@@ -173,7 +174,7 @@ def test_measured_scaling_of_the_population_recursion():
 
 
 def test_tiny_grid_rows_figure_and_table(tmp_path):
-    stored = scaling.compute_stored(quick=True, progress=lambda s: None)
+    stored = scaling.compute()  # the study's quick members, run here
     assert [r["S"] for r in stored["runs"]["labels"]] == [9]
     rows = scaling.population_rows([(2, 7)])
     extra = {(r["m"], r["S"]): r for r in scaling.sampled_rows(stored, "depth")}
@@ -193,9 +194,9 @@ def test_tiny_grid_rows_figure_and_table(tmp_path):
     assert len([ax for ax in fig.axes if ax.get_visible()]) == 3
     plt.close(fig)
     out = tmp_path / "scaling.json"
-    assert scaling.main(["--out", str(out), "--quick", "--sweep", "depth"]) == 0
-    assert set(json.loads(out.read_text())["runs"]) == {"depth"}
-    assert set(scaling.load_stored(out)["runs"]) == {"depth"}
+    runner.run(scaling.STUDY, quick=True, out=out)
+    assert [m["key"] for m in json.loads(out.read_text())["members"]] == ["depth-m2-S007", "labels-m2-S009"]
+    assert scaling.load_stored(out)["runs"] == stored["runs"]  # exact: the same seeded runs, through the runner
 
 
 def test_forward_rows_from_the_stored_sweep():
@@ -215,8 +216,15 @@ def test_forward_rows_from_the_stored_sweep():
 @pytest.fixture(scope="module")
 def stored():
     if not STORED.exists():
-        pytest.skip("book/trees/data/scaling.json not generated yet (python -m onelayer.studies.trees.scaling --out ...)")
+        pytest.skip("book/trees/data/scaling.json not generated yet (python -m onelayer study trees-scaling)")
     return scaling.load_stored()
+
+
+def test_the_smallest_stored_member_recomputes_equal():
+    """The cheapest member (depth m = 2, eight seeds), recomputed by the runner's verify, equals its stored record."""
+    if not STORED.exists():
+        pytest.skip("book/trees/data/scaling.json not generated yet")
+    assert runner.verify(scaling.STUDY, sample=1, echo=None)
 
 
 def test_stored_runs_recompute(stored):

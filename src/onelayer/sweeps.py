@@ -48,11 +48,6 @@ SWEEPS: dict[str, Sweep] = {
               "Trees II: the heads x depth sweep for seeds 1 and 2, with each run's failure profile", 30),
         Sweep("trees-forward-layouts", "onelayer.studies.trees.forward_alternative_layouts:main", "trees/data/forward_layouts.json",
               "Trees II: the forward models under two alternative layouts (child first; no turning token)", 6),
-        Sweep("trees-backward-seeds", "onelayer.studies.trees.backward_seeds:main", "trees/data/backward_seeds.json",
-              "Trees I: backward SGD over 20 seeds (one-hot) and 20 embedding draws (Gaussian), tested on 1,024 random trees, "
-              "with the test loss, the margin and its bound at every checkpoint", 6),
-        Sweep("trees-backward-beyond", "onelayer.studies.trees.beyond:main", "trees/data/backward_beyond.json",
-              "Trees I: the backward model past the assumptions over 20 seeds (one-hot) and 20 embedding draws (Gaussian)", 2),
         Sweep("trees-forward-training-seeds", "onelayer.studies.trees.forward_seeded_training:main",
               "trees/data/forward_training_seeds.json",
               "Trees II, Theorem 5: the two-head run and the learned-value-map split over 20 seeds each", 12),
@@ -65,12 +60,8 @@ SWEEPS: dict[str, Sweep] = {
               "trees/data/forward_limit_rates.json",
               "Trees II: Theorem 8, no chain of thought, no turning token, and 1-4 full heads at m = 2, 3 with their "
               "failures by tree size and goal depth, over 20 seeds each", 35),
-        Sweep("trees-forward-beyond", "onelayer.studies.trees.beyond:forward_main", "trees/data/forward_beyond.json",
-              "Trees II: the forward model past the assumptions over 20 Gaussian embedding draws", 10),
         Sweep("walks-scaling", "onelayer.studies.walks.scaling.stored:main", "walks/data/scaling.json",
               "Walks: steps to converge and time per step against N and M", 6),
-        Sweep("trees-scaling", "onelayer.studies.trees.scaling.stored:main", "trees/data/scaling.json",
-              "Trees: steps to converge and time per step against depth and number of labels", 17),
     )
 }
 

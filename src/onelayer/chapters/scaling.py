@@ -215,10 +215,6 @@ def half_p_table() -> list[dict]:
 
 # --- trees ------------------------------------------------------------------------------------------------------
 
-def _silent(message: str) -> None:
-    """Progress messages of the quick stored runs (not shown)."""
-
-
 def trees_runs(quick: bool = False) -> dict[str, list[dict]]:
     """The backward rows against depth and labels (population recursion and stored SGD runs), the forward two-head
     steps against depth (the stored sweep of the limits chapter) and the measured seconds per step, run once."""
@@ -229,7 +225,7 @@ def trees_runs(quick: bool = False) -> dict[str, list[dict]]:
 def _trees_runs(quick: bool) -> dict[str, list[dict]]:
     s = SETTINGS
     if quick:
-        stored = tree_scaling.compute_stored(quick=True, progress=_silent)
+        stored = tree_scaling.compute()  # the study's quick members, run here
         depth = tree_scaling.scaling_rows("depth", sizes=list(s.trees_quick_depth), stored=stored)
         labels = tree_scaling.scaling_rows("labels", sizes=list(s.trees_quick_labels), stored=stored)
         members, batch_size, steps = s.trees_quick_timing

@@ -30,6 +30,11 @@ MODULES: tuple[str, ...] = (
     "onelayer.studies.walks.edge_seeds",
     "onelayer.studies.walks.random_init.stored",
     "onelayer.studies.walks.random_init.initial_attention",
+    "onelayer.studies.trees.backward_beyond",
+    "onelayer.studies.trees.forward_beyond",
+    "onelayer.studies.trees.backward_seeds",
+    "onelayer.studies.trees.backward_own_tests",
+    "onelayer.studies.trees.scaling.stored",
 )
 
 

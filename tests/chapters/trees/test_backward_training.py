@@ -74,15 +74,16 @@ def test_verdicts_follow_the_measurement(monkeypatch, late, T_off, slope, h1_inc
     assert f"{below}/20 = " in rows[1]["measurement"]
 
 
-def test_seed_summary_on_a_small_recomputed_sweep(tmp_path):
-    from onelayer.studies.trees import backward_seeds as sweep
+def test_seed_summary_on_a_small_recomputed_study(tmp_path):
+    from onelayer.studies import runner
+    from onelayer.studies.trees import backward_seeds as study
 
-    sweep.main(["--out", str(tmp_path / "s.json"), "--quick", "--seeds", "3"])
-    data = sweep.load_stored(tmp_path / "s.json")
+    runner.run(study.STUDY, quick=True, out=tmp_path / "s.json")  # 2 runs per family, 100 steps
+    data = study.stored(tmp_path / "s.json")
     summary = chapter.seed_summary(data)
     run = data["runs"]["one_hot"]
     residual, loss = np.asarray(run["residual"]), np.asarray(run["loss"])
-    assert summary["runs"] == 3 and summary["steps"] == 100 < chapter.SETTINGS.late_from
+    assert summary["runs"] == 2 and summary["steps"] == 100 < chapter.SETTINGS.late_from
     assert summary["max_late_residual"] == pytest.approx(residual[-1].max())  # tol: the same numbers
     assert summary["loss_below"].k == int((loss[-1] < chapter.SETTINGS.loss_threshold).sum())  # exact: a count
     assert summary["h1_increasing"].k == int((np.diff(np.asarray(run["h1"]), axis=0) > 0).all(0).sum())  # exact: a count

@@ -19,17 +19,19 @@ from ...plots import new_figure, plot_curves
 from ...rates import mean_interval, rate
 from ...registry import register
 from ...seeding import generator, numpy_rng
-from ...studies.trees import beyond
+from ...studies import registry as studies
+from ...studies.trees import backward_beyond, backward_own_tests, beyond
 from ...trees.backward import dynamics, layout, model
 from ...studies.trees import backward_generalization as gen
-from ...studies.trees import backward_seeds as seed_sweep
+from ...studies.trees import backward_seeds as seed_study
 from ...trees.shared import embeddings
 from ...validation import check_bool
 from ...studies.trees.inputs import gaussian_embeddings
 
 __all__ = ["Settings", "SETTINGS", "test_set", "embedding_matrix", "run", "test_fields", "training_rows",
            "training_summary", "accuracy_by_length", "generalization", "gaussian_rows", "gaussian_summary",
-           "generalization_embeddings", "seed_rates", "seed_rows", "bound_rates", "beyond_rates", "beyond_rows", "verdict_rows"]
+           "generalization_embeddings", "seed_rates", "seed_rows", "own_test_rates", "own_test_rows", "bound_rates",
+           "beyond_rates", "beyond_rows", "verdict_rows"]
 
 
 @dataclass(frozen=True)
@@ -38,9 +40,11 @@ class Settings:
 
     ``S = 31``, ``m = 4``, ``lr = 1``, 1,024 random test trees with 0-3 children [summary]; the 1,500 steps, the
     checkpoints every 100 steps, the test depth cap 7, the Gaussian embeddings ``d = S``, the steps the tables show
-    and the seeds [guess]. Over many runs (the stored sweep :mod:`onelayer.studies.trees.backward_seeds`): 20 training seeds
+    and the seeds [guess]. Over many runs (the stored study :mod:`onelayer.studies.trees.backward_seeds`): 20 training seeds
     (one-hot) and 20 embedding draws (Gaussian), path lengths merged into bins of at least ``min_bin_goals`` test
-    goals. Past the assumptions (:mod:`onelayer.studies.trees.beyond`, stored sweep ``trees-backward-beyond``): ``S = 80``,
+    goals; the same 20 draws each on its own test trees at 1,500 and 3,000 steps (the stored study
+    :mod:`onelayer.studies.trees.backward_own_tests`). Past the assumptions (:mod:`onelayer.studies.trees.backward_beyond`,
+    stored study ``trees-backward-beyond``): ``S = 80``,
     ``m = 3``, 400 steps at lr 8, 20 runs per embedding family, 400 test goals of each shape [guess].
     """
 
@@ -198,7 +202,7 @@ def generalization_embeddings(quick: bool = False):
 
 
 def seed_rates(data: dict | None = None) -> dict[str, dict]:
-    """Theorem 4 over the stored runs (:func:`onelayer.studies.trees.backward_seeds.load_stored`), per embedding family.
+    """Theorem 4 over the stored runs (:func:`onelayer.studies.trees.backward_seeds.stored`), per embedding family.
 
     ``exact``: test paths right at the last step, pooled over runs and goals (:class:`~onelayer.rates.Rate`);
     ``runs_all_right``: runs with every test path right; ``first_all_right``: per run, the first checkpoint with every
@@ -206,7 +210,7 @@ def seed_rates(data: dict | None = None) -> dict[str, dict]:
     goals per run, Rate)`` with path lengths merged until each bin holds ``min_bin_goals`` goals; ``residual``: the
     final residual of ``H`` from the symmetric span (mean with its interval).
     """
-    data = seed_sweep.load_stored() if data is None else data
+    data = seed_study.stored() if data is None else data
     out = {}
     for kind, run in data["runs"].items():
         exact = np.asarray(run["exact_paths"])  # (checkpoints, runs)
@@ -214,7 +218,7 @@ def seed_rates(data: dict | None = None) -> dict[str, dict]:
         by_len = {int(k): np.asarray(v) for k, v in run["exact_by_length"].items()}
         counts = {int(k): v for k, v in run["goals_by_length"].items()}
         bins = []
-        for lo, hi in seed_sweep.merge_bins(counts, SETTINGS.min_bin_goals):
+        for lo, hi in seed_study.merge_bins(counts, SETTINGS.min_bin_goals):
             g = sum(counts[k] for k in counts if lo <= k <= hi)
             bins.append((lo, hi, g, rate(int(sum(by_len[k].sum() for k in by_len if lo <= k <= hi)), g * n_runs)))
         longer = [k for k in counts if k > run["m"]]
@@ -240,8 +244,38 @@ def seed_rows(data: dict | None = None) -> list[dict]:
     return rows
 
 
+def own_test_rates(data: dict | None = None) -> dict:
+    """The Gaussian draws each tested on its own random test trees (the stored study
+    :mod:`onelayer.studies.trees.backward_own_tests`), and on the shared set, at each reading.
+
+    Returns ``draws``, ``goals`` (test trees per draw), ``readings`` and, for ``"own"`` and ``"shared"``, per reading:
+    ``exact`` (test paths right, pooled over draws and goals) and ``runs_all_right`` (draws with every path of that
+    test set right), both :class:`~onelayer.rates.Rate`, and ``lowest`` (the fewest paths right on one draw).
+    """
+    data = studies.load(backward_own_tests.STUDY.name) if data is None else data
+    summary = data["summary"]
+    n = summary["draws"]
+    out = {"draws": n, "goals": data["settings"]["test_trees"], "readings": list(summary["readings"])}
+    for name in ("own", "shared"):
+        out[name] = {int(t): {"exact": rate(r["exact"], r["goals"]), "runs_all_right": rate(r["draws_all_right"], n),
+                              "lowest": min(r["per_draw"])}
+                     for t, r in summary[name].items()}
+    return out
+
+
+def own_test_rows(data: dict | None = None) -> list[dict]:
+    """One row per test set and reading of :func:`own_test_rates`: exact paths pooled over the draws and the draws
+    with every path right."""
+    r = own_test_rates(data)
+    label = {"shared": "one shared set (as in the table above)", "own": "its own set, per draw"}
+    return [{"test trees": label[name], "step": t, "exact paths (all draws)": r[name][t]["exact"].text(4),
+             "draws with every path right": r[name][t]["runs_all_right"].text(),
+             "lowest draw": f"{r[name][t]['lowest']}/{r['goals']}"}
+            for name in ("shared", "own") for t in r["readings"]]
+
+
 def bound_rates(data: dict | None = None) -> dict:
-    """The margin bound over the stored one-hot runs (:func:`onelayer.studies.trees.backward_seeds.load_stored`).
+    """The margin bound over the stored one-hot runs (:func:`onelayer.studies.trees.backward_seeds.stored`).
 
     Per run, at the checkpoints where the margin of ``H`` is positive: does the test loss stay at or below the bound
     at every one (``holds``, a :class:`~onelayer.rates.Rate` over runs; a run with no positive margin would count as
@@ -250,10 +284,10 @@ def bound_rates(data: dict | None = None) -> dict:
     checkpoints over all runs (``ratio``) and the final test loss and bound (``final_loss``, ``final_bound``: mean with
     its interval).
     """
-    run = (seed_sweep.load_stored() if data is None else data)["runs"]["one_hot"]
+    run = (seed_study.stored() if data is None else data)["runs"]["one_hot"]
     if "margin_bound" not in run:
-        raise ValueError("the stored sweep holds no test loss, margin and bound per checkpoint: run "
-                         "`python -m onelayer sweep trees-backward-seeds` again")
+        raise ValueError("the stored study holds no test loss, margin and bound per checkpoint: run "
+                         "`python -m onelayer study trees-backward-seeds` again")
     loss, delta, bound = (np.asarray(run[k], dtype=float) for k in ("test_loss", "margin", "margin_bound"))
     positive = delta > 0  # (checkpoints, runs)
     n = loss.shape[1]
@@ -268,10 +302,10 @@ def bound_rates(data: dict | None = None) -> dict:
 
 
 def beyond_rates(data: dict | None = None) -> dict[str, dict]:
-    """The stored runs past the assumptions (:func:`onelayer.studies.trees.beyond.load_stored`), per embedding family:
+    """The stored runs past the assumptions (the study :mod:`onelayer.studies.trees.backward_beyond`), per embedding family:
     per shape the pooled rates of exact paths and of stopping by itself, and the runs that get every path of every
     shape right and stop every time (:class:`~onelayer.rates.Rate`)."""
-    data = beyond.load_stored() if data is None else data
+    data = backward_beyond.stored() if data is None else data
     out = {}
     for kind, f in data["families"].items():
         n = f["runs"]
@@ -299,8 +333,9 @@ def verdict_rows() -> list[dict]:
     from ...formatting import number_text
 
     s = SETTINGS
-    seeds, bounds, past = seed_rates(), bound_rates(), beyond_rates()
+    seeds, bounds, past, own = seed_rates(), bound_rates(), beyond_rates(), own_test_rates()
     oh, ga = seeds["one_hot"], seeds["gaussian"]
+    first, last = (own["own"][t]["runs_all_right"] for t in (own["readings"][0], own["readings"][-1]))
     base = {"source": "[paper]", "reading": "R-B layout, one-hot embeddings, mean loss with 1/2 (ours)",
             "chapter": "backward_generalization"}
     trained = (f"S = {s.S}, trained on perfect trees of depth {s.m} ({s.steps} SGD steps at lr {s.lr:g}); "
@@ -314,10 +349,13 @@ def verdict_rows() -> list[dict]:
 
     exact_oh = oh["exact"].low >= 0.99 and oh["longer"].low >= 0.99
     learn_g = ga["exact"].low >= 0.9
+    t0, t1 = (f"{t:,}" for t in (own["readings"][0], own["readings"][-1]))
+    own_text = "; ".join(f"step {t:,}: exact paths {own['own'][t]['exact'].text(4)}, draws with every path right "
+                         f"{own['own'][t]['runs_all_right'].text()}" for t in own["readings"])
     rows = [
         {**base, "claim": "Theorem 4: trained on perfect binary trees, the model solves random trees of any shape, "
                           "including paths longer than in training",
-         "settings": f"{trained}; {oh['runs']} training seeds (batched, stored sweep trees-backward-seeds)",
+         "settings": f"{trained}; {oh['runs']} training seeds (stored study trees-backward-seeds)",
          "measurement": f"{oh['runs']} seeds x {oh['goals']} goals: exact paths {oh['exact'].text(4)}; runs with every "
                         f"test path right at step {oh['steps']}: {oh['runs_all_right'].text()}; paths longer than "
                         f"{oh['m']}: {oh['longer'].text(4)}; by length ({bins_text(oh)})",
@@ -325,7 +363,7 @@ def verdict_rows() -> list[dict]:
         {**base, "claim": "the test loss is at most 2 (eps / (1 + eps))^2 per position, eps = (N - 1) e^-delta(H), and "
                           "tends to zero with training",
          "source": "[ours]",
-         "settings": f"{trained}; {bounds['runs']} training seeds (batched, stored sweep trees-backward-seeds), test loss, "
+         "settings": f"{trained}; {bounds['runs']} training seeds (stored study trees-backward-seeds), test loss, "
                      f"margin and bound at each of the {bounds['checkpoints']} checkpoints (every {s.checkpoint_every} steps)",
          "measurement": f"{bounds['runs']} seeds: runs where the bound holds at every checkpoint with a positive margin "
                         f"({span_text(bounds['positive'])} such checkpoints per run): {bounds['holds'].text()}; bound / test "
@@ -339,13 +377,19 @@ def verdict_rows() -> list[dict]:
         {**base, "claim": "with linearly independent, non-orthogonal embeddings the symmetric picture and exact "
                           "generalisation at the same training time are lost",
          "source": "[ours]", "reading": "R-B layout, Gaussian embeddings d = S (ours)",
-         "settings": f"{trained}; {ga['runs']} embedding draws, each with its own training seed (stored sweep)",
-         "measurement": f"{ga['runs']} draws x {ga['goals']} goals: exact paths {ga['exact'].text(4)}; runs with every "
-                        f"test path right at step {ga['steps']}: {ga['runs_all_right'].text()} (lowest run {ga['lowest_run']}/{ga['goals']}); "
-                        f"residual of H from the symmetric span, mean {mean_text(ga['residual'])}; by length ({bins_text(ga)})",
-         "verdict": ("as described: learning works, exactness is lost on most draws" if learn_g and ga["runs_all_right"].high < 0.5
-                     else "learning works; exact on most draws" if learn_g and ga["runs_all_right"].low > 0.5
-                     else "learning works; exactness depends on the draw" if learn_g else "learning fails on many draws")},
+         "settings": f"{trained}; {ga['runs']} embedding draws, each with its own training seed (stored study "
+                     f"trees-backward-seeds, one shared test set); the same draws each on its own {own['goals']} random "
+                     f"test trees at steps {t0} and {t1} (stored study trees-backward-own-tests)",
+         "measurement": f"shared test set: {ga['runs']} draws x {ga['goals']} goals: exact paths {ga['exact'].text(4)}; "
+                        f"runs with every test path right at step {ga['steps']}: {ga['runs_all_right'].text()} (lowest run "
+                        f"{ga['lowest_run']}/{ga['goals']}); residual of H from the symmetric span, mean "
+                        f"{mean_text(ga['residual'])}; by length ({bins_text(ga)}). Own test set per draw: {own_text}",
+         "verdict": ("learning fails on many draws" if not learn_g else
+                     "learning works; exact on every draw" if first.k == first.n and last.k == last.n else
+                     f"learning works; at {t0} steps exactness depends on the draw, and by {t1} steps every draw is exact "
+                     f"on its own test trees: a matter of training time" if last.k == last.n else
+                     f"learning works; exact on most draws by {t1} steps, not on every one" if last.low > 0.5 else
+                     f"learning works; exactness is lost on many draws, even at {t1} steps")},
     ]
     for kind, r in past.items():
         paths_ok = all(r["path"][sh].low >= 0.99 for sh in beyond.SHAPES)
@@ -356,9 +400,9 @@ def verdict_rows() -> list[dict]:
                                                                              if kind == "gaussian" else ""),
              "source": "[ours]", "reading": f"R-B layout, {kind.replace('_', '-')} embeddings (ours)",
              "settings": f"S = {s.beyond_S}, m = {s.beyond_m}, {s.beyond_steps} steps at lr {s.beyond_lr:g}, {r['runs']} "
-                         + ("training seeds (batched)" if kind == "one_hot" else "embedding draws, each with its own training seed")
+                         + ("training seeds" if kind == "one_hot" else "embedding draws, each with its own training seed")
                          + f"; {r['goals']['path']} test goals of each shape (trees up to {r['largest_tree']} nodes, goals up "
-                           f"to depth {r['deepest_goal']}); stored sweep trees-backward-beyond",
+                           f"to depth {r['deepest_goal']}); stored study trees-backward-beyond",
              "measurement": "exact paths: " + ", ".join(f"{sh} {r['path'][sh].text(4)}" for sh in beyond.SHAPES)
                             + "; stops by itself: " + ", ".join(f"{sh} {r['stop'][sh].text(4)}" for sh in beyond.SHAPES)
                             + f"; runs with every path right and every stop: {r['runs_perfect'].text()}",

@@ -20,7 +20,7 @@ from ...registry import register
 from ...seeding import numpy_rng
 from ...rates import mean_interval, rate
 from ...trees.backward import dynamics, layout, model
-from ...studies.trees import backward_seeds as seed_sweep
+from ...studies.trees import backward_seeds as seed_study
 from ...trees.shared import embeddings
 from ...validation import check_bool
 
@@ -207,7 +207,7 @@ def loss_rate(quick: bool = False):
 
 
 def seed_summary(data: dict | None = None) -> dict:
-    """The SGD verdicts over the stored seeds (one-hot family of :func:`onelayer.studies.trees.backward_seeds.load_stored`).
+    """The SGD verdicts over the stored seeds (one-hot family of :func:`onelayer.studies.trees.backward_seeds.stored`).
 
     Per run: the largest residual of ``H`` from the symmetric span from ``late_from`` on, the largest relative gap of
     ``h1`` from population GD, whether ``h1`` increases at every recorded step, and whether the batch loss at the last
@@ -215,7 +215,7 @@ def seed_summary(data: dict | None = None) -> dict:
     value over runs, and the counts as :class:`~onelayer.rates.Rate`.
     """
     s = SETTINGS
-    run = (seed_sweep.load_stored() if data is None else data)["runs"]["one_hot"]
+    run = (seed_study.stored() if data is None else data)["runs"]["one_hot"]
     steps = np.asarray(run["record_steps"])
     residual, h1, loss = (np.asarray(run[k], dtype=float) for k in ("residual", "h1", "loss"))
     pop = dynamics.population_gd(run["m"], run["S"], steps=run["steps"], lr=run["lr"], record_every=int(steps[1] - steps[0]))

@@ -1,44 +1,66 @@
-"""Many seeds of the backward model at the chapters' sizes: the SGD verdicts and Theorem 4 as rates.
+"""Many seeds of the backward model at the chapters' sizes: the SGD verdicts and Theorem 4 as rates (the stored study
+``trees-backward-seeds``).
 
 The training and generalisation chapters train one SGD run (``S = 31``, ``m = 4``, learning rate 1, batch 256,
-1,500 steps). :func:`seed_runs` trains many: with one-hot embeddings, one member per training seed in a single
-:func:`~onelayer.studies.trees.backward_batched.train_backward_members` call; with Gaussian embeddings (``d = S``), one
-embedding draw per member (the batched trainer shares ``A`` between members, so each draw is its own call, with its
-own training seed). Every run records ``h1``, ``h2`` and the residual of ``H = A^T B A`` from the symmetric span
-(:func:`member_h_stats`) and its batch loss, and is tested on the generalisation chapter's random test trees at every
-checkpoint: greedy decoding, the teacher-forced test loss, the margin of ``H`` and the margin bound
-(:mod:`onelayer.studies.trees.backward_generalization`). :func:`merge_bins` groups path lengths into bins that hold enough goals.
+1,500 steps). This study trains many: 20 training seeds with one-hot embeddings, and 20 Gaussian embedding draws
+(``d = S``, draw ``first_draw + i`` with training seed ``i``). A member is one run (family x seed): SGD from ``B = 0``
+(:func:`~onelayer.studies.trees.backward_batched.train_backward_members` with one member; the first script trained the
+one-hot seeds together in one batched call, which gives every member the same numbers to the last bits or within the
+summation order: the stored study's ``rtol``). Every run records ``h1``, ``h2`` and the residual of ``H = A^T B A``
+from the symmetric span (:func:`member_h_stats`) and its batch loss every ``record_every`` steps, and is tested on the
+generalisation chapter's random test trees at every checkpoint: greedy decoding, the teacher-forced test loss, the
+margin of ``H`` and the margin bound (:mod:`onelayer.studies.trees.backward_generalization`). :func:`merge_bins`
+groups path lengths into bins that hold enough goals.
 
-The stored sweep ``python -m onelayer sweep trees-backward-seeds`` (:func:`main`) writes both families to
-``book/trees/data/backward_seeds.json``; the chapters load it with :func:`load_stored`.
+``python -m onelayer study trees-backward-seeds`` runs it (``book/trees/data/backward_seeds.json``); the chapters read
+it with :func:`stored`, which gives each family in the layout of the first script (lists indexed ``[step][run]``).
 """
 
 from __future__ import annotations
 
-import argparse
-import time
-from collections.abc import Sequence
-from pathlib import Path
+import functools
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from ... import store
-from ...paths import data_path
-from ...validation import check_choice, check_int, check_int_sequence
-from ...trees.shared.embeddings import check_embeddings, independent_embeddings, one_hot_embeddings
+from ...validation import check_int
+from ...trees.shared.embeddings import check_embeddings, one_hot_embeddings
+from ..registry import load
+from ..runner import Member, Study
 from .backward_batched import train_backward_members
 from ...trees.backward.construction import margin, margin_bound
 from ...trees.backward.layout import random_tree_batch
 from ...trees.backward.model import greedy_decode, loss as test_loss
 from .inputs import gaussian_embeddings
 
-__all__ = ["KINDS", "STORED", "STORED_KIND", "member_h_stats", "seed_runs", "merge_bins", "load_stored", "main"]
+__all__ = ["KINDS", "Settings", "member_h_stats", "members", "run_member", "summarize", "family", "merge_bins", "STUDY",
+           "stored"]
 
-#: Embedding families of :func:`seed_runs`.
+#: Embedding families of the study.
 KINDS = ("one_hot", "gaussian")
-STORED = "trees/data/backward_seeds.json"
-STORED_KIND = "trees-backward-seeds"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """``runs`` per family in ``kinds``; the chapters' run (``S``, ``m``, ``steps`` SGD steps at ``lr``, batches of
+    ``batch_size``), recorded every ``record_every`` steps and tested every ``checkpoint_every`` steps on
+    ``test_trees`` random trees (seed ``test_seed``, depth cap ``test_max_depth``); Gaussian draws from
+    ``first_draw``."""
+
+    runs: int = 20
+    kinds: tuple[str, ...] = KINDS
+    S: int = 31
+    m: int = 4
+    steps: int = 1500
+    lr: float = 1.0
+    batch_size: int = 256
+    record_every: int = 10
+    checkpoint_every: int = 100
+    test_trees: int = 1024
+    test_seed: int = 7
+    test_max_depth: int = 7
+    first_draw: int = 1
 
 
 @torch.no_grad()
@@ -62,71 +84,104 @@ def member_h_stats(B: torch.Tensor, A: torch.Tensor) -> torch.Tensor:
     return torch.stack([h1, h2, res], dim=1)
 
 
-def seed_runs(kind: str, *, seeds: Sequence[int], S: int = 31, m: int = 4, steps: int = 1500, lr: float = 1.0,
-              batch_size: int = 256, record_every: int = 10, checkpoint_every: int = 100, test_trees: int = 1024,
-              test_seed: int = 7, test_max_depth: int = 7, first_draw: int = 1) -> dict:
-    """Train one run per seed (``kind``: ``"one_hot"`` or ``"gaussian"``) and test each on random trees.
+def members(settings: Settings) -> list[Member]:
+    """One member per run: ``one_hot-s000`` (training seed 0), ``gaussian-d001-s000`` (draw 1, training seed 0), ..."""
+    out = []
+    for kind in settings.kinds:
+        for i in range(settings.runs):
+            draw = settings.first_draw + i if kind == "gaussian" else None
+            key = f"{kind}-s{i:03d}" if draw is None else f"{kind}-d{draw:03d}-s{i:03d}"
+            # cost: the Gaussian runs took 717 s against 519 s for the one-hot ones (the first script's seconds)
+            out.append(Member(key=key, fields={"kind": kind, "seed": i, "draw": draw}, cost=1.0 if draw is None else 1.4))
+    return out
 
-    ``"gaussian"``: run ``i`` uses the embedding draw ``first_draw + i``
-    (:func:`~onelayer.trees.shared.embeddings.independent_embeddings`, ``d = S``)
-    and the training seed ``seeds[i]``. The test set is the generalisation chapter's
-    (:func:`~onelayer.trees.backward.layout.random_tree_batch` with ``test_trees`` trees, ``test_seed``,
-    ``test_max_depth``).
 
-    Returns a JSON-ready dict: ``record_steps`` and, per run (lists indexed ``[step][run]``), ``loss``, ``h1``,
-    ``h2``, ``residual``; ``checkpoints`` and, indexed ``[checkpoint][run]``, ``exact_paths`` (test paths right),
-    ``test_loss`` (teacher forced), ``margin`` (of ``H = A^T B A``) and ``margin_bound`` (the bound on the test loss
-    from the margin, valid for orthonormal embeddings only);
-    ``lengths`` (path lengths of the test set), ``goals_by_length`` and ``exact_by_length`` (the final model's exact
-    paths per length, ``{length: [per run]}``).
-    """
-    check_choice("kind", kind, KINDS)
-    seeds = check_int_sequence("seeds", seeds, low=0)
-    if not seeds:
-        raise ValueError("seeds must hold at least one seed")
-    S, m, steps = check_int("S", S, low=3), check_int("m", m, low=1), check_int("steps", steps, low=1)
-    record_every = check_int("record_every", record_every, low=1)
-    checkpoint_every = check_int("checkpoint_every", checkpoint_every, low=1)
-    if steps % record_every or steps % checkpoint_every:
-        raise ValueError(f"steps={steps} must be a multiple of record_every and checkpoint_every")
-    test_trees, test_seed = check_int("test_trees", test_trees, low=1), check_int("test_seed", test_seed, low=0)
-    first_draw = check_int("first_draw", first_draw, low=0)
-    test, _ = random_tree_batch(S, test_trees, np.random.default_rng(test_seed),
-                                max_depth=check_int("test_max_depth", test_max_depth, low=1))
+@functools.lru_cache(maxsize=4)
+def _test_set(S: int, trees: int, seed: int, max_depth: int):
+    return random_tree_batch(S, trees, np.random.default_rng(seed), max_depth=max_depth)[0]
+
+
+def run_member(settings: Settings, member: Member) -> dict:
+    """One run: per record step ``loss``, ``h1``, ``h2``, ``residual``; per checkpoint ``exact_paths`` (test paths
+    right), ``test_loss`` (teacher forced), ``margin`` (of ``H = A^T B A``) and ``margin_bound`` (the bound on the test
+    loss from the margin, valid for orthonormal embeddings only); ``exact_by_length`` (the final model's exact paths
+    per path length)."""
+    s, kind, seed, draw = settings, member.fields["kind"], member.fields["seed"], member.fields["draw"]
+    if s.steps % s.record_every or s.steps % s.checkpoint_every:
+        raise ValueError(f"steps={s.steps} must be a multiple of record_every and checkpoint_every")
+    test = _test_set(s.S, s.test_trees, s.test_seed, s.test_max_depth)
     lengths = test.target_mask.sum(1)
-    checkpoints = list(range(0, steps + 1, checkpoint_every))
-    groups = ([(one_hot_embeddings(S), list(seeds))] if kind == "one_hot" else
-              [(gaussian_embeddings(S, S, torch.Generator().manual_seed(first_draw + i)), [s]) for i, s in enumerate(seeds)])
-    loss, stats, exact, final_ok, tested = [], [], [], [], []
-    for A, group in groups:
-        hist = train_backward_members(A, m=m, steps=steps, lr=lr, seeds=group, batch_size=batch_size,
-                                      record_every=record_every, snapshot_at=checkpoints,
-                                      record={"h": lambda p, A=A: member_h_stats(p["B"], A)})
-        loss.append(np.asarray(hist.records["loss"]))
-        stats.append(np.asarray(hist.records["h"]))
-        cp, tl = [], []
-        for t in checkpoints:
-            Bt = hist.snapshots[t]["B"]
-            ok = [greedy_decode(Bt[j], A, test).path_correct for j in range(len(group))]
-            cp.append([int(o.sum()) for o in ok])
-            H = [A.T.to(Bt.dtype) @ Bt[j] @ A.to(Bt.dtype) for j in range(len(group))]
-            tl.append([[float(test_loss(Bt[j], A, test)), margin(H[j]), margin_bound(H[j], test)] for j in range(len(group))])
-            if t == checkpoints[-1]:
-                final_ok.extend(ok)
-        exact.append(np.asarray(cp))
-        tested.append(np.asarray(tl))
-    loss, stats, exact = np.concatenate(loss, 1), np.concatenate(stats, 1), np.concatenate(exact, 1)
-    tested = np.concatenate(tested, 1)  # (checkpoints, runs, 3)
-    record_steps = list(range(0, steps + 1, record_every))
-    goals = {int(k): int((lengths == k).sum()) for k in sorted(set(lengths.tolist()))}
-    return {"kind": kind, "seeds": list(seeds), "draws": [first_draw + i for i in range(len(seeds))] if kind == "gaussian" else None,
-            "S": S, "m": m, "steps": steps, "lr": float(lr), "batch_size": batch_size, "test_trees": test_trees,
-            "test_seed": test_seed, "test_max_depth": test_max_depth, "record_steps": record_steps,
-            "loss": loss.tolist(), "h1": stats[..., 0].tolist(), "h2": stats[..., 1].tolist(),
-            "residual": stats[..., 2].tolist(), "checkpoints": checkpoints, "exact_paths": exact.tolist(),
-            "test_loss": tested[..., 0].tolist(), "margin": tested[..., 1].tolist(), "margin_bound": tested[..., 2].tolist(),
-            "lengths": lengths.tolist(), "goals_by_length": {str(k): n for k, n in goals.items()},
-            "exact_by_length": {str(k): [int(o[lengths == k].sum()) for o in final_ok] for k in goals}}
+    A = one_hot_embeddings(s.S) if kind == "one_hot" else gaussian_embeddings(s.S, s.S, torch.Generator().manual_seed(draw))
+    checkpoints = list(range(0, s.steps + 1, s.checkpoint_every))
+    hist = train_backward_members(A, m=s.m, steps=s.steps, lr=s.lr, seeds=[seed], batch_size=s.batch_size,
+                                  record_every=s.record_every, snapshot_at=checkpoints,
+                                  record={"h": lambda p: member_h_stats(p["B"], A)})
+    stats = np.asarray(hist.records["h"])[:, 0]
+    out = {"loss": np.asarray(hist.records["loss"])[:, 0].tolist(), "h1": stats[:, 0].tolist(),
+           "h2": stats[:, 1].tolist(), "residual": stats[:, 2].tolist(), "exact_paths": [], "test_loss": [],
+           "margin": [], "margin_bound": []}
+    for t in checkpoints:
+        B = hist.snapshots[t]["B"][0]
+        ok = greedy_decode(B, A, test).path_correct
+        H = A.T.to(B.dtype) @ B @ A.to(B.dtype)
+        out["exact_paths"].append(int(ok.sum()))
+        out["test_loss"].append(float(test_loss(B, A, test)))
+        out["margin"].append(margin(H))
+        out["margin_bound"].append(margin_bound(H, test))
+    out["exact_by_length"] = {str(k): int(ok[lengths == k].sum()) for k in sorted(set(lengths.tolist()))}
+    return out
+
+
+def family(settings: Settings, kind: str, records: list[dict]) -> dict:
+    """The runs of one family as the first script stored them: ``seeds``, ``draws`` (``None`` for one-hot), the
+    settings, ``record_steps`` and ``loss``, ``h1``, ``h2``, ``residual`` indexed ``[step][run]``; ``checkpoints`` and
+    ``exact_paths``, ``test_loss``, ``margin``, ``margin_bound`` indexed ``[checkpoint][run]``; ``lengths`` (path
+    lengths of the test set), ``goals_by_length`` and ``exact_by_length`` (``{length: [per run]}``)."""
+    s = settings
+    runs = sorted((r for r in records if r["fields"]["kind"] == kind), key=lambda r: r["fields"]["seed"])
+    res = [r["result"] for r in runs]
+    lengths = _test_set(s.S, s.test_trees, s.test_seed, s.test_max_depth).target_mask.sum(1)
+    goals = {str(k): int((lengths == k).sum()) for k in sorted(set(lengths.tolist()))}
+
+    def columns(name):
+        return [list(row) for row in zip(*(r[name] for r in res))]
+
+    return {"kind": kind, "seeds": [r["fields"]["seed"] for r in runs],
+            "draws": [r["fields"]["draw"] for r in runs] if kind == "gaussian" else None,
+            "S": s.S, "m": s.m, "steps": s.steps, "lr": float(s.lr), "batch_size": s.batch_size,
+            "test_trees": s.test_trees, "test_seed": s.test_seed, "test_max_depth": s.test_max_depth,
+            "record_steps": list(range(0, s.steps + 1, s.record_every)),
+            **{name: columns(name) for name in ("loss", "h1", "h2", "residual")},
+            "checkpoints": list(range(0, s.steps + 1, s.checkpoint_every)),
+            **{name: columns(name) for name in ("exact_paths", "test_loss", "margin", "margin_bound")},
+            "lengths": lengths.tolist(), "goals_by_length": goals,
+            "exact_by_length": {k: [r["exact_by_length"][k] for r in res] for k in goals}}
+
+
+def summarize(settings: Settings, records: list[dict]) -> dict:
+    """Per family: runs, test goals, each run's exact test paths at the last step and the runs with every path right
+    (the full records are the members; :func:`family` lays them out as the chapters read them)."""
+    out = {}
+    for kind in settings.kinds:
+        final = [r["result"]["exact_paths"][-1] for r in sorted(records, key=lambda r: r["fields"]["seed"])
+                 if r["fields"]["kind"] == kind]
+        out[kind] = {"runs": len(final), "goals": settings.test_trees, "exact_paths": final,
+                     "runs_all_right": sum(k == settings.test_trees for k in final)}
+    return out
+
+
+STUDY = Study(name="trees-backward-seeds", stored="trees/data/backward_seeds.json", kind="trees-backward-seeds",
+              settings=Settings(), quick=Settings(runs=2, steps=100, checkpoint_every=50, test_trees=128),
+              members=members, run_member=run_member, summarize=summarize,
+              description="Trees I: backward SGD over 20 seeds (one-hot) and 20 embedding draws (Gaussian), tested on "
+                          "1,024 random trees, with the test loss, the margin and its bound at every checkpoint")
+
+
+def stored(path=None) -> dict:
+    """The stored study (``path``: another file of it) as the chapters read it: ``{"runs": {kind: family(...)}}``."""
+    data = load(STUDY.name, path=path)
+    settings = Settings(**{k: tuple(v) if isinstance(v, list) else v for k, v in data["settings"].items()})
+    return {"quick": data["quick"], "runs": {kind: family(settings, kind, data["members"]) for kind in settings.kinds}}
 
 
 def merge_bins(counts: dict, min_count: int = 50) -> list[tuple[int, int]]:
@@ -151,30 +206,3 @@ def merge_bins(counts: dict, min_count: int = 50) -> list[tuple[int, int]]:
     if low is not None:
         bins[-1][1] = items[-1][0]
     return [(lo, hi) for lo, hi, _ in bins]
-
-
-def load_stored(path: str | Path | None = None) -> dict:
-    """The stored sweep (default: :data:`STORED` in the data directory)."""
-    return store.read_json(data_path(STORED) if path is None else Path(path), kind=STORED_KIND)
-
-
-def main(argv=None) -> int:
-    """Command line: train ``--seeds`` runs of each embedding family and write them as JSON."""
-    parser = argparse.ArgumentParser(prog="python -m onelayer sweep trees-backward-seeds",
-                                     description="Backward SGD runs over seeds (one-hot) and embedding draws (Gaussian).")
-    parser.add_argument("--out", type=Path, default=None, help=f"output JSON file (default: {STORED} in the data directory)")
-    parser.add_argument("--seeds", type=int, default=20, help="runs per embedding family (default 20)")
-    parser.add_argument("--quick", action="store_true", help="tiny version for tests (2 runs, 100 steps, 128 test trees)")
-    args = parser.parse_args(argv)
-    n = check_int("seeds", args.seeds, low=1)
-    out = data_path(STORED) if args.out is None else args.out
-    sizes = dict(steps=100, checkpoint_every=50, test_trees=128) if args.quick else {}
-    result = {"command": f"python -m onelayer sweep trees-backward-seeds --seeds {n}" + (" --quick" if args.quick else ""),
-              "quick": args.quick, "runs": {}}
-    for kind in KINDS:
-        start = time.perf_counter()
-        result["runs"][kind] = seed_runs(kind, seeds=list(range(n)), **sizes)
-        result["runs"][kind]["seconds"] = round(time.perf_counter() - start)
-        store.write_json(out, result, kind=STORED_KIND, indent=None)
-        print(f"{kind}: {n} runs in {result['runs'][kind]['seconds']} s", flush=True)
-    return 0

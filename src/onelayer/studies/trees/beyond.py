@@ -17,7 +17,8 @@ test sequences carry one (backward: the root self-loop ``[a_r; a_r]``;
 forward: ``[a_g; 0; s_f]``) and we record whether the trained model emits it
 by itself after the last path step. Whole-path accuracy excludes that step.
 
-This module spans both directions, so it lives directly in ``trees/``.
+This module spans both directions, so it lives directly in ``trees/``. Its two stored studies over many runs are
+:mod:`onelayer.studies.trees.backward_beyond` and :mod:`onelayer.studies.trees.forward_beyond`.
 """
 
 from __future__ import annotations
@@ -39,13 +40,8 @@ from ...trees.shared.data import Tree, random_tree, sample_goal
 from ...trees.shared.embeddings import independent_embeddings, one_hot_embeddings
 from .inputs import gaussian_embeddings
 
-__all__ = ["EMBEDDINGS", "SHAPES", "DEPTH_BINS", "STORED", "STORED_KIND", "FORWARD_STORED", "FORWARD_STORED_KIND", "embeddings",
-           "shape_tree", "test_set", "forward_beyond_runs", "load_forward_stored", "forward_main",
-           "backward_beyond", "backward_beyond_runs", "forward_beyond", "depth_rows", "load_stored", "main"]
-
-#: The stored sweep of :func:`backward_beyond_runs` (``python -m onelayer sweep trees-backward-beyond``).
-STORED = "trees/data/backward_beyond.json"
-STORED_KIND = "trees-backward-beyond"
+__all__ = ["EMBEDDINGS", "SHAPES", "DEPTH_BINS", "embeddings", "shape_tree", "test_set", "decode_ok",
+           "backward_beyond", "forward_beyond", "depth_rows"]
 
 #: Goal-depth bins of :func:`depth_rows`: ``(low, high)`` inclusive.
 DEPTH_BINS = ((1, 1), (2, 3), (4, 6), (7, 9), (10, 12))
@@ -111,19 +107,14 @@ def _summary(items, path_ok, stop_ok) -> dict:
             "deepest_goal": max(depths)}
 
 
-def _decode_ok(B: torch.Tensor, A: torch.Tensor, batch) -> tuple[np.ndarray, np.ndarray]:
-    """Per goal of an EOS test batch: every path step right (the EOS step excluded), and the EOS step right."""
+def decode_ok(B: torch.Tensor, A: torch.Tensor, batch) -> tuple[np.ndarray, np.ndarray]:
+    """Per goal of an EOS test batch: every path step right (the EOS step excluded), and the EOS step right (boolean
+    arrays), for one trained backward ``B``."""
     last = batch.target_mask.sum(1) - 1
     res = backward_decode(B, A, batch)
     stop_ok = res.step_correct[torch.arange(batch.size), last].numpy()
     path_ok = ((res.step_correct | ~batch.target_mask) | (torch.arange(batch.steps)[None, :] == last[:, None])).all(1).numpy()
     return path_ok, stop_ok
-
-
-def _decode_counts(B: torch.Tensor, A: torch.Tensor, batch, shapes: np.ndarray) -> dict[str, tuple[int, int]]:
-    """``shape -> (exact paths, stops)`` of one trained ``B`` on an EOS test batch (as in :func:`backward_beyond`)."""
-    path_ok, stop_ok = _decode_ok(B, A, batch)
-    return {shape: (int(path_ok[shapes == shape].sum()), int(stop_ok[shapes == shape].sum())) for shape in SHAPES}
 
 
 def backward_beyond(kind: str = "gaussian", *, S: int = 80, d: int | None = None, m: int = 3, steps: int = 400,
@@ -144,79 +135,10 @@ def backward_beyond(kind: str = "gaussian", *, S: int = 80, d: int | None = None
     batch = backward_batch([t for _, t, _ in items], [g for _, _, g in items], np.random.default_rng(test_seed), eos=True)
     out = []
     for i, seed in enumerate(seeds):
-        path_ok, stop_ok = _decode_ok(hist.params["B"][i], A, batch)
+        path_ok, stop_ok = decode_ok(hist.params["B"][i], A, batch)
         out.append({"kind": kind, "seed": seed, "S": S, "d": A.shape[0], "m": m, "steps": steps, "lr": lr,
                     "train_loss": float(hist.records["loss"][-1][i]), **_summary(items, path_ok, stop_ok)})
     return out
-
-
-def backward_beyond_runs(kind: str = "gaussian", *, runs: int = 20, S: int = 80, m: int = 3, steps: int = 400,
-                         lr: float = 8.0, count: int = 400, test_seed: int = 7, batch_size: int = 128) -> dict:
-    """:func:`backward_beyond` over many runs, as counts: ``runs`` training seeds ``0, 1, ...``.
-
-    One-hot: one batched call (every member shares the embeddings). Gaussian: run ``i`` uses the embedding draw
-    ``i`` (:func:`embeddings` with ``seed=i``) and the training seed ``i``, one call per draw (the batched trainer
-    shares ``A`` between members). Each run is decoded on :func:`test_set` with ``count`` goals of each shape.
-
-    Returns a JSON-ready dict with ``goals`` (per shape) and ``exact`` / ``stops`` (per shape, one count per run),
-    the final training losses, the largest tree and the deepest goal of the test set.
-    """
-    runs = check_int("runs", runs, low=1)
-    items = test_set(S, check_int("count", count, low=1), check_int("test_seed", test_seed, low=0))
-    batch = backward_batch([t for _, t, _ in items], [g for _, _, g in items], np.random.default_rng(test_seed), eos=True)
-    shapes = np.array([s for s, _, _ in items])
-    seeds = list(range(runs))
-    groups = ([(embeddings(kind, S), seeds)] if check_choice("kind", kind, EMBEDDINGS) == "one_hot"
-              else [(embeddings(kind, S, seed=i), [i]) for i in seeds])
-    counts, losses = [], []
-    for A, group in groups:
-        hist = train_backward_members(A, m=m, steps=steps, lr=lr, seeds=group, batch_size=batch_size, record_every=steps)
-        losses.extend(float(x) for x in hist.records["loss"][-1])
-        counts.extend(_decode_counts(hist.params["B"][j], A, batch, shapes) for j in range(len(group)))
-    return {"kind": kind, "runs": runs, "S": S, "m": m, "steps": steps, "lr": float(lr), "batch_size": batch_size,
-            "count": count, "test_seed": test_seed, "goals": {s: int((shapes == s).sum()) for s in SHAPES},
-            "exact": {s: [c[s][0] for c in counts] for s in SHAPES}, "stops": {s: [c[s][1] for c in counts] for s in SHAPES},
-            "train_loss": losses, "largest_tree": max(t.n for _, t, _ in items),
-            "deepest_goal": max(t.depth_of(g) for _, t, g in items)}
-
-
-def load_stored(path=None) -> dict:
-    """The stored sweep of :func:`backward_beyond_runs` (default: :data:`STORED` in the data directory)."""
-    from pathlib import Path
-
-    from ... import store
-    from ...paths import data_path
-
-    return store.read_json(data_path(STORED) if path is None else Path(path), kind=STORED_KIND)
-
-
-def main(argv=None) -> int:
-    """Command line: :func:`backward_beyond_runs` for both embedding families, written as JSON."""
-    import argparse
-    import time
-    from pathlib import Path
-
-    from ... import store
-    from ...paths import data_path
-
-    parser = argparse.ArgumentParser(prog="python -m onelayer sweep trees-backward-beyond",
-                                     description="The backward model past the assumptions over many seeds and embedding draws.")
-    parser.add_argument("--out", type=Path, default=None, help=f"output JSON file (default: {STORED} in the data directory)")
-    parser.add_argument("--runs", type=int, default=20, help="runs per embedding family (default 20)")
-    parser.add_argument("--count", type=int, default=400, help="test goals of each shape (default 400)")
-    parser.add_argument("--quick", action="store_true", help="tiny version for tests (40 steps)")
-    args = parser.parse_args(argv)
-    out = data_path(STORED) if args.out is None else args.out
-    runs, count = check_int("runs", args.runs, low=1), check_int("count", args.count, low=1)
-    result = {"command": f"python -m onelayer sweep trees-backward-beyond --runs {runs} --count {count}"
-                         + (" --quick" if args.quick else ""), "quick": args.quick, "families": {}}
-    for kind in EMBEDDINGS:
-        start = time.perf_counter()
-        result["families"][kind] = backward_beyond_runs(kind, runs=runs, count=count, **({"steps": 40} if args.quick else {}))
-        result["families"][kind]["seconds"] = round(time.perf_counter() - start)
-        store.write_json(out, result, kind=STORED_KIND, indent=None)
-        print(f"{kind}: {runs} runs in {result['families'][kind]['seconds']} s", flush=True)
-    return 0
 
 
 def forward_beyond(kind: str = "gaussian", *, S: int = 80, d: int | None = None, m: int = 2, steps: int = 600,
@@ -270,83 +192,3 @@ def depth_rows(rows: Sequence[dict], bins: Sequence[tuple[int, int]] = DEPTH_BIN
         row["goals"] = counts
         out.append(row)
     return out
-
-
-#: The stored sweep of :func:`forward_beyond_runs` (``python -m onelayer sweep trees-forward-beyond``).
-FORWARD_STORED = "trees/data/forward_beyond.json"
-FORWARD_STORED_KIND = "trees-forward-beyond"
-
-
-def forward_beyond_runs(*, runs: int = 20, S: int = 80, m: int = 2, steps: int = 1000, lr: float = 8.0,
-                        batch_size: int = 32, count: int = 100, test_seed: int = 7) -> dict:
-    """:func:`forward_beyond` with Gaussian embeddings over ``runs`` embedding draws, as counts.
-
-    Run ``i`` uses the embedding draw ``i`` (:func:`embeddings` with ``seed=i``) and the training seed ``i``; the runs
-    are trained together (:func:`onelayer.studies.trees.forward_limit_rates.gaussian_members`) and run ``i`` is decoded on its
-    own :func:`test_set` (``count`` goals of each shape, seed ``test_seed + i``), so the goals pooled over runs are
-    independent. Returns a JSON-ready dict with, per run, the final training loss and ``counts``: shape -> goal depth
-    -> ``[goals, exact paths, stops]``.
-    """
-    from .forward_limit_rates import gaussian_members
-
-    runs, count = check_int("runs", runs, low=1), check_int("count", count, low=1)
-    seeds = list(range(runs))
-    As = [embeddings("gaussian", S, seed=i) for i in seeds]
-    hist = gaussian_members(As, m=m, steps=steps, lr=lr, batch_size=batch_size, seeds=seeds)
-    out = []
-    for i in seeds:
-        items = test_set(S, count, check_int("test_seed", test_seed, low=0) + i)
-        batch = forward_batch([t for _, t, _ in items], [g for _, _, g in items], np.random.default_rng(test_seed + i),
-                              eos=True)
-        eos = (batch.step_type == 3) & batch.target_mask
-        res = forward_decode({k: v[i] for k, v in hist.params.items()}, two_head(), As[i], batch)
-        stop_ok, path_ok = (res.step_correct & eos).any(1).numpy(), res.answer_correct.numpy()
-        counts: dict = {}
-        for (shape, tree, goal), p, s in zip(items, path_ok, stop_ok):
-            c = counts.setdefault(shape, {}).setdefault(str(tree.depth_of(goal)), [0, 0, 0])
-            c[0], c[1], c[2] = c[0] + 1, c[1] + int(p), c[2] + int(s)
-        out.append({"seed": i, "train_loss": float(hist["loss"][-1][i]), "counts": counts,
-                    "largest_tree": max(t.n for _, t, _ in items)})
-    return {"embeddings": "gaussian", "runs": runs, "S": S, "d": S, "m": m, "steps": steps, "lr": float(lr),
-            "batch_size": batch_size, "count": count, "test_seed": test_seed, "per_run": out}
-
-
-def load_forward_stored(path=None) -> dict:
-    """The stored sweep of :func:`forward_beyond_runs` (default: :data:`FORWARD_STORED` in the data directory)."""
-    from pathlib import Path
-
-    from ... import store
-    from ...paths import data_path
-
-    return store.read_json(data_path(FORWARD_STORED) if path is None else Path(path), kind=FORWARD_STORED_KIND)
-
-
-def forward_main(argv=None) -> int:
-    """Command line: :func:`forward_beyond_runs`, written as JSON."""
-    import argparse
-    import time
-    from pathlib import Path
-
-    from ... import store
-    from ...paths import data_path
-
-    parser = argparse.ArgumentParser(prog="python -m onelayer sweep trees-forward-beyond",
-                                     description="The forward model past the assumptions over many Gaussian embedding draws.")
-    parser.add_argument("--out", type=Path, default=None,
-                        help=f"output JSON file (default: {FORWARD_STORED} in the data directory)")
-    parser.add_argument("--runs", type=int, default=20, help="embedding draws (default 20)")
-    parser.add_argument("--count", type=int, default=100, help="test goals of each shape per run (default 100)")
-    parser.add_argument("--quick", action="store_true", help="tiny version for tests (20 steps)")
-    args = parser.parse_args(argv)
-    out = data_path(FORWARD_STORED) if args.out is None else args.out
-    torch.set_num_threads(1)
-    torch.set_default_dtype(torch.float64)
-    start = time.perf_counter()
-    result = forward_beyond_runs(runs=check_int("runs", args.runs, low=1), count=check_int("count", args.count, low=1),
-                                 **({"steps": 20} if args.quick else {}))
-    result.update(command=f"python -m onelayer sweep trees-forward-beyond --runs {args.runs} --count {args.count}"
-                          + (" --quick" if args.quick else ""), quick=args.quick,
-                  minutes=round((time.perf_counter() - start) / 60, 1))
-    store.write_json(out, result, kind=FORWARD_STORED_KIND, indent=None)
-    print(f"{args.runs} runs in {result['minutes']} min", flush=True)
-    return 0

@@ -22,7 +22,7 @@ parameters and its own stream of perfect training trees, ``numpy`` generator ``s
   with the joint profile :func:`joint_counts`: goals, paths right and chains right per (tree size, goal depth).
 
 :func:`gaussian_members` trains the two-head model with a different Gaussian embedding draw per member (the
-batched run behind :func:`onelayer.studies.trees.beyond.forward_beyond_runs`). Reproduce::
+trainer of the study :mod:`onelayer.studies.trees.forward_beyond`, one draw per member). Reproduce::
 
     OMP_NUM_THREADS=1 python -m onelayer sweep trees-forward-limit-rates
 

@@ -26,7 +26,8 @@ For every size two measurements of the number of steps to converge:
   training trees at about 300 recorded steps (finest, about 0.4% of the step
   count, near the population's crossings). Up to ``m = 5`` (and ``S = 127`` at
   ``m = 3``) these take about 17 minutes on one core and are stored in
-  ``book/trees/data/scaling.json`` (:func:`main`; ``make sweeps``).
+  ``book/trees/data/scaling.json`` (the study ``trees-scaling``, :mod:`onelayer.studies.trees.scaling.stored`:
+  ``python -m onelayer study trees-scaling``).
 
 Result of the stored runs: the eight seeds cross within 4 steps of each other
 and 0.1-0.3% after the population recursion (default criterion; the loss
@@ -81,7 +82,7 @@ from . import criteria, fits, rows, runs, stored
 from .fits import fit_table, linear_model, local_slopes
 from .rows import forward_steps_vs_depth, population_rows, sampled_rows, scaling_rows, scaling_table, trajectory_gaps
 from .runs import population_run, population_steps, sampled_run, step_times
-from .stored import FORWARD_SWEEP, STORED, STORED_KIND, compute_stored, load_forward_sweep, load_stored, main
+from .stored import FORWARD_SWEEP, QUICK, STUDY, Settings, compute, load_forward_sweep, load_stored, members, run_member, summarize
 
 # Every public name of the submodules, importable from here as before the split.
 __all__ = [name for module in (criteria, fits, rows, runs, stored) for name in module.__all__]

@@ -11,7 +11,7 @@ from ....paths import data_path
 from ....validation import check_choice
 from ..scaling.criteria import Criterion, _criterion, _sizes, nodes, tokens
 from ..scaling.runs import population_run
-from ..scaling.stored import STORED, load_forward_sweep, load_stored
+from ..scaling.stored import STUDY, load_forward_sweep, load_stored
 
 __all__ = ["population_rows", "sampled_rows", "scaling_rows", "trajectory_gaps", "forward_steps_vs_depth", "scaling_table"]
 
@@ -39,10 +39,10 @@ def sampled_rows(stored: Mapping, sweep: str, *, criterion: Criterion | str = Cr
 
     Rows: ``m, S, n_nodes, tokens, sampled_steps`` (per seed, ``nan`` if
     never within the budget), ``sampled_median/min/max``, ``sampled_converged``
-    (number of seeds that converged), ``budget``, ``sampled_seconds_per_step``.
+    (number of seeds that converged), ``budget``.
     """
     if not isinstance(stored, Mapping) or "runs" not in stored:
-        raise ValueError("stored must be the dict of load_stored() / compute_stored() (it has no 'runs')")
+        raise ValueError("stored must be the dict of load_stored() / compute() (it has no 'runs')")
     check_choice("sweep", sweep, ("depth", "labels"))
     crit = _criterion(criterion)
     rows = []
@@ -57,7 +57,6 @@ def sampled_rows(stored: Mapping, sweep: str, *, criterion: Criterion | str = Cr
             "sampled_min": float(ok.min()) if ok.size else float("nan"),
             "sampled_max": float(steps.max()) if ok.size == steps.size else float("nan"),
             "sampled_converged": int(ok.size), "seeds": len(run["seeds"]), "budget": run["budget"],
-            "sampled_seconds_per_step": run["seconds_per_step"],
         })
     return rows
 
@@ -68,13 +67,13 @@ def scaling_rows(sweep: str = "depth", *, sizes=None, stored: Mapping | None = N
 
     About 2 s for ``"depth"`` (``m = 2..6``) and 1 s for ``"labels"``
     (``S = 15..255``). ``sizes`` optionally replaces the sweep's sizes
-    (``(m, S)`` pairs); ``stored=None`` reads :data:`STORED` if it exists
-    (otherwise there are no sampled columns). Adds ``ratio`` = sampled median /
+    (``(m, S)`` pairs); ``stored=None`` reads the stored study if it exists
+    (the stored study ``trees-scaling``; otherwise there are no sampled columns). Adds ``ratio`` = sampled median /
     population steps where both exist.
     """
     check_choice("sweep", sweep, ("depth", "labels"))
     crit = _criterion(criterion)
-    if stored is None and data_path(STORED).exists():
+    if stored is None and data_path(STUDY.stored).exists():
         stored = load_stored()
     rows = population_rows(sweep if sizes is None else sizes, lr=lr, criterion=crit)
     if stored is not None:
@@ -100,7 +99,7 @@ def trajectory_gaps(stored: Mapping, sweep: str = "depth") -> list[dict]:
     the budget.
     """
     if not isinstance(stored, Mapping) or "runs" not in stored:
-        raise ValueError("stored must be the dict of load_stored() / compute_stored() (it has no 'runs')")
+        raise ValueError("stored must be the dict of load_stored() / compute() (it has no 'runs')")
     check_choice("sweep", sweep, ("depth", "labels"))
     rows = []
     for run in stored["runs"][sweep]:
