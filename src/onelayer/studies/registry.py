@@ -20,7 +20,15 @@ from .runner import Study
 __all__ = ["MODULES", "studies", "get", "load"]
 
 #: The study modules, in the order they run (none is ported yet: the sweeps of onelayer.sweeps move here one by one).
-MODULES: tuple[str, ...] = ()
+MODULES: tuple[str, ...] = (
+    "onelayer.studies.trees.forward_alternative_layouts",
+    "onelayer.studies.trees.forward_rescaling",
+    "onelayer.studies.trees.forward_seeded_training",
+    "onelayer.studies.trees.forward_edge_flag",
+    "onelayer.studies.trees.forward_seeds",
+    "onelayer.studies.trees.forward_limit_rates",
+    "onelayer.studies.trees.forward_limits",
+)
 
 
 def studies() -> dict[str, Study]:

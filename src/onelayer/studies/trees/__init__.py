@@ -6,7 +6,8 @@ Backward (Trees I): :mod:`~onelayer.studies.trees.backward_generalization` (rand
 :mod:`~onelayer.studies.trees.forward_limits` (heads x depth), :mod:`~onelayer.studies.trees.forward_seeds`,
 :mod:`~onelayer.studies.trees.forward_seeded_training`, :mod:`~onelayer.studies.trees.forward_rescaling`,
 :mod:`~onelayer.studies.trees.forward_edge_flag`, :mod:`~onelayer.studies.trees.forward_limit_rates`,
-:mod:`~onelayer.studies.trees.forward_alternative_layouts`, :mod:`~onelayer.studies.trees.forward_learned_values`.
+:mod:`~onelayer.studies.trees.forward_alternative_layouts`, :mod:`~onelayer.studies.trees.forward_learned_values`
+(and :mod:`~onelayer.studies.trees.stored_study`, what the forward studies share around the runner).
 Both: :mod:`~onelayer.studies.trees.beyond` (past the assumptions) and :mod:`~onelayer.studies.trees.scaling`
 (steps to converge against the tree size).
 
