@@ -230,15 +230,7 @@ bench: $(STAMP)
 # small cases against them).
 sweeps: $(STAMP)
 	@start=$$(date +%s)
-	$(PY) -m onelayer sweep trees-forward-limits
-	$(PY) -m onelayer sweep trees-forward-limits --part sweep --only two_head:5 --budget 8000
 	$(PY) -m onelayer sweep walks-scaling
-	$(PY) -m onelayer sweep trees-forward-seeds --jobs 2
-	$(PY) -m onelayer sweep trees-forward-layouts
-	$(PY) -m onelayer sweep trees-forward-limit-rates
-	$(PY) -m onelayer sweep trees-forward-training-seeds
-	$(PY) -m onelayer sweep trees-forward-rescaling-seeds
-	$(PY) -m onelayer sweep trees-forward-edge-flag
 	echo "sweeps: $$(( $$(date +%s) - start )) s"
 
 # Every registered study (onelayer.studies.registry), one after another, each on $(JOBS) worker processes; a study

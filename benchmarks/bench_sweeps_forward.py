@@ -1,6 +1,6 @@
 """Trees forward seed sweeps: the members of a stored sweep trained in one batched call vs one call per seed.
 
-The stored sweeps ``trees-forward-edge-flag`` (:mod:`onelayer.studies.trees.forward_edge_flag`) and the ``heads`` part of
+The stored studies ``trees-forward-edge-flag`` (:mod:`onelayer.studies.trees.forward_edge_flag`) and the ``heads`` part of
 ``trees-forward-limit-rates`` (:mod:`onelayer.studies.trees.forward_limit_rates`) train 20 seeds per cell with
 :func:`onelayer.studies.trees.forward_edge_flag.train_members`: every member its own initialisation and its own mini-batches,
 one :func:`onelayer.training.train` with ``members=True`` over :func:`torch.func.vmap` of the model's forward pass.
@@ -13,7 +13,7 @@ Rows, at the sweeps' sizes (float64, one-hot labels, prompt edges with an empty 
 * the heads sweep: ``m = 2``, ``S = 17``, lr 2, the mean loss, for two full heads at batch 32 and four full heads at
   batch 256 (its smallest and its largest members);
 * ``ours``: one :func:`~onelayer.studies.trees.forward_edge_flag.train_members` call with 20 seeds, with the
-  ``member_chunk`` the sweep uses at that batch size (:func:`onelayer.studies.trees.forward_limit_rates.member_chunk`: 5
+  ``member_chunk`` the study uses at that batch size (:func:`onelayer.studies.trees.forward_limit_rates.member_chunk`: 5
   members per batched call at batch 256, where all 20 at once are compute-bound);
 * ``reference``: 20 calls of the same function with one seed each (the separate runs the batched call replaces);
 * one *step* is one GD update of every member; ``max_abs_diff`` is the largest difference of the final parameters

@@ -4,7 +4,9 @@ import numpy as np
 import pytest
 import torch
 
-from onelayer.studies.trees import forward_alternative_layouts as alternative_layouts, forward_limits as limits
+from onelayer.studies import runner
+from onelayer.studies.registry import load
+from onelayer.studies.trees import forward_alternative_layouts as alternative_layouts, forward_limits as limits, stored_study
 from onelayer.trees.forward import architecture, construction, decoding, layout
 from onelayer.trees.shared.data import perfect_binary_tree
 from onelayer.trees.shared.embeddings import one_hot_embeddings
@@ -89,9 +91,10 @@ def test_child_first_check_fails_when_the_tokens_are_not_permuted(monkeypatch):
 
 
 def test_stored_layout_runs_recompute():
-    stored = alternative_layouts.load_stored()
+    stored = load("trees-forward-layouts")
     assert not stored["quick"]
-    cell = next(p for p in stored["cells"] if p[0]["arch"] == "full1" and p[0]["m"] == 2)
+    summary = stored["summary"]
+    cell = next(p for p in summary["cells"] if p[0]["arch"] == "full1" and p[0]["m"] == 2)
     for row in cell:
         kwargs = limits.heads_depth_kwargs("full1", 2)
         again = limits.run_config("full1", **kwargs, turning=row.get("turning", True))
@@ -99,16 +102,20 @@ def test_stored_layout_runs_recompute():
             assert again[key] == row[key], key
         assert np.allclose(again["loss"], row["loss"], rtol=1e-9, atol=1e-12)
     # every stored pair is (turning, no turning) of the same configuration
-    for pair in stored["table"] + stored["cells"]:
+    for pair in summary["table"] + summary["cells"]:
         assert pair[0].get("turning", True) and pair[1]["turning"] is False
         assert {k: pair[0][k] for k in ("arch", "m", "S", "lr", "norm")} == {k: pair[1][k] for k in ("arch", "m", "S", "lr", "norm")}
-    for check in stored["child_first"]:
+    for check in summary["child_first"]:
         assert check["loss_gap"] < 1e-12 and check["param_gap"] < 1e-12
+    assert len(stored["members"]) == 28 and stored["provenance"]["adopted"]["from"].endswith("forward_layouts.json")
 
 
-def test_layouts_cli_quick(tmp_path):
-    out = tmp_path / "alternative_layouts.json"
-    assert alternative_layouts.main(["--quick", "--out", str(out)]) == 0
-    data = alternative_layouts.load_stored(out)
-    assert data["quick"] and len(data["table"]) == 3 and len(data["cells"]) == 2
+def test_layouts_cheapest_member_recomputes():
+    assert runner.verify(alternative_layouts.STUDY, sample=1, echo=None)
+
+
+def test_layouts_quick_summary():
+    data = stored_study.summary(alternative_layouts.STUDY, quick=True)
+    assert len(data["table"]) == 3 and len(data["cells"]) == 2 and len(data["child_first"]) == 2
     assert all(p[1]["turning"] is False for p in data["table"] + data["cells"])
+    assert [p[0]["arch"] for p in data["cells"]] == ["two_head", "full1"]

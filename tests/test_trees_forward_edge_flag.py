@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from onelayer.studies.trees import forward_edge_flag as edge_flag
+from onelayer.studies.registry import load
+from onelayer.studies.trees import forward_edge_flag as edge_flag, stored_study
 from onelayer.trees.forward.architecture import two_head
 from onelayer.trees.forward.construction import constructed_params, full_single_head_construction
 from onelayer.chapters.trees.forward_limits import goal_rates
@@ -78,10 +79,12 @@ def test_converged_rule():
         edge_flag.converged([1.0, 0.1], 0.0)
 
 
-def test_stored_sweep_reproduces_two_members():
-    stored = edge_flag.load_stored()
+def test_stored_study_reproduces_two_members():
+    study = load("trees-forward-edge-flag")
+    stored = study["summary"]
     s = stored["settings"]
-    assert not stored["quick"] and s["seeds"] >= 20 and s["test_trees"] >= 500
+    assert not study["quick"] and s["seeds"] >= 20 and s["test_trees"] >= 500
+    assert len(study["members"]) == 16 + 2 and all(len(m["result"]["runs"]) == 20 for m in study["members"])
     cells = {(r["edge_stage"], r["reduction"], r["arch"]) for r in stored["runs"]}
     assert len(cells) * s["seeds"] == len(stored["runs"])
     rows = edge_flag.cell_runs("single_head", m=s["m"], S=s["S"], steps=s["steps"], lr=s["lr"], reduction="sum, 1",
@@ -93,9 +96,9 @@ def test_stored_sweep_reproduces_two_members():
         assert (r["chain"], r["path"], r["goals"]) == (ref[r["seed"]]["chain"], ref[r["seed"]]["path"], ref[r["seed"]]["goals"])
 
 
-def test_quick_main_writes_the_sweep(tmp_path):
-    out = tmp_path / "edge.json"
-    assert edge_flag.main(["--out", str(out), "--quick"]) == 0
-    data = edge_flag.load_stored(out)
-    assert data["quick"] and len(data["runs"]) == 2 * 2 * 1 * 2  # 2 layouts x 2 models x 1 reduction x 2 seeds
+def test_quick_study_has_both_parts():
+    data = stored_study.summary(edge_flag.STUDY, quick=True)
+    assert len(data["runs"]) == 2 * 2 * 1 * 2  # 2 layouts x 2 models x 1 reduction x 2 seeds
     assert len(data["extra"]["runs"]) == 2 * 2 and data["extra"]["settings"]["lr"] == 0.1  # exact: the stored literal; s_b only
+    assert [m.key for m in edge_flag.STUDY.member_list(edge_flag.STUDY.quick)][:2] == ["extra-sb-sum1-full1",
+                                                                                       "extra-sb-sum1-two-head"]

@@ -1,8 +1,8 @@
-"""The stored-results script of the limits chapter (onelayer.studies.trees.forward_limits) and the heads helpers' checks."""
+"""The stored study of the limits chapter (onelayer.studies.trees.forward_limits) and the heads helpers' checks."""
 
 from __future__ import annotations
 
-import json
+import dataclasses
 
 import numpy as np
 import pytest
@@ -12,31 +12,30 @@ from onelayer.trees.shared.embeddings import one_hot_embeddings
 from onelayer.trees.forward.dynamics import ROLE_METRICS, role_metrics, specialization_statement
 from onelayer.trees.forward.layout import perfect_forward_batch
 from onelayer.trees.forward.architecture import init_params, single_head
-from onelayer.studies.trees.forward_limits import main, run_config
+from onelayer.studies import runner
+from onelayer.studies.trees import forward_limits as limits, stored_study
+from onelayer.studies.trees.forward_limits import run_config
 
 
-def test_command_line_quick_table(tmp_path):
-    out = tmp_path / "sweep.json"
-    assert main(["--out", str(out), "--quick", "--part", "table"]) == 0
-    data = json.loads(out.read_text())
-    assert data["quick"] and len(data["loss_table"]) == 9 and "heads_depth" not in data
+def test_quick_study_table_and_cells():
+    data = stored_study.summary(limits.STUDY, quick=True)
+    assert len(data["loss_table"]) == 9 and data["heads_depth_extra"] == []
     row = data["loss_table"][0]
     assert row["steps"] == [0, 1, 5, 10, 20] and len(row["loss"]) == 5 and "params" in row
+    assert [(r["arch"], r["m"]) for r in data["heads_depth"]] == limits.heads_depth_cells(quick=True)
+    assert all("seconds" not in r for r in data["loss_table"] + data["heads_depth"])  # members are pure
 
 
-def test_command_line_only_replaces_single_runs(tmp_path):
-    out = tmp_path / "sweep.json"
-    assert main(["--out", str(out), "--quick", "--part", "sweep"]) == 0
-    before = json.loads(out.read_text())["heads_depth"]
-    assert main(["--out", str(out), "--quick", "--part", "sweep", "--only", "full2:3"]) == 0
-    after = json.loads(out.read_text())["heads_depth"]
-    assert [(r["arch"], r["m"]) for r in after] == [(r["arch"], r["m"]) for r in before]
-    assert after[-1]["loss"] == before[-1]["loss"]  # deterministic re-run
-    assert main(["--out", str(out), "--quick", "--part", "sweep", "--only", "two_head:2", "--budget", "7"]) == 0
-    data = json.loads(out.read_text())
-    assert [r["arch"] for r in data["heads_depth_extra"]] == ["two_head"] and data["heads_depth"] == after
-    with pytest.raises(SystemExit):
-        main(["--out", str(out), "--budget", "7"])
+def test_an_extra_budget_is_its_own_member():
+    settings = dataclasses.replace(limits.STUDY.settings, extra=(("two_head", 2, 7),))
+    (member,) = [m for m in limits.STUDY.member_list(settings) if m.key.startswith("extra")]
+    assert member.key == "extra-m2-two-head-t7"
+    row = limits.run_member(settings, member)
+    assert row["budget"] == 7 and row["final_step"] <= 7
+
+
+def test_cheapest_stored_member_recomputes():
+    assert runner.verify(limits.STUDY, sample=1, echo=None)
 
 
 def test_run_config_converges_and_trains_on_to_twice_the_time():
@@ -61,7 +60,7 @@ def test_validation():
     assert len(ROLE_METRICS) == 12 and torch.get_default_dtype() == torch.float64
 
 
-def test_stored_sweep_matches_the_current_code():
+def test_stored_study_matches_the_current_code():
     """The stored heads-by-depth file is reproduced by today's code: recompute the start of one stored run."""
     from onelayer.studies.trees.forward_limits import load_stored
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from onelayer.studies.trees import forward_rescaling as rescaling
+from onelayer.studies.registry import load
+from onelayer.studies.trees import forward_rescaling as rescaling, stored_study
 from onelayer.trees.forward.architecture import two_head
 from onelayer.trees.forward.model import train_forward
 from onelayer.trees.shared.embeddings import one_hot_embeddings
@@ -64,10 +65,14 @@ def test_arguments_are_validated():
         rescaling.rescaling_seeds(A, seeds=[-1])
 
 
-def test_stored_sweep_matches_a_recomputation():
-    """Seeds 0 and 5 of the stored runs, the first recorded steps recomputed: the fixed-batch losses agree."""
-    stored = rescaling.load_stored()
+def test_stored_study_matches_a_recomputation():
+    """Seeds 0 and 5 of every stored member (one run setting), the first recorded steps recomputed: the fixed-batch
+    losses agree."""
+    study = load("trees-forward-rescaling-seeds")
+    stored = study["summary"]
     assert [(r["reduction"], r["lr"], r["steps_run"]) for r in stored["runs"]] == [r[:3] for r in rescaling.RUNS]
+    by_key = {m["key"]: m["result"] for m in study["members"]}
+    assert [by_key[rescaling._key(run)] for run in rescaling.RUNS] == stored["runs"]
     A = one_hot_embeddings(stored["S"])
     runs = tuple((r["reduction"], r["lr"], r["steps"][1], r["steps"][1]) for r in stored["runs"])
     fresh = rescaling.rescaling_seeds(A, m=stored["m"], batch_size=stored["batch_size"], seeds=[0, 5], runs=runs,
@@ -75,3 +80,14 @@ def test_stored_sweep_matches_a_recomputation():
     for hist, run in zip(fresh, stored["runs"]):
         want = np.asarray(run["eval_loss"])[:2][:, [0, 5]]
         assert np.allclose(hist["eval_loss"], want, rtol=1e-10)  # tol: a few steps of summation-order noise
+
+
+def test_quick_study_members_are_the_batched_runs():
+    """The quick study's summary: one run per setting, in the settings' order, each with one loss column per seed."""
+    quick = rescaling.STUDY.quick
+    data = stored_study.summary(rescaling.STUDY, quick=True)
+    assert [(r["reduction"], r["lr"], r["steps_run"]) for r in data["runs"]] == [r[:3] for r in quick.runs]
+    assert all(np.asarray(r["eval_loss"]).shape == (len(r["steps"]), quick.seeds) for r in data["runs"])
+    fresh = rescaling.rescaling_seeds(one_hot_embeddings(quick.S), m=quick.m, batch_size=quick.batch_size,
+                                      seeds=range(quick.seeds), runs=quick.runs[:1], eval_size=quick.eval_size)
+    assert np.array_equal(fresh[0]["eval_loss"], data["runs"][0]["eval_loss"])  # exact: the same computation

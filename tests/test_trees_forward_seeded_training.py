@@ -9,7 +9,8 @@ import torch
 
 from onelayer.trees.forward import dynamics
 from onelayer.studies.trees import forward_learned_values as learned_values
-from onelayer.studies.trees import forward_seeded_training as st
+from onelayer.studies.registry import load
+from onelayer.studies.trees import forward_seeded_training as st, stored_study
 from onelayer.studies.trees.inputs import gaussian_embeddings
 from onelayer.trees.shared.embeddings import one_hot_embeddings
 from onelayer.seeding import generator
@@ -58,11 +59,13 @@ def test_arguments_are_validated():
         st.batched_structured_loss({}, {}, values="dense")
 
 
-def test_stored_sweep_matches_a_recomputation():
+def test_stored_study_matches_a_recomputation():
     """Seed 1 of the stored learned-value runs (init 0.1) recomputed for 300 steps with the separate trainer, and
     seed 0 of the stored two-head runs against a fresh tracked run to step 300 (its early phase times and head 1's
     traversal event)."""
-    stored = st.load_stored()
+    study = load("trees-forward-training-seeds")
+    stored = study["summary"]
+    assert [m["key"] for m in study["members"]] == ["learned-values-init0.01", "learned-values-init0.1", "two-head"]
     lv = next(r for r in stored["learned_values"] if r["init_scale"] == 0.1)
     t = lv["steps"].index(300)
     A = one_hot_embeddings(lv["S"])
@@ -82,3 +85,10 @@ def test_stored_sweep_matches_a_recomputation():
     events = dynamics.role_events(fresh.steps, fresh["roles"])
     assert (phases["forward"], phases["backward"]) == (run["phases"]["forward"], run["phases"]["backward"])
     assert events["head1 traversal"] == run["events"]["head1 traversal"]
+
+
+def test_quick_study_summary_has_the_stored_shape():
+    data = stored_study.summary(st.STUDY, quick=True)
+    assert data["seeds"] == [0, 1] and len(data["two_head"]["runs"]) == 2
+    (lv,) = data["learned_values"]
+    assert lv["steps"] == [0, 5, 10] and np.asarray(lv["node_share"]).shape == (3, 2, 2)

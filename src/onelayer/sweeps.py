@@ -42,24 +42,6 @@ class Sweep:
 SWEEPS: dict[str, Sweep] = {
     s.name: s
     for s in (
-        Sweep("trees-forward-limits", "onelayer.studies.trees.forward_limits:main", "trees/data/forward_sweep.json",
-              "Trees II: the loss table and the heads x depth sweep of the limits chapter", 75),
-        Sweep("trees-forward-seeds", "onelayer.studies.trees.forward_seeds:main", "trees/data/forward_seeds.json",
-              "Trees II: the heads x depth sweep for seeds 1 and 2, with each run's failure profile", 30),
-        Sweep("trees-forward-layouts", "onelayer.studies.trees.forward_alternative_layouts:main", "trees/data/forward_layouts.json",
-              "Trees II: the forward models under two alternative layouts (child first; no turning token)", 6),
-        Sweep("trees-forward-training-seeds", "onelayer.studies.trees.forward_seeded_training:main",
-              "trees/data/forward_training_seeds.json",
-              "Trees II, Theorem 5: the two-head run and the learned-value-map split over 20 seeds each", 12),
-        Sweep("trees-forward-rescaling-seeds", "onelayer.studies.trees.forward_rescaling:main",
-              "trees/data/forward_rescaling_seeds.json",
-              "Trees II, Theorem 5: learning rate 0.2 (mean, sum over positions) against 2 at equal eta_eff t, 20 seeds", 7),
-        Sweep("trees-forward-edge-flag", "onelayer.studies.trees.forward_edge_flag:main", "trees/data/forward_edge_flag.json",
-              "Trees II: one head against two, 20 seeds per cell, under both readings of the prompt edges' stage block", 12),
-        Sweep("trees-forward-limit-rates", "onelayer.studies.trees.forward_limit_rates:main",
-              "trees/data/forward_limit_rates.json",
-              "Trees II: Theorem 8, no chain of thought, no turning token, and 1-4 full heads at m = 2, 3 with their "
-              "failures by tree size and goal depth, over 20 seeds each", 35),
         Sweep("walks-scaling", "onelayer.studies.walks.scaling.stored:main", "walks/data/scaling.json",
               "Walks: steps to converge and time per step against N and M", 6),
     )

@@ -19,7 +19,7 @@ from .runner import Study
 
 __all__ = ["MODULES", "studies", "get", "load"]
 
-#: The study modules, in the order they run (the sweeps of onelayer.sweeps move here one by one).
+#: The study modules, in the order they run.
 MODULES: tuple[str, ...] = (
     "onelayer.studies.walks.variations.seeds",
     "onelayer.studies.walks.direction_slopes",
@@ -35,6 +35,13 @@ MODULES: tuple[str, ...] = (
     "onelayer.studies.trees.backward_seeds",
     "onelayer.studies.trees.backward_own_tests",
     "onelayer.studies.trees.scaling.stored",
+    "onelayer.studies.trees.forward_alternative_layouts",
+    "onelayer.studies.trees.forward_rescaling",
+    "onelayer.studies.trees.forward_seeded_training",
+    "onelayer.studies.trees.forward_edge_flag",
+    "onelayer.studies.trees.forward_seeds",
+    "onelayer.studies.trees.forward_limit_rates",
+    "onelayer.studies.trees.forward_limits",
 )
 
 

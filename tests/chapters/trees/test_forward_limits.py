@@ -7,8 +7,8 @@ import pytest
 
 from onelayer.chapters.trees import forward_limits as chapter
 from onelayer.rates import rate
-from onelayer.studies.trees import forward_beyond
-from onelayer.studies.trees import forward_limit_rates as limit_rates, forward_limits as limits
+from onelayer.studies.trees import beyond
+from onelayer.studies.trees import forward_limit_rates as limit_rates, forward_limits as limits, stored_study
 
 KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "chapter"}
 
@@ -69,10 +69,8 @@ def test_runs_verdict_reads_the_interval():
     assert chapter._runs_verdict(rate(10, 20), "x").startswith("undecided")
 
 
-def test_limit_rates_sweep_quick_feeds_the_chapter(tmp_path):
-    out = tmp_path / "rates.json"
-    assert limit_rates.main(["--quick", "--out", str(out)]) == 0
-    data = limit_rates.load_stored(out)
+def test_limit_rates_quick_study_feeds_the_chapter():
+    data = stored_study.summary(limit_rates.STUDY, quick=True)
     q = limit_rates.QUICK
     assert len(data["theorem8"]) == q["seeds"]
     assert len(data["heads"]) == q["seeds"] * len(q["heads"]["models"]) * len(q["heads"]["cells"])
@@ -143,10 +141,8 @@ def test_heads_verdict_reads_the_intervals():
         chapter.heads_verdict(rows(0, 5)[:1])
 
 
-def test_gaussian_study_counts_every_goal():
-    small = forward_beyond.Settings(runs=2, steps=3, count=2, batch_size=4)
-    out = forward_beyond.summarize(small, [{"key": m.key, "fields": dict(m.fields), "result": forward_beyond.run_member(small, m)}
-                                           for m in forward_beyond.members(small)])
+def test_gaussian_sweep_counts_every_goal():
+    out = beyond.forward_beyond_runs(runs=2, steps=3, count=2, batch_size=4)
     g = chapter.gaussian_seeds(out)
     assert [r["goals"] for r in g["rows"]] == [4, 4, 4]  # exact: 2 runs x 2 trees of each shape
     assert sum(r["goals"] for r in g["depth"] if r["test trees"] == "all shapes") == 12
@@ -187,6 +183,7 @@ def test_edge_flag_table_and_the_value_map_check():
     stored = chapter.edge_flag_stored()
     assert len(numbers["table"]) == len({(r["edge_stage"], r["reduction"], r["arch"]) for r in stored["runs"]}) + len(
         {(r["edge_stage"], r["reduction"], r["arch"]) for r in stored["extra"]["runs"]})
+    assert chapter.edge_flag_minutes() == pytest.approx(12.6 + 3.0)  # tol: float sum; the pre-runner script's minutes
     check = {r["edge_stage"]: r for r in chapter.value_map_check(S=8)}
     assert check["empty"]["edge_residual"] < 1e-12 and check["s_b"]["edge_residual"] == pytest.approx(0.5)  # tol: lstsq
 

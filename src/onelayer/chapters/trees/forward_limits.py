@@ -2,7 +2,7 @@
 
 The two-head model trained on perfect trees and decoded on random ones (Theorem 8), one head against two beside the
 authors' table, the runs without a chain of thought, heads against training depth over seeds, the alternative
-layouts and the runs past the theorems' assumptions. The long runs are stored sweeps
+layouts and the runs past the theorems' assumptions. The long runs are stored studies
 (:mod:`onelayer.studies.trees.forward_limits`, :mod:`~onelayer.studies.trees.forward_seeds`,
 :mod:`~onelayer.studies.trees.forward_alternative_layouts`); the chapter and its registered figures load them.
 """
@@ -20,7 +20,8 @@ from ...formatting import number_text
 from ...rates import Rate, mean_interval, rate
 from ...registry import register
 from ...seeding import numpy_rng
-from ...studies.trees import beyond, forward_beyond
+from ...studies.registry import load
+from ...studies.trees import beyond, stored_study
 from ...studies.trees import forward_alternative_layouts as alternative_layouts, forward_edge_flag as edge_flag, forward_limit_rates as limit_rates, forward_limits as limits, forward_seeds as seeds
 from ...trees.forward.architecture import single_head, two_head
 from ...trees.forward.decoding import ForwardDecodeResult, accuracy_by_type, block_correct, goal_counts, greedy_decode
@@ -31,7 +32,7 @@ from ...trees.shared import embeddings
 
 __all__ = ["Settings", "SETTINGS", "stored", "trained_two_head", "test_set", "train_eval_batch", "test_decoding",
            "goal_depth_rows", "losses", "loss_table", "single_head_blocks", "direct_runs", "direct_table",
-           "heads_depth", "over_seeds", "layout_sensitivity", "layout_tables", "beyond_runs", "edge_flag_stored",
+           "heads_depth", "over_seeds", "layout_sensitivity", "layout_tables", "beyond_runs", "edge_flag_stored", "edge_flag_minutes",
            "goal_rates", "edge_flag_cells", "edge_flag_table", "value_map_check", "edge_flag_verdict", "limit_rates_stored",
            "rate_texts", "interval_texts", "theorem8_seeds", "direct_seeds", "no_turn_seeds", "heads_runs", "heads_cell_rows", "construction_layouts",
            "heads_bins", "heads_seeds", "heads_settings", "merge_bins", "heads_joint", "REGIONS", "heads_regions",
@@ -45,7 +46,7 @@ class Settings:
 
     ``S = 25``, ``m = 3``, 1,024 random test trees [summary]; ``lr = 2`` (mean loss), 1,000 steps, the 600 steps of
     the runs without a chain of thought, the depth cap 6, the hard-attention scales and the seeds [guess]. The
-    stored sweeps have their own settings in :mod:`~onelayer.studies.trees.forward_limits`.
+    stored studies have their own settings in :mod:`~onelayer.studies.trees.forward_limits`.
     """
 
     S: int = 25
@@ -75,14 +76,14 @@ class Settings:
     beyond_seeds: tuple[int, ...] = (0,)
     beyond_count: int = 20
     beyond_kinds: tuple[str, ...] = ("one_hot",)
-    #: one head against two under both edge-stage readings (stored sweep onelayer.studies.trees.forward_edge_flag): a run
+    #: one head against two under both edge-stage readings (stored study onelayer.studies.trees.forward_edge_flag): a run
     #: "converged" when its final loss is below this fraction of its initial loss [ours]; the authors' two heads end
     #: at 0.0056 of their initial loss, their single head at 0.65 [review]; ours: two heads 0.007-0.044, one full head
     #: under s_b 0.08 (lr 0.1) or above 0.4 (lr 0.2)
     converged_below: float = 0.05
     #: a run "solves" the chains (or the paths) when at least this share of its test goals is right
     solved_at: float = 0.99
-    #: the 20-seed full-heads sweep's joint profile: lower edges of the tree-size bins (node counts); goal depths are
+    #: the 20-seed full-heads study's joint profile: lower edges of the tree-size bins (node counts); goal depths are
     #: merged within a size bin until every (size, depth) bin holds at least ``min_bin_goals`` goals pooled over seeds
     heads_size_edges: tuple[int, ...] = (2, 5, 8, 12, 16, 21, 26)
     min_bin_goals: int = 100
@@ -93,14 +94,16 @@ class Settings:
 SETTINGS = Settings()
 
 
-def _silent(message: str) -> None:
-    """Progress callback that prints nothing."""
+@functools.lru_cache(maxsize=1)
+def stored() -> dict:
+    """The stored loss-table and heads x depth runs (the study ``trees-forward-limits``,
+    :mod:`onelayer.studies.trees.forward_limits`)."""
+    return stored_study.summary(limits.STUDY)
 
 
 @functools.lru_cache(maxsize=1)
-def stored() -> dict:
-    """The stored loss-table and heads x depth runs (:func:`onelayer.studies.trees.forward_limits.load_stored`)."""
-    return limits.load_stored()
+def _quick_limits() -> dict:
+    return stored_study.summary(limits.STUDY, quick=True)
 
 
 @functools.lru_cache(maxsize=1)
@@ -173,11 +176,11 @@ def losses() -> tuple[float, float]:
 @register("trees-forward-loss-table", "Trees II: training loss of two structured heads, one structured head and one full head against the authors' table")
 def loss_table(quick: bool = False):
     """Our stored runs (quick: short live runs) beside the authors' table, one panel per loss normalisation."""
-    runs = limits.loss_table_runs(quick=True, progress=_silent) if quick else stored()["loss_table"]
+    runs = (_quick_limits() if quick else stored())["loss_table"]
     fig = loss_table_figure(runs, limits.AUTHORS_TABLE, limits.TABLE_STEPS)
     rows = limits.table_rows(runs)
     columns = list(dict.fromkeys(k for r in rows for k in r))  # the authors' rows have no test accuracy
-    return fig, {"source": "quick live runs" if quick else Path(limits.STORED).name,
+    return fig, {"source": "quick live runs" if quick else Path(limits.STUDY.stored).name,
                  "table": [{c: r.get(c) for c in columns} for r in rows]}
 
 
@@ -237,36 +240,36 @@ def direct_table() -> list[dict]:
 
 @register("trees-heads-depth", "Trees II: steps to converge and test whole-path accuracy of 1-4 full heads and two structured heads against training depth")
 def heads_depth(quick: bool = False):
-    """Steps to converge and test accuracy of the stored heads x depth sweep (quick: short live runs)."""
-    runs = limits.heads_depth_runs(quick=True, progress=_silent) if quick else stored()["heads_depth"]
+    """Steps to converge and test accuracy of the stored heads x depth runs (quick: short live runs)."""
+    runs = (_quick_limits() if quick else stored())["heads_depth"]
     keys = ("label", "m", "S", "budget", "steps_to_converge", "final_step", "train_path_accuracy", "test_path_accuracy")
-    return heads_depth_figure(runs), {"source": "quick live runs" if quick else Path(limits.STORED).name,
+    return heads_depth_figure(runs), {"source": "quick live runs" if quick else Path(limits.STUDY.stored).name,
                                       "table": [{k: r[k] for k in keys} for r in runs]}
 
 
 @register("trees-forward-seeds", "Trees II: test whole-path accuracy of every seed of the heads x depth sweep, and accuracy against goal depth minus training depth")
 def over_seeds(quick: bool = False):
-    """Every seed of the heads x depth sweep (seed 0 from the sweep, seeds 1 and 2 from their own stored sweep), and
+    """Every seed of the heads x depth runs (seed 0 from the limits study, seeds 1 and 2 from their own stored study), and
     the accuracy against goal depth minus training depth (quick: seed 1 of short live runs)."""
     if quick:
-        sweep = {"heads_depth": limits.heads_depth_runs(quick=True, progress=_silent)}
-        seeded = {"runs": [seeds.stored_run(n, m, 1, quick=True) for n, m in limits.heads_depth_cells(quick=True)]}
+        seed0 = _quick_limits()
+        seeded = stored_study.summary(seeds.STUDY, quick=True)
     else:
-        sweep, seeded = stored(), seeds.load_stored()
-    runs = seeds.all_seeds(sweep, seeded)
+        seed0, seeded = stored(), stored_study.summary(seeds.STUDY)
+    runs = seeds.all_seeds(seed0, seeded)
     cells = seeds.stored_cells(runs)
     # offsets merged so that every point holds at least min_shown_goals goals (the deepest offsets are few)
     offsets = {c["arch"]: merged_offsets(seeds.depth_offset_profile(runs, c["arch"])) for c in cells}
     keys = ("arch", "m", "seeds", "converged", "steps_median", "acc_median")
     table = [{**{k: c[k] for k in keys}, "acc_min": c["acc_range"][0], "acc_max": c["acc_range"][1]} for c in cells]
     return seeds_figure(cells, offsets), {
-        "source": "quick live runs" if quick else f"{Path(limits.STORED).name} (seed 0) + {Path(seeds.STORED).name}",
+        "source": "quick live runs" if quick else f"{Path(limits.STUDY.stored).name} (seed 0) + {Path(seeds.STUDY.stored).name}",
         "table": table, "by_depth_offset": {a: {str(k): v for k, v in o.items()} for a, o in offsets.items()}}
 
 
 def heads_runs() -> list[dict]:
-    """Every run of the stored heads x depth sweep, seeds 0-2 (:func:`onelayer.studies.trees.forward_seeds.all_seeds`)."""
-    return seeds.all_seeds(stored(), seeds.load_stored())
+    """Every run of the stored heads x depth runs, seeds 0-2 (:func:`onelayer.studies.trees.forward_seeds.all_seeds`)."""
+    return seeds.all_seeds(stored(), stored_study.summary(seeds.STUDY))
 
 
 def heads_cell_rows() -> list[dict]:
@@ -282,7 +285,7 @@ def construction_layouts() -> list[dict]:
 
 
 def _layout_runs(quick: bool) -> dict:
-    return alternative_layouts.turning_runs(quick=True, progress=_silent) if quick else alternative_layouts.load_stored()
+    return stored_study.summary(alternative_layouts.STUDY, quick=quick)
 
 
 def layout_tables(quick: bool = False) -> tuple[list[dict], list[dict]]:
@@ -296,7 +299,7 @@ def layout_tables(quick: bool = False) -> tuple[list[dict], list[dict]]:
 def layout_sensitivity(quick: bool = False):
     """The stored layout runs (quick: short live runs): :func:`layout_tables` in one table, and the child-first check."""
     single, cells = layout_tables(quick)
-    return None, {"source": "quick live runs" if quick else Path(alternative_layouts.STORED).name,
+    return None, {"source": "quick live runs" if quick else Path(alternative_layouts.STUDY.stored).name,
                   "table": single + cells, "child_first": _layout_runs(quick).get("child_first")}
 
 
@@ -312,12 +315,22 @@ def beyond_runs() -> list[dict]:
 
 @functools.lru_cache(maxsize=1)
 def edge_flag_stored() -> dict:
-    """The stored one-against-two-heads sweep under both edge-stage readings (:mod:`onelayer.studies.trees.forward_edge_flag`)."""
-    return edge_flag.load_stored()
+    """The stored one-against-two-heads study under both edge-stage readings (:mod:`onelayer.studies.trees.forward_edge_flag`)."""
+    return stored_study.summary(edge_flag.STUDY)
+
+
+def edge_flag_minutes() -> float:
+    """Minutes of one core the stored one-against-two-heads study took: its run's wall time, or for members adopted
+    from the pre-runner script, the minutes that script recorded for its two parts."""
+    made = load(edge_flag.STUDY.name)["provenance"]
+    if "adopted" in made:
+        made = made["adopted"]["made"]
+        return made["minutes"] + made["extra"]["minutes"]
+    return round(made["wall_seconds"] / 60, 1)
 
 
 def edge_flag_cells(runs: list[dict] | None = None, settings: dict | None = None) -> list[dict]:
-    """One row per (edge stage, loss reduction, model) of a sweep part (default: the stored main part): runs
+    """One row per (edge stage, loss reduction, model) of a study part (default: the stored main part): runs
     converged (final/initial loss below ``converged_below``; a diverged run is not), runs solving the chains and the
     paths (at least ``solved_at`` of their test goals right), the test goals pooled over runs (one test set per
     cell, so these pooled goals are not independent across runs: read them beside the per-run rates), and the mean
@@ -354,14 +367,15 @@ def _interval_text(mi) -> str:
 
 @register("trees-forward-edge-flag", "Trees II (table): one full head, two heads and the structured single head over 20 seeds, prompt edges with an empty stage block or with s_b, sum and mean loss")
 def edge_flag_table(quick: bool = False):
-    """The stored sweep (quick: its seconds-long version run live) as one table of rates with 95% intervals."""
+    """The stored study (quick: its seconds-long version run live) as one table of rates with 95% intervals."""
     if quick:
-        parts = [(edge_flag.edge_flag_runs(edge_flag.QUICK, progress=_silent), edge_flag.QUICK)]
+        data = stored_study.summary(edge_flag.STUDY, quick=True)
+        parts = [(data["runs"], data["settings"])]
         source = "quick live runs"
     else:
         data = edge_flag_stored()
-        parts = [(data["runs"], data["settings"])] + ([(data["extra"]["runs"], data["extra"]["settings"])] if "extra" in data else [])
-        source = Path(edge_flag.STORED).name
+        parts = [(data["runs"], data["settings"]), (data["extra"]["runs"], data["extra"]["settings"])]
+        source = Path(edge_flag.STUDY.stored).name
     table = [{**{k: c[k] for k in ("edge stage", "loss", "lr", "steps", "model", "runs", "diverged")},
               **{k: c[k].text() for k in ("converged", "chains solved", "paths solved", "chain goals", "path goals")},
               "final/initial loss": _interval_text(c["loss ratio"])}
@@ -376,7 +390,7 @@ def value_map_check(S: int | None = None) -> list[dict]:
 
 
 def edge_flag_verdict(cells: list[dict], edge_stage: str, reduction: str) -> str:
-    """The one-against-two verdict of one reading, from the converged rates of ``cells`` (one sweep part). The
+    """The one-against-two verdict of one reading, from the converged rates of ``cells`` (one study part). The
     authors' claim (one full head stalls, two heads converge) "agrees" when one full head's interval lies below 1/2
     and some two-head model's (structured or two full heads) above it; "disagrees" when one full head's lies above
     1/2; "undecided" otherwise, saying so when no model converges."""
@@ -394,7 +408,7 @@ def edge_flag_verdict(cells: list[dict], edge_stage: str, reduction: str) -> str
 
 
 def _edge_flag_rows() -> list[dict]:
-    """One verdict row per (sweep part, edge-stage reading, loss reduction) of the stored one-against-two sweep."""
+    """One verdict row per (study part, edge-stage reading, loss reduction) of the stored one-against-two study."""
     s = SETTINGS
     data = edge_flag_stored()
     parts = [(data["settings"], edge_flag_cells())]
@@ -425,15 +439,15 @@ def _edge_flag_rows() -> list[dict]:
 
 @functools.lru_cache(maxsize=1)
 def limit_rates_stored() -> dict:
-    """The stored 20-seed sweep of :mod:`onelayer.studies.trees.forward_limit_rates` (Theorem 8, no chain of thought, no
+    """The stored 20-seed study of :mod:`onelayer.studies.trees.forward_limit_rates` (Theorem 8, no chain of thought, no
     turning token, full heads at ``m = 2``)."""
-    return limit_rates.load_stored()
+    return stored_study.summary(limit_rates.STUDY)
 
 
 @functools.lru_cache(maxsize=1)
 def gaussian_stored() -> dict:
-    """The stored 20-draw study :mod:`onelayer.studies.trees.forward_beyond` (its summary)."""
-    return forward_beyond.stored()
+    """The stored 20-draw sweep of :func:`onelayer.studies.trees.beyond.forward_beyond_runs`."""
+    return beyond.load_forward_stored()
 
 
 def rate_texts(rows: list[dict]) -> list[dict]:
@@ -475,7 +489,7 @@ def _solved(counts_by_depth: dict, share: float, column: int = 1) -> bool:
 
 
 def theorem8_seeds(data: dict | None = None) -> dict:
-    """Theorem 8 over the stored seeds (``data``: a sweep dict, default :func:`limit_rates_stored`): ``rows`` by goal
+    """Theorem 8 over the stored seeds (``data``: a summary dict, default :func:`limit_rates_stored`): ``rows`` by goal
     depth (goals pooled over runs, each run on its own test trees), the runs solving their paths and their chains
     (at least ``solved_at`` of their goals right), the pooled rates and the final/initial loss ratio."""
     data = limit_rates_stored() if data is None else data
@@ -513,8 +527,8 @@ def direct_seeds(data: dict | None = None) -> list[dict]:
 
 
 def no_turn_seeds(data: dict | None = None, with_turn: list[dict] | None = None) -> list[dict]:
-    """One full head and the two-head model with the turning token (the stored one-against-two sweep's empty-stage,
-    sum-loss cells) and without it (the stored 20-seed sweep): :func:`edge_flag_cells` rows with a ``turning`` key."""
+    """One full head and the two-head model with the turning token (the stored one-against-two study's empty-stage,
+    sum-loss cells) and without it (the stored 20-seed study): :func:`edge_flag_cells` rows with a ``turning`` key."""
     data = limit_rates_stored() if data is None else data
     s = data["settings"]["no_turn"]
     archs = s["models"]
@@ -528,7 +542,7 @@ def no_turn_seeds(data: dict | None = None, with_turn: list[dict] | None = None)
 
 
 def heads_bins(runs: list[dict] | None = None) -> dict:
-    """Where several full heads fail in the stored heads x depth sweep (three seeds per cell): the runs of 2-4 full
+    """Where several full heads fail in the stored heads x depth runs (three seeds per cell): the runs of 2-4 full
     heads below ``solved_at`` and those of one full head, as rates, and per training depth the goals of the runs with
     a failure profile (seeds 1 and 2) pooled by goal depth relative to ``m`` and by tree size."""
     runs = heads_runs() if runs is None else runs
@@ -567,7 +581,7 @@ def _heads_key(r: dict) -> tuple[int, int, int]:
 
 
 def heads_settings(data: dict | None = None) -> list[tuple[int, int, int]]:
-    """The ``(m, batch size, steps)`` cells of the stored 20-seed full-heads sweep, in the sweep's order."""
+    """The ``(m, batch size, steps)`` cells of the stored 20-seed full-heads study, in the study's order."""
     data = limit_rates_stored() if data is None else data
     return [(c["m"], c["batch_size"], c["steps"]) for c in data["settings"]["heads"]["cells"]]
 
@@ -820,7 +834,7 @@ def _setting_text(cell: tuple[int, int, int]) -> str:
 
 
 def heads_rows(data: dict | None = None) -> list[dict]:
-    """One verdict row per training depth of the stored 20-seed full-heads sweep: per (batch size, steps) setting
+    """One verdict row per training depth of the stored 20-seed full-heads study: per (batch size, steps) setting
     the runs below ``solved_at`` (1 full head, 2-4 full heads, and each of 2-4), the runs of 2-4 full heads fitting
     their training trees, and where the misses of 2-4 full heads sit (:func:`heads_regions` of the longest run at
     the smallest batch); the verdict of each setting by :func:`heads_verdict`."""

@@ -3,9 +3,9 @@
 One tracked training run of the structured two-head model from zero (:func:`training_run`, cached: the three
 figures over training, the sign table, the role events and the attention player all read it; one seed, an
 illustration), two short runs at the summaries' learning rate for the rescaling figure (:func:`paper_lr_runs`, one
-seed), and two stored sweeps: :func:`seeded_runs` (``python -m onelayer sweep trees-forward-training-seeds``), the
+seed), and two stored studies: :func:`seeded_runs` (``python -m onelayer study trees-forward-training-seeds``), the
 two-head run over 20 data seeds (:func:`seed_rates`) and the variant with learned value maps over 20 random starts per
-initialisation scale (:func:`split_curves`); :func:`rescaling_runs` (``python -m onelayer sweep
+initialisation scale (:func:`split_curves`); :func:`rescaling_runs` (``python -m onelayer study
 trees-forward-rescaling-seeds``), the rescaling check over 20 data seeds (:func:`rescaling_seeds`).
 """
 
@@ -23,7 +23,7 @@ from ...registry import register
 from ...scrubber import frame_numbers, scrub
 from ...seeding import numpy_rng
 from ...trees.forward import dynamics
-from ...studies.trees import forward_rescaling as rescaling_sweep, forward_seeded_training as seeded_training
+from ...studies.trees import forward_rescaling as rescaling_study, forward_seeded_training as seeded_training, stored_study
 from ...trees.forward.architecture import two_head
 from ...figures.trees_forward import accuracy_by_type_figure, attention_by_step_figure, rescaling_figure, roles_figure, scalars_figure
 from ...trees.forward.layout import STEP_TYPES, perfect_forward_batch
@@ -61,7 +61,7 @@ class Settings:
     rescaling_pairs: tuple[tuple[int, int], ...] = ((200, 20), (200, 140))
     #: two runs at equal eta_eff * t count as one trajectory when their losses differ by less than this share [guess]
     rescaling_tol: float = 0.01
-    #: learned value maps (issue 14, stored sweep): a run "splits" a block when one head writes at least this share
+    #: learned value maps (issue 14, stored study): a run "splits" a block when one head writes at least this share
     #: of it; the verdict reads the first threshold, the figure shows both [guess]
     lv_thresholds: tuple[float, ...] = (0.94, 0.8)
     #: frames of the attention player (recorded steps of the main run), its training tree and resolution
@@ -187,9 +187,9 @@ def rescaling(quick: bool = False):
 
 @functools.lru_cache(maxsize=1)
 def rescaling_runs() -> dict:
-    """The stored rescaling sweep (:func:`onelayer.studies.trees.forward_rescaling.load_stored`): the runs of
-    :func:`paper_lr_runs` and the main run's first steps, over 20 data seeds."""
-    return rescaling_sweep.load_stored()
+    """The stored rescaling study (``trees-forward-rescaling-seeds``, :mod:`onelayer.studies.trees.forward_rescaling`):
+    the runs of :func:`paper_lr_runs` and the main run's first steps, over 20 data seeds."""
+    return stored_study.summary(rescaling_study.STUDY)
 
 
 def _pct(x: float) -> str:
@@ -208,15 +208,15 @@ def rescaling_seeds(quick: bool = False):
     def run(reduction, lr):
         found = [r for r in stored["runs"] if r["reduction"] == reduction and r["lr"] == lr]  # exact: stored settings
         if not found:
-            raise ValueError(f"the stored rescaling sweep has no run at lr {lr:g} ({reduction}); rerun "
-                             f"python -m onelayer sweep trees-forward-rescaling-seeds")
+            raise ValueError(f"the stored rescaling study has no run at lr {lr:g} ({reduction}); rerun "
+                             f"python -m onelayer study trees-forward-rescaling-seeds")
         return found[0]
 
     main = run("mean", s.lr)
     table, summaries = [], {}
     for reduction in ("mean", "sum"):
         other = run(reduction, s.paper_lr)
-        g = rescaling_sweep.gap_summary(other, main, tol=s.rescaling_tol)
+        g = rescaling_study.gap_summary(other, main, tol=s.rescaling_tol)
         summaries[reduction] = g
         last, (mean, low, high) = g["last"], g["last"]["gap"]
         table.append({"run": f"lr {s.paper_lr:g} ({reduction})", "eta_eff t": f"{g['eta_t'][0]:g} to {g['eta_t'][-1]:g}",
@@ -253,8 +253,8 @@ def attention_steps_frames(quick: bool = False):
 
 @functools.lru_cache(maxsize=1)
 def seeded_runs() -> dict:
-    """The stored seed sweep (:func:`onelayer.studies.trees.forward_seeded_training.load_stored`)."""
-    return seeded_training.load_stored()
+    """The stored study ``trees-forward-training-seeds`` (:mod:`onelayer.studies.trees.forward_seeded_training`)."""
+    return stored_study.summary(seeded_training.STUDY)
 
 
 def _finite(values) -> list[float]:

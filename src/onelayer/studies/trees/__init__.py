@@ -1,4 +1,4 @@
-"""Studies of the trees paper: what runs :mod:`onelayer.trees` over seeds, sizes and readings, and the stored sweeps.
+"""Studies of the trees paper: what runs :mod:`onelayer.trees` over seeds, sizes and readings, and the stored studies.
 
 Backward (Trees I): :mod:`~onelayer.studies.trees.backward_generalization` (random test trees, Theorem 4),
 :mod:`~onelayer.studies.trees.backward_batched` (many members of the backward trainer in one batched call),
@@ -9,8 +9,9 @@ Forward (Trees II):
 :mod:`~onelayer.studies.trees.forward_seeded_training`, :mod:`~onelayer.studies.trees.forward_rescaling`,
 :mod:`~onelayer.studies.trees.forward_edge_flag`, :mod:`~onelayer.studies.trees.forward_limit_rates`,
 :mod:`~onelayer.studies.trees.forward_alternative_layouts`, :mod:`~onelayer.studies.trees.forward_learned_values`,
-:mod:`~onelayer.studies.trees.forward_beyond` (past the assumptions). Both: :mod:`~onelayer.studies.trees.beyond` (the
-test shapes past the assumptions) and :mod:`~onelayer.studies.trees.scaling`
+:mod:`~onelayer.studies.trees.forward_beyond` (past the assumptions), and :mod:`~onelayer.studies.trees.stored_study`
+(what the forward studies share around the runner). Both: :mod:`~onelayer.studies.trees.beyond` (the test shapes past
+the assumptions) and :mod:`~onelayer.studies.trees.scaling`
 (steps to converge against the tree size).
 
 These modules import the papers' floor (:mod:`onelayer.trees`, the trainers, validation) and the storage and

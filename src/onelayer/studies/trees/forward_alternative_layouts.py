@@ -15,25 +15,24 @@ This module is about layout *sensitivity*; the R-F token layout itself, which ev
 * **no turning token** (``turning=False``): the stage switches on the step
   after the one that emits the root, so the chain has ``2m`` steps instead of
   ``2m + 1``. The spec ([guess]) says the structured two-head construction
-  then has no backward token holding ``r`` to swap. :func:`turning_runs`
-  retrains every model of the limits chapter on it: the single-head
-  comparison at the authors' forward setting, then the heads x depth cells.
+  then has no backward token holding ``r`` to swap. The study retrains every
+  model of the limits chapter on it, one member per model and layout: the
+  single-head comparison at the authors' forward setting, then the heads x
+  depth cells.
 
-Stored by ``python -m onelayer sweep trees-forward-layouts`` (a few minutes of one
-core); the chapter loads :data:`STORED`.
+The study ``trees-forward-layouts`` (:data:`STUDY`; ``python -m onelayer study
+trees-forward-layouts``, a few minutes of one core) stores both; the chapter reads
+it through :func:`onelayer.studies.trees.stored_study.summary`.
 """
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from ... import store
-from ...paths import data_path
-from ...validation import check_bool, check_int
+from ...validation import check_int
 from ...trees.shared.embeddings import one_hot_embeddings
 from ...trees.shared.losses import LossOptions
 from ...trees.forward import construction
@@ -42,23 +41,12 @@ from ...trees.forward.decoding import greedy_decode, teacher_forced_correct
 from ...trees.forward.layout import STEP_TYPES, ForwardBatch, perfect_forward_batch, random_forward_batch
 from .forward_limits import NORMALISATIONS, architecture, heads_depth_kwargs, run_config
 from ...trees.forward.model import train_forward
+from ..runner import Member, Study
 from .inputs import forward_init
+from .stored_study import float64
 
-__all__ = ["STORED", "STORED_KIND", "load_stored", "swap_node_blocks", "child_first_check", "TABLE_SETTING",
-           "turning_runs", "comparison_rows", "construction_check", "main"]
-
-#: Where :func:`main` writes by default, inside the data directory.
-STORED = "trees/data/forward_layouts.json"
-#: The ``kind`` of that file.
-STORED_KIND = "trees-forward-layouts"
-
-#: The single-head comparison's setting (the limits chapter's loss table, its "sum, 1" normalisation).
-TABLE_SETTING = dict(m=3, S=25, steps=1500, lr=0.2, norm="sum, 1", batch_size=256, test_trees=1024)
-
-
-def load_stored(path=None) -> dict:
-    """The stored layout runs (default :data:`STORED` in the data directory)."""
-    return store.read_json(data_path(STORED) if path is None else Path(path), kind=STORED_KIND)
+__all__ = ["swap_node_blocks", "child_first_check", "construction_check", "Settings", "QUICK", "members", "run_member",
+           "summarize", "STUDY", "comparison_rows"]
 
 
 def swap_node_blocks(batch: ForwardBatch) -> ForwardBatch:
@@ -137,61 +125,109 @@ def construction_check(*, S: int = 25, count: int = 256, max_depth: int = 5, sca
     return out
 
 
-def turning_runs(*, quick: bool = False, progress=print) -> dict:
-    """Every limits-chapter model trained and tested with and without the turning token.
+@dataclass(frozen=True)
+class Settings:
+    """The study's settings (the pre-runner script's defaults). ``child_first``: ``(heads, init_scale)`` of each
+    :func:`child_first_check`; ``table_*``: the single-head comparison at the authors' forward setting (the limits
+    chapter's loss table, its "sum, 1" normalisation), one run per model of ``table_models`` and layout;
+    ``cell_models`` x ``cell_depths``: the heads x depth protocol
+    (:func:`~onelayer.studies.trees.forward_limits.heads_depth_kwargs`, its quick version with ``cells_quick``)."""
 
-    ``"table"``: the structured two-head model, the structured single head and
-    one full head at :data:`TABLE_SETTING` (zero init). ``"cells"``: the
-    heads x depth protocol (:func:`~onelayer.studies.trees.forward_limits.heads_depth_kwargs`)
-    at ``m = 2, 3`` for the structured two-head model and 1 to 4 full heads.
-    Each entry is a pair of run rows (``turning`` True, False) without parameters.
-    """
-    check_bool("quick", quick)
-    table_setting = dict(TABLE_SETTING, m=2, S=17, steps=10, batch_size=16, test_trees=32) if quick else TABLE_SETTING
-    out = {"table": [], "cells": []}
-    for name in ("two_head", "single_head", "full1"):
-        pair = [run_config(name, **table_setting, record_every=25 if not quick else 5, turning=t) for t in (True, False)]
-        out["table"].append(pair)
-        progress(f"table {name:12s} loss {pair[0]['loss'][-1]:.4g} -> {pair[1]['loss'][-1]:.4g}, "
-                 f"test {pair[0]['test_path_accuracy']:.3f} -> {pair[1]['test_path_accuracy']:.3f}")
-    names = ("two_head", "full1") if quick else ("two_head", "full1", "full2", "full3", "full4")
-    for m in ((2,) if quick else (2, 3)):
-        for name in names:
-            pair = [run_config(name, **heads_depth_kwargs(name, m, quick=quick), turning=t) for t in (True, False)]
-            out["cells"].append(pair)
-            progress(f"cell {name:9s} m={m} converged {pair[0]['steps_to_converge']} -> {pair[1]['steps_to_converge']}, "
-                     f"test {pair[0]['test_path_accuracy']:.3f} -> {pair[1]['test_path_accuracy']:.3f}")
+    child_first: tuple[tuple[int, float], ...] = ((1, 0.0), (2, 0.01))
+    child_first_steps: int = 100
+    child_first_batch: int = 64
+    table_models: tuple[str, ...] = ("two_head", "single_head", "full1")
+    table_m: int = 3
+    table_S: int = 25
+    table_steps: int = 1500
+    table_lr: float = 0.2
+    table_norm: str = "sum, 1"
+    table_batch: int = 256
+    table_test_trees: int = 1024
+    table_record_every: int = 25
+    cell_models: tuple[str, ...] = ("two_head", "full1", "full2", "full3", "full4")
+    cell_depths: tuple[int, ...] = (2, 3)
+    cells_quick: bool = False
+
+
+#: The seconds-long version (tests, a figure's quick mode).
+QUICK = Settings(child_first_steps=5, child_first_batch=16, table_m=2, table_S=17, table_steps=10, table_batch=16,
+                 table_test_trees=32, table_record_every=5, cell_models=("two_head", "full1"), cell_depths=(2,),
+                 cells_quick=True)
+
+_LAYOUTS = {"turn": True, "noturn": False}
+
+
+def _name(model: str) -> str:
+    return model.replace("_", "-")
+
+
+def members(settings: Settings) -> list[Member]:
+    """``child-first-h<heads>`` (one :func:`child_first_check`), ``table-<model>-<layout>`` and
+    ``cell-m<m>-<model>-<layout>`` (one training run each; layout ``turn`` or ``noturn``). Cost: steps x batch."""
+    out = [Member(f"child-first-h{h}", {"part": "child_first", "heads": h, "init_scale": scale},
+                  cost=settings.child_first_steps * settings.child_first_batch) for h, scale in settings.child_first]
+    for model in settings.table_models:
+        for layout, turning in _LAYOUTS.items():
+            out.append(Member(f"table-{_name(model)}-{layout}", {"part": "table", "model": model, "turning": turning},
+                              cost=settings.table_steps * settings.table_batch))
+    for m in settings.cell_depths:
+        for model in settings.cell_models:
+            kwargs = heads_depth_kwargs(model, m, quick=settings.cells_quick)
+            for layout, turning in _LAYOUTS.items():
+                out.append(Member(f"cell-m{m}-{_name(model)}-{layout}", {"part": "cells", "model": model, "m": m,
+                                                                          "turning": turning},
+                                  cost=kwargs["steps"] * kwargs["batch_size"]))
     return out
 
 
+def run_member(settings: Settings, member: Member) -> dict:
+    """One member: a :func:`child_first_check`, or a run row of
+    :func:`~onelayer.studies.trees.forward_limits.run_config` without its parameters and its wall seconds."""
+    f = member.fields
+    with float64():
+        if f["part"] == "child_first":
+            return child_first_check(heads=f["heads"], init_scale=f["init_scale"], steps=settings.child_first_steps,
+                                     batch_size=settings.child_first_batch)
+        if f["part"] == "table":
+            row = run_config(f["model"], m=settings.table_m, S=settings.table_S, steps=settings.table_steps,
+                             lr=settings.table_lr, norm=settings.table_norm, batch_size=settings.table_batch,
+                             test_trees=settings.table_test_trees, record_every=settings.table_record_every,
+                             turning=f["turning"])
+        else:
+            row = run_config(f["model"], **heads_depth_kwargs(f["model"], f["m"], quick=settings.cells_quick),
+                             turning=f["turning"])
+    del row["seconds"]
+    return row
+
+
+def summarize(settings: Settings, records: list[dict]) -> dict:
+    """The chapter's payload: ``normalisations``, ``child_first`` (one dict per check), ``table`` and ``cells``
+    (``(turning, no turning)`` pairs of run rows, in the order of the settings)."""
+    by_key = {r["key"]: r["result"] for r in records}
+    pair = lambda prefix: [by_key[f"{prefix}-{layout}"] for layout in _LAYOUTS]  # noqa: E731
+    return {"normalisations": list(NORMALISATIONS),
+            "child_first": [by_key[f"child-first-h{h}"] for h, _ in settings.child_first],
+            "table": [pair(f"table-{_name(model)}") for model in settings.table_models],
+            "cells": [pair(f"cell-m{m}-{_name(model)}") for m in settings.cell_depths for model in settings.cell_models]}
+
+
+STUDY = Study(name="trees-forward-layouts", stored="trees/data/forward_layouts.json", kind="trees-forward-layouts",
+              settings=Settings(), quick=QUICK, members=members, run_member=run_member, summarize=summarize,
+              description="Trees II: the forward models under two alternative layouts (child first; no turning token)",
+              # atol: the child-first gaps are round-off (about 1e-16) and move by round-off on another CPU
+              rtol=1e-9, atol=1e-12)
+
+
 def comparison_rows(pairs) -> list[dict]:
-    """One table row per (turning, no turning) pair of :func:`turning_runs`: final loss, steps to converge, test accuracy."""
+    """One table row per (turning, no turning) pair of the study's summary (``table``, ``cells``): final loss, steps to converge, test accuracy."""
     rows = []
     for pair in pairs:
         if len(pair) != 2 or pair[1].get("turning", True):
-            raise ValueError("pairs must hold (turning, no turning) run pairs from turning_runs")
+            raise ValueError("pairs must hold (turning, no turning) run pairs of the study's summary")
         a, b = pair
         rows.append({"model": a["label"], "m": a["m"], "loss": a["norm"],
                      "final loss (R-F)": a["loss"][-1], "final loss (no turn)": b["loss"][-1],
                      "converged at (R-F)": a["steps_to_converge"], "converged at (no turn)": b["steps_to_converge"],
                      "test acc (R-F)": a["test_path_accuracy"], "test acc (no turn)": b["test_path_accuracy"]})
     return rows
-
-
-def main(argv=None) -> int:
-    """Command line: run :func:`turning_runs` and :func:`child_first_check` and write them as JSON."""
-    parser = argparse.ArgumentParser(prog="python -m onelayer sweep trees-forward-layouts",
-                                     description="Trees II: the forward results under two alternative layouts.")
-    parser.add_argument("--out", type=Path, default=None, help=f"output JSON file (default: {STORED} in the data directory)")
-    parser.add_argument("--quick", action="store_true", help="tiny version for tests")
-    args = parser.parse_args(argv)
-    out = data_path(STORED) if args.out is None else args.out
-    torch.set_num_threads(1)
-    torch.set_default_dtype(torch.float64)
-    result = {"command": "python -m onelayer sweep trees-forward-layouts" + (" --quick" if args.quick else ""),
-              "quick": args.quick, "normalisations": list(NORMALISATIONS)}
-    result["child_first"] = [child_first_check(heads=h, init_scale=s, steps=5 if args.quick else 100,
-                                               batch_size=16 if args.quick else 64) for h, s in ((1, 0.0), (2, 0.01))]
-    result.update(turning_runs(quick=args.quick))
-    store.write_json(out, result, kind=STORED_KIND, indent=1)
-    return 0

@@ -1,4 +1,4 @@
-"""One head against two under both readings of the prompt edges' stage block (stored sweep, issue 22).
+"""One head against two under both readings of the prompt edges' stage block (a stored study, issue 22).
 
 The R-F layout leaves the stage block of a prompt edge empty (``[a_p; a_c; 0]``); the other reading, equally
 compatible with what is known, gives it the backward flag (``[a_p; a_c; s_b]``, ``edge_stage="s_b"`` in
@@ -15,29 +15,28 @@ copied token, and the flag rounds to a tie. With an empty edge stage block the e
 :func:`~onelayer.trees.forward.construction.full_single_head_construction` is exact.
 :func:`value_map_residual` checks this by least squares over every copy one chain makes.
 
-**The sweep** (:func:`edge_flag_runs`): each ``(layout, loss reduction, model)`` cell trains ``seeds`` members in
+**The study** ``trees-forward-edge-flag`` (:data:`STUDY`): each ``(layout, loss reduction, model)`` cell, one member
+of the study, trains ``seeds`` members in
 one set of tensor operations (:func:`train_members`: every member its own initialisation and its own mini-batches,
 :func:`onelayer.training.train` with ``members=True`` over :func:`torch.func.vmap` of the model's own :func:`~onelayer.trees.forward.model.predict`), then
 decodes ``test_trees`` random test trees per member greedily and counts the goals whose whole chain is right
-(every generated token, stage flags included) and whose path is right (:func:`~.decoding.goal_counts`). Reproduce::
+(every generated token, stage flags included) and whose path is right (:func:`~.decoding.goal_counts`). A member is
+the batched call of the pre-runner script (one cell, its seeds together), so its numbers are that script's. Reproduce::
 
-    OMP_NUM_THREADS=1 python -m onelayer sweep trees-forward-edge-flag
+    python -m onelayer study trees-forward-edge-flag --jobs 2
 
 (``--quick`` for the seconds-long version the tests use).
 """
 
 from __future__ import annotations
 
-import argparse
-import time
-from pathlib import Path
+import dataclasses
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from ... import store
 from ...training import concat_histories, train
-from ...paths import data_path
 from ...validation import check_bool, check_choice, check_float, check_int
 from ...trees.shared.embeddings import one_hot_embeddings
 from ...trees.shared.losses import LossOptions, normalised
@@ -47,23 +46,17 @@ from ...trees.forward.layout import EDGE_STAGES, STAGE_B, STAGE_F, STAGE_NONE, f
 from ...trees.forward.layout import perfect_forward_batch, random_forward_batch
 from .forward_limits import architecture
 from ...trees.forward.model import predict
+from ..runner import Member, Study
 from .inputs import forward_init
+from .stored_study import float64
 
-__all__ = ["STORED", "STORED_KIND", "load_stored", "REDUCTIONS", "MODELS", "SweepSettings", "SWEEP", "QUICK",
-           "EXTRA", "value_map_residual", "train_members", "cell_runs", "edge_flag_runs", "converged", "main"]
-
-STORED = "trees/data/forward_edge_flag.json"
-STORED_KIND = "trees-forward-edge-flag"
+__all__ = ["REDUCTIONS", "MODELS", "Cells", "MAIN", "QUICK", "EXTRA", "Settings", "value_map_residual",
+           "train_members", "cell_runs", "converged", "members", "run_member", "summarize", "STUDY"]
 
 #: Loss reductions trained (each a run of its own, same step size): name -> LossOptions.
 REDUCTIONS = {"sum, 1": LossOptions("sum", False), "mean, 1/2": LossOptions("mean", True)}
 #: The models compared.
 MODELS = ("full1", "full2", "two_head", "single_head")
-
-
-def load_stored(path=None) -> dict:
-    """The stored sweep (default :data:`STORED` in the data directory)."""
-    return store.read_json(data_path(STORED) if path is None else Path(path), kind=STORED_KIND)
 
 
 def value_map_residual(S: int, edge_stage: str, dtype=torch.float64) -> dict:
@@ -167,13 +160,11 @@ def cell_runs(arch_name: str, *, m: int, S: int, steps: int, lr: float, reductio
     test set per cell, drawn from ``test_seed``): one JSON-ready dict per member. ``turning=False``: the layout
     without a turning token, in training and test (the rows then say ``"turning": False``)."""
     test_trees = check_int("test_trees", test_trees, low=1)
-    start = time.perf_counter()
     params, hist = train_members(arch_name, m=m, S=S, steps=steps, lr=lr, reduction=reduction,
                                  edge_stage=edge_stage, seeds=seeds, batch_size=batch_size, turning=turning)
     arch, A = architecture(arch_name), one_hot_embeddings(S)
     test, _ = random_forward_batch(S, test_trees, np.random.default_rng(test_seed), max_depth=test_max_depth,
                                    edge_stage=edge_stage, turning=turning)
-    train_seconds = time.perf_counter() - start
     rows = []
     for i, seed in enumerate(seeds):
         p = {k: v[i] for k, v in params.items()}
@@ -182,75 +173,90 @@ def cell_runs(arch_name: str, *, m: int, S: int, steps: int, lr: float, reductio
         rows.append({"arch": arch_name, "label": arch.label(), "edge_stage": edge_stage, "reduction": reduction,
                      "seed": int(seed), "steps": hist.steps.tolist(),
                      "loss": [float(x) for x in hist["loss"][:, i]], **counts, **({} if turning else {"turning": False})})
-    rows[0]["seconds"] = round(time.perf_counter() - start, 1)
-    rows[0]["train_seconds"] = round(train_seconds, 1)
     return rows
 
 
-class SweepSettings(dict):
-    """The sweep's sizes (a dict, stored with the runs)."""
+@dataclass(frozen=True)
+class Cells:
+    """One part of the study: every ``(edge stage, reduction, model)`` cell of ``edge_stages`` x ``reductions`` x
+    ``models`` trains ``seeds`` members (seeds ``0 .. seeds - 1``) at the same sizes."""
+
+    m: int
+    S: int
+    steps: int
+    lr: float
+    batch_size: int
+    seeds: int
+    test_trees: int
+    test_max_depth: int
+    models: tuple[str, ...]
+    reductions: tuple[str, ...]
+    edge_stages: tuple[str, ...]
+
+    def as_dict(self) -> dict:
+        """The settings as the chapter reads them (lists for the tuples)."""
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(self).items()}
 
 
-#: The stored sweep: the authors' forward setting (m = 3, S = 25, lr 0.2), batch 32, 500 steps, 20 seeds per cell,
+#: The main part: the authors' forward setting (m = 3, S = 25, lr 0.2), batch 32, 500 steps, 20 seeds per cell,
 #: 512 random test trees (0-3 children, depth caps 1-6) per cell.
-SWEEP = SweepSettings(m=3, S=25, steps=500, lr=0.2, batch_size=32, seeds=20, test_trees=512, test_max_depth=6,
-                      models=list(MODELS), reductions=list(REDUCTIONS), edge_stages=list(EDGE_STAGES))
+MAIN = Cells(m=3, S=25, steps=500, lr=0.2, batch_size=32, seeds=20, test_trees=512, test_max_depth=6,
+              models=MODELS, reductions=tuple(REDUCTIONS), edge_stages=tuple(EDGE_STAGES))
 #: The step-size check under ``s_b``: two full heads diverge at lr 0.2 under the sum loss, so one and two full heads
 #: are trained again at lr 0.1 for 1,000 steps (20 seeds each), stored under ``"extra"``.
-EXTRA = SweepSettings(m=3, S=25, steps=1000, lr=0.1, batch_size=32, seeds=20, test_trees=512, test_max_depth=6,
-                      models=["full1", "full2"], reductions=["sum, 1"], edge_stages=["s_b"])
-#: The seconds-long version (tests).
-QUICK = SweepSettings(m=2, S=15, steps=30, lr=0.2, batch_size=8, seeds=2, test_trees=16, test_max_depth=4,
-                      models=["full1", "two_head"], reductions=["sum, 1"], edge_stages=list(EDGE_STAGES))
+EXTRA = Cells(m=3, S=25, steps=1000, lr=0.1, batch_size=32, seeds=20, test_trees=512, test_max_depth=6,
+              models=("full1", "full2"), reductions=("sum, 1",), edge_stages=("s_b",))
+#: The seconds-long version (tests, a figure's quick mode).
+QUICK = Cells(m=2, S=15, steps=30, lr=0.2, batch_size=8, seeds=2, test_trees=16, test_max_depth=4,
+              models=("full1", "two_head"), reductions=("sum, 1",), edge_stages=tuple(EDGE_STAGES))
 
 
-def edge_flag_runs(settings: dict = SWEEP, *, progress=print) -> list[dict]:
-    """Every cell of ``settings`` (:data:`SWEEP` or :data:`QUICK`): a list of per-member rows."""
-    if not isinstance(settings, dict):
-        raise TypeError("settings must be a dict such as SWEEP or QUICK")
-    s = settings
-    rows = []
-    for edge_stage in s["edge_stages"]:
-        for reduction in s["reductions"]:
-            for name in s["models"]:
-                cell = cell_runs(name, m=s["m"], S=s["S"], steps=s["steps"], lr=s["lr"], reduction=reduction,
-                                 edge_stage=edge_stage, seeds=range(s["seeds"]), batch_size=s["batch_size"],
-                                 test_trees=s["test_trees"], test_max_depth=s["test_max_depth"])
-                rows += cell
-                progress(f"{edge_stage:5s} {reduction:9s} {name:11s} chain {sum(r['chain'] for r in cell)}/"
-                         f"{sum(r['goals'] for r in cell)}  path {sum(r['path'] for r in cell)}  {cell[0]['seconds']} s")
-    return rows
+@dataclass(frozen=True)
+class Settings:
+    """The study's settings: the ``main`` cells and the ``extra`` step-size check."""
+
+    main: Cells = MAIN
+    extra: Cells = EXTRA
 
 
-def main(argv=None) -> int:
-    """Command line: run the sweep and write it as JSON."""
-    parser = argparse.ArgumentParser(prog="python -m onelayer.studies.trees.forward_edge_flag", description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=None, help=f"output JSON (default: {STORED} in the data directory)")
-    parser.add_argument("--quick", action="store_true", help="tiny version for tests")
-    parser.add_argument("--part", choices=("main", "extra", "all"), default="all",
-                        help="main: the SWEEP cells; extra: the EXTRA step-size check (added to an existing --out)")
-    args = parser.parse_args(argv)
-    check_bool("quick", args.quick)
-    out = data_path(STORED) if args.out is None else args.out
-    torch.set_num_threads(1)
-    torch.set_default_dtype(torch.float64)
-    command = "OMP_NUM_THREADS=1 python -m onelayer sweep trees-forward-edge-flag" + (" --quick" if args.quick else "")
-    result = load_stored(out) if args.part == "extra" else {}
-    if args.part in ("main", "all"):
-        start = time.perf_counter()
-        settings = QUICK if args.quick else SWEEP
-        result = {"command": command, "quick": args.quick, "settings": dict(settings),
-                  "runs": edge_flag_runs(settings), "minutes": round((time.perf_counter() - start) / 60, 1)}
-        store.write_json(out, result, kind=STORED_KIND, indent=1)
-    if args.part in ("extra", "all"):
-        start = time.perf_counter()
-        settings = {**QUICK, "lr": 0.1, "edge_stages": ["s_b"]} if args.quick else EXTRA
-        result["extra"] = {"command": command + " --part extra", "settings": dict(settings),
-                           "runs": edge_flag_runs(settings), "minutes": round((time.perf_counter() - start) / 60, 1)}
-        result = {k: v for k, v in result.items() if k not in ("schema_version", "kind")}
-        store.write_json(out, result, kind=STORED_KIND, indent=1)
-    return 0
+_SHORT = {"sum, 1": "sum1", "mean, 1/2": "mean-half", "s_b": "sb", "empty": "empty"}
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+def _cells(part: str, c: Cells) -> list[tuple[str, str, str, str]]:
+    """``(key, edge stage, reduction, model)`` of every cell of a part, in the stored order."""
+    return [(f"{part}-{_SHORT[stage]}-{_SHORT[reduction]}-{name.replace('_', '-')}", stage, reduction, name)
+            for stage in c.edge_stages for reduction in c.reductions for name in c.models]
+
+
+def members(settings: Settings) -> list[Member]:
+    """One member per cell, e.g. ``main-sb-sum1-full2`` (part, edge stage, reduction, model), its seeds together."""
+    return [Member(key, {"part": part, "edge_stage": stage, "reduction": reduction, "model": name},
+                   cost=float(c.steps * c.batch_size * c.seeds * (int(name[4:]) if name.startswith("full") else 1)))
+            for part, c in (("main", settings.main), ("extra", settings.extra))
+            for key, stage, reduction, name in _cells(part, c)]
+
+
+def run_member(settings: Settings, member: Member) -> dict:
+    """One cell: ``{"runs": [one row per seed]}`` (:func:`cell_runs`)."""
+    f = member.fields
+    c = getattr(settings, f["part"])
+    with float64():
+        return {"runs": cell_runs(f["model"], m=c.m, S=c.S, steps=c.steps, lr=c.lr, reduction=f["reduction"],
+                                  edge_stage=f["edge_stage"], seeds=range(c.seeds), batch_size=c.batch_size,
+                                  test_trees=c.test_trees, test_max_depth=c.test_max_depth)}
+
+
+def summarize(settings: Settings, records: list[dict]) -> dict:
+    """The chapter's payload: ``settings`` and ``runs`` of the main part (every seed of every cell, in the order
+    edge stage, reduction, model), and ``extra`` with the same two of the step-size check."""
+    by_key = {r["key"]: r["result"]["runs"] for r in records}
+    part = lambda name, c: {"settings": c.as_dict(),  # noqa: E731
+                            "runs": [row for key, *_ in _cells(name, c) for row in by_key[key]]}
+    return {**part("main", settings.main), "extra": part("extra", settings.extra)}
+
+
+STUDY = Study(name="trees-forward-edge-flag", stored="trees/data/forward_edge_flag.json", kind="trees-forward-edge-flag",
+              settings=Settings(), quick=Settings(main=QUICK, extra=dataclasses.replace(QUICK, lr=0.1, edge_stages=("s_b",))),
+              members=members, run_member=run_member, summarize=summarize,
+              description="Trees II: one head against two, 20 seeds per cell, under both readings of the prompt edges' "
+                          "stage block")

@@ -1,47 +1,41 @@
-"""Heavier forward-task experiments, run by a script and stored as JSON for the limits chapter.
+"""Heavier forward-task experiments, stored as the study ``trees-forward-limits`` for the limits chapter.
 
 Two experiments, both with one-hot embeddings and mini-batch SGD on perfect
 binary training trees (batch 256) from a seeded stream:
 
-* :func:`loss_table_runs`: the single-head vs two-head comparison at the
+* the loss table (members ``table-...``): the single-head vs two-head comparison at the
   authors' forward setting (``m = 3``, ``S = 25``, learning rate 0.2, 1,500
   steps) for the structured two-head model, the structured single head and
   one *full* head (learnable key-query and value matrices, zero init), under
   the loss normalisations ``mean, 1/2`` (our default), ``sum, 1/2`` and
   ``sum, 1`` (the one whose initial scale is closest to the authors' table).
-* :func:`heads_depth_runs`: full heads ``L = 1..4`` (small Gaussian
+* heads x depth (members ``depth-...``, :func:`heads_depth_cells`): full heads ``L = 1..4`` (small Gaussian
   initialisation, the named variation that lets heads differ) and the
   structured two-head model, at training depths ``m = 2..5`` with
   ``S = 2^(m+1) + 9``, learning rate 2, mean normalisation: steps to
   converge (first recorded step at which at least 99% of the teacher-forced
   chains of a fixed batch of 256 training trees are exactly right) and the
   whole-path accuracy of greedy decoding on 1,024 random test trees, after
-  training on to twice the convergence time.
+  training on to twice the convergence time; and the longer run of the
+  structured two-head model at ``m = 5`` (budget 8,000 steps) shown beside it
+  (member ``extra-m5-two-head-t8000``).
 
-Reproduce the stored file (about an hour on one core)::
+Every member is one training run (:func:`run_config`), so the study runs them in parallel
+(about an hour of one core in all)::
 
-    OMP_NUM_THREADS=1 .venv/bin/python -m onelayer.studies.trees.forward_limits --out book/trees/data/forward_sweep.json
+    python -m onelayer study trees-forward-limits --jobs 2
 
-and the longer run of the structured two-head model at ``m = 5`` shown beside it::
-
-    OMP_NUM_THREADS=1 .venv/bin/python -m onelayer.studies.trees.forward_limits --out book/trees/data/forward_sweep.json \\
-        --part sweep --only two_head:5 --budget 8000
-
-``--quick`` runs a tiny version (seconds), which the tests use; ``--only`` alone
-re-runs single heads-by-depth runs and replaces them in the file.
+``--quick`` runs a tiny version (seconds), which the tests use; ``--only depth-m5`` re-runs some members.
 """
 
 from __future__ import annotations
 
-import argparse
 import time
-from pathlib import Path
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from ... import store
-from ...paths import data_path
 from ...validation import check_bool, check_choice, check_float, check_int
 from ...trees.shared.embeddings import one_hot_embeddings
 from ...trees.shared.losses import LossOptions
@@ -49,37 +43,30 @@ from ...trees.forward.layout import perfect_forward_batch, random_forward_batch
 from ...trees.forward.architecture import ForwardArchitecture, full_heads, init_params, single_head, two_head
 from ...trees.forward.decoding import greedy_decode, teacher_forced_correct
 from ...trees.forward.model import train_forward
+from ..registry import load
+from ..runner import Member, Study
 from .inputs import forward_init
+from .stored_study import float64
 
 __all__ = [
     "STORED",
-    "STORED_KIND",
     "load_stored",
     "NORMALISATIONS",
     "architecture",
     "run_config",
-    "loss_table_runs",
     "HEADS_DEPTH_BUDGETS",
     "heads_depth_cells",
     "heads_depth_kwargs",
-    "heads_depth_runs",
     "params_from_json",
     "AUTHORS_TABLE",
     "TABLE_STEPS",
     "table_rows",
-    "main",
+    "Settings",
+    "members",
+    "run_member",
+    "summarize",
+    "STUDY",
 ]
-
-#: Where :func:`main` writes the runs by default, inside the data directory (:func:`onelayer.paths.data_path`).
-STORED = "trees/data/forward_sweep.json"
-#: The ``kind`` of that file (:mod:`onelayer.store`).
-STORED_KIND = "trees-forward-sweep"
-
-
-def load_stored(path=None) -> dict:
-    """The stored runs (default :data:`STORED` in the data directory), read through :func:`onelayer.store.read_json`."""
-    return store.read_json(data_path(STORED) if path is None else Path(path), kind=STORED_KIND)
-
 
 #: Loss normalisations compared in the loss table: name -> LossOptions.
 NORMALISATIONS = {
@@ -222,27 +209,12 @@ def run_config(
     return out
 
 
-def loss_table_runs(*, quick: bool = False, progress=print) -> list[dict]:
-    """The loss-table experiment (module docstring); ``quick`` shrinks it to a few seconds."""
-    check_bool("quick", quick)
-    steps = 20 if quick else TABLE_STEPS[-1]
-    grid = [s for s in (0, *TABLE_STEPS) if s <= steps] + [steps]
-    rows = []
-    for norm in NORMALISATIONS:
-        for name in ("two_head", "single_head", "full1"):
-            row = run_config(name, m=3, S=25, steps=steps, lr=0.2, norm=norm, record_at=sorted(set(grid)),
-                             test_trees=64 if quick else 1024, batch_size=32 if quick else 256, keep_params=True)
-            rows.append(row)
-            progress(f"table {name:12s} {norm:10s} loss {row['loss'][-1]:.4g}  test path acc {row['test_path_accuracy']:.3f}  {row['seconds']} s")
-    return rows
-
-
-#: Step budgets of the heads x depth sweep, by training depth m.
+#: Step budgets of the heads x depth runs, by training depth m.
 HEADS_DEPTH_BUDGETS = {2: 1000, 3: 1500, 4: 3000, 5: 3000}
 
 
 def heads_depth_cells(*, quick: bool = False) -> list[tuple[str, int]]:
-    """The (architecture name, training depth m) cells of the heads x depth sweep, in the stored order."""
+    """The (architecture name, training depth m) cells of the heads x depth runs, in the stored order."""
     check_bool("quick", quick)
     depths = (2, 3) if quick else (2, 3, 4, 5)
     names = ["two_head"] + [f"full{L}" for L in ((1, 2) if quick else (1, 2, 3, 4))]
@@ -258,27 +230,6 @@ def heads_depth_kwargs(name: str, m: int, *, quick: bool = False, budget: int | 
     return dict(m=m, S=2 ** (m + 1) + 9, steps=steps, lr=2.0, init_scale=0.0 if name == "two_head" else 0.01,
                 seed=check_int("seed", seed, low=0), record_every=5 if quick else (25 if m <= 3 else 50),
                 test_trees=64 if quick else 1024, batch_size=32 if quick else 256, stop_at_convergence=True)
-
-
-def heads_depth_runs(*, quick: bool = False, only=None, budget: int | None = None, progress=print) -> list[dict]:
-    """The heads x depth experiment (module docstring); ``quick`` shrinks it to a few seconds.
-
-    ``only`` optionally restricts it to a set of ``(arch name, m)`` pairs;
-    ``budget`` replaces the step budgets (1,000, 1,500, 3,000, 3,000 for
-    ``m = 2, 3, 4, 5``).
-    """
-    check_bool("quick", quick)
-    if budget is not None:
-        budget = check_int("budget", budget, low=1)
-    rows = []
-    for name, m in heads_depth_cells(quick=quick):
-        if only is not None and (name, m) not in only:
-            continue
-        row = run_config(name, **heads_depth_kwargs(name, m, quick=quick, budget=budget))
-        rows.append(row)
-        progress(f"sweep {name:9s} m={m} converged at {row['steps_to_converge']}  stopped at {row['final_step']}  "
-                 f"test path acc {row['test_path_accuracy']:.3f}  {row['seconds']} s")
-    return rows
 
 
 def table_rows(runs, steps_grid=TABLE_STEPS) -> list[dict]:
@@ -304,43 +255,88 @@ def params_from_json(row: dict, dtype=torch.float64) -> dict[str, torch.Tensor]:
     return {k: torch.tensor(v, dtype=dtype) for k, v in row["params"].items()}
 
 
-def main(argv=None) -> int:
-    """Command line: run the experiments and write them as JSON (see the module docstring)."""
-    parser = argparse.ArgumentParser(prog="python -m onelayer.studies.trees.forward_limits", description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=None, help=f"output JSON file (default: {STORED} in the data directory)")
-    parser.add_argument("--quick", action="store_true", help="tiny version for tests")
-    parser.add_argument("--part", choices=("table", "sweep", "all"), default="all")
-    parser.add_argument("--only", nargs="*", metavar="ARCH:M",
-                        help="re-run only these heads-by-depth runs (e.g. two_head:5) and replace them in --out")
-    parser.add_argument("--budget", type=int, default=None,
-                        help="with --only: a different step budget; the runs go to 'heads_depth_extra'")
-    args = parser.parse_args(argv)
-    only = None
-    if args.only:
-        only = {(a, int(m)) for a, m in (item.split(":") for item in args.only)}
-    elif args.budget is not None:
-        parser.error("--budget needs --only")
-    key = "heads_depth" if args.budget is None else "heads_depth_extra"
-    out = data_path(STORED) if args.out is None else args.out
-    torch.set_num_threads(1)
-    torch.set_default_dtype(torch.float64)
-    result = {"command": "python -m onelayer.studies.trees.forward_limits --out " + str(out) + (" --quick" if args.quick else ""),
-              "quick": args.quick}
-    if out.exists():
-        result = {**load_stored(out), **result}
-    if args.part in ("table", "all") and only is None:
-        result["loss_table"] = loss_table_runs(quick=args.quick)
-        store.write_json(out, result, kind=STORED_KIND, indent=1)
-    if args.part in ("sweep", "all"):
-        new = heads_depth_runs(quick=args.quick, only=only, budget=args.budget)
-        if only is not None:
-            keep = [r for r in result.get(key, []) if (r["arch"], r["m"]) not in only]
-            order = {(r["arch"], r["m"]): i for i, r in enumerate(result.get(key, []))}
-            new = sorted(keep + new, key=lambda r: (r["m"], order.get((r["arch"], r["m"]), 0)))
-        result[key] = new
-        store.write_json(out, result, kind=STORED_KIND, indent=1)
-    return 0
+@dataclass(frozen=True)
+class Settings:
+    """The study's settings (the pre-runner script's): the loss table (every normalisation x model of ``table_*``,
+    recorded at :data:`TABLE_STEPS`), the heads x depth cells (``depths`` x ``depth_models``, the protocol of
+    :func:`heads_depth_kwargs`, its quick version with ``quick``), and ``extra`` runs ``(model, m, budget)`` of that
+    protocol with another step budget."""
+
+    table_norms: tuple[str, ...] = tuple(NORMALISATIONS)
+    table_models: tuple[str, ...] = ("two_head", "single_head", "full1")
+    table_steps: int = TABLE_STEPS[-1]
+    table_test_trees: int = 1024
+    table_batch: int = 256
+    depths: tuple[int, ...] = (2, 3, 4, 5)
+    depth_models: tuple[str, ...] = ("two_head", "full1", "full2", "full3", "full4")
+    quick: bool = False
+    extra: tuple[tuple[str, int, int], ...] = (("two_head", 5, 8000),)
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+#: The seconds-long version (tests, a figure's quick mode).
+QUICK = Settings(table_steps=20, table_test_trees=64, table_batch=32, depths=(2, 3),
+                 depth_models=("two_head", "full1", "full2"), quick=True, extra=())
+
+_NORM_KEYS = {"mean, 1/2": "mean-half", "sum, 1/2": "sum-half", "sum, 1": "sum-one"}
+
+
+def _name(model: str) -> str:
+    return model.replace("_", "-")
+
+
+def _keys(settings: Settings) -> dict[str, list[str]]:
+    """Every member key of each stored list, in the stored order."""
+    return {"loss_table": [f"table-{_NORM_KEYS[n]}-{_name(a)}" for n in settings.table_norms for a in settings.table_models],
+            "heads_depth": [f"depth-m{m}-{_name(a)}" for m in settings.depths for a in settings.depth_models],
+            "heads_depth_extra": [f"extra-m{m}-{_name(a)}-t{budget}" for a, m, budget in settings.extra]}
+
+
+def members(settings: Settings) -> list[Member]:
+    """One member per training run: ``table-<norm>-<model>``, ``depth-m<m>-<model>``, ``extra-m<m>-<model>-t<budget>``.
+    Cost: the step budget times the tree size."""
+    keys = _keys(settings)
+    out = [Member(k, {"part": "loss_table", "norm": n, "model": a}, cost=float(settings.table_steps * 2 ** 4))
+           for k, (n, a) in zip(keys["loss_table"], [(n, a) for n in settings.table_norms for a in settings.table_models])]
+    for k, (m, a) in zip(keys["heads_depth"], [(m, a) for m in settings.depths for a in settings.depth_models]):
+        out.append(Member(k, {"part": "heads_depth", "model": a, "m": m},
+                          cost=float(heads_depth_kwargs(a, m, quick=settings.quick)["steps"] * 2 ** (m + 1))))
+    for k, (a, m, budget) in zip(keys["heads_depth_extra"], settings.extra):
+        out.append(Member(k, {"part": "heads_depth_extra", "model": a, "m": m, "budget": budget},
+                          cost=float(budget * 2 ** (m + 1))))
+    return out
+
+
+def run_member(settings: Settings, member: Member) -> dict:
+    """One run row of :func:`run_config` without its wall seconds (the loss table's with its final parameters)."""
+    f = member.fields
+    with float64():
+        if f["part"] == "loss_table":
+            steps = settings.table_steps
+            grid = [s for s in (0, *TABLE_STEPS) if s <= steps] + [steps]
+            row = run_config(f["model"], m=3, S=25, steps=steps, lr=0.2, norm=f["norm"], record_at=sorted(set(grid)),
+                             test_trees=settings.table_test_trees, batch_size=settings.table_batch, keep_params=True)
+        else:
+            row = run_config(f["model"], **heads_depth_kwargs(f["model"], f["m"], quick=settings.quick,
+                                                              budget=f.get("budget")))
+    del row["seconds"]
+    return row
+
+
+def summarize(settings: Settings, records: list[dict]) -> dict:
+    """The chapter's payload: ``loss_table``, ``heads_depth`` and ``heads_depth_extra`` (run rows in the stored order)."""
+    by_key = {r["key"]: r["result"] for r in records}
+    return {part: [by_key[k] for k in keys] for part, keys in _keys(settings).items()}
+
+
+STUDY = Study(name="trees-forward-limits", stored="trees/data/forward_sweep.json", kind="trees-forward-sweep",
+              settings=Settings(), quick=QUICK, members=members, run_member=run_member, summarize=summarize,
+              description="Trees II: the loss table and the heads x depth runs of the limits chapter")
+
+#: The stored file, inside the data directory (what the trees scaling study reads beside its own).
+STORED = STUDY.stored
+
+
+def load_stored(path=None) -> dict:
+    """The stored summary of this study (``path``: another copy of its file): ``loss_table``, ``heads_depth``,
+    ``heads_depth_extra``."""
+    return load(STUDY.name, path=path)["summary"]

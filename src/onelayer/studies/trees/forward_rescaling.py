@@ -16,36 +16,31 @@ loss, per-position mean with the factor 1/2, on one fixed batch of training tree
 parameters, not between the mini-batches they were trained on. :func:`compare` puts two runs side by side at the
 recorded steps where their ``eta_eff * t`` coincide.
 
-:func:`main` (``python -m onelayer sweep trees-forward-rescaling-seeds``) runs the chapter's three settings over 20
-seeds and stores them.
+The study ``trees-forward-rescaling-seeds`` (:data:`STUDY`; ``python -m onelayer study trees-forward-rescaling-seeds``)
+runs the chapter's three settings over 20 seeds: one member per run setting, its 20 seeds trained together as above
+(so a member is the batched call the pre-runner script made, and its numbers are that script's).
 """
 
 from __future__ import annotations
 
-import argparse
-import time
 from collections.abc import Sequence
-from pathlib import Path
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from ... import store
 from ...training import BatchedHistory, stack_params, train
-from ...paths import data_path
 from ...rates import mean_interval, rate
 from ...validation import check_choice, check_float, check_int, check_int_sequence
 from ...trees.shared.embeddings import check_embeddings, one_hot_embeddings
 from ...trees.shared.losses import REDUCTIONS, LossOptions
 from ...trees.forward.architecture import init_params, two_head
+from ..runner import Member, Study
 from .forward_seeded_training import batched_structured_loss, stacked_data
+from .stored_study import float64
 
-__all__ = ["RUNS", "eta_eff", "rescaling_seeds", "compare", "gap_summary", "STORED", "STORED_KIND", "load_stored", "main"]
-
-#: Where :func:`main` writes by default, inside the data directory.
-STORED = "trees/data/forward_rescaling_seeds.json"
-#: The ``kind`` of that file (:mod:`onelayer.store`).
-STORED_KIND = "trees-forward-rescaling-seeds"
+__all__ = ["RUNS", "eta_eff", "rescaling_seeds", "compare", "gap_summary", "Settings", "members", "run_member",
+           "summarize", "STUDY"]
 
 #: The chapter's three run settings ``(reduction, lr, steps, record_every)``: the summaries' learning rate 0.2 under
 #: the mean and under the sum over positions, and the chapter's learning rate 2 under the mean, recorded every 2
@@ -150,38 +145,58 @@ def gap_summary(a: dict, b: dict, *, tol: float) -> dict:
                      "gap": (mean, low, high), "spread": float(last["loss_b"].std(ddof=1) / last["loss_b"].mean())}}
 
 
-def load_stored(path=None) -> dict:
-    """The stored sweep (default :data:`STORED` in the data directory)."""
-    return store.read_json(data_path(STORED) if path is None else Path(path), kind=STORED_KIND)
+@dataclass(frozen=True)
+class Settings:
+    """The study's settings (the pre-runner script's): one-hot embeddings, ``m = 3``, ``S = 25``, batch 256, ``seeds``
+    data seeds ``0 .. seeds - 1`` per run setting of ``runs``, losses on the fixed batch of ``eval_size`` trees drawn
+    with ``eval_seed``."""
+
+    seeds: int = 20
+    m: int = 3
+    S: int = 25
+    batch_size: int = 256
+    runs: tuple[tuple[str, float, int, int], ...] = RUNS
+    eval_size: int = 256
+    eval_seed: int = 123
 
 
-def run_all(*, seeds: int = 20, m: int = 3, S: int = 25, batch_size: int = 256, runs=RUNS) -> dict:
-    """The chapter's settings (one-hot embeddings, ``m = 3``, ``S = 25``, batch 256) over ``seeds`` data seeds: the
-    stored payload of :func:`main`."""
-    seeds = check_int("seeds", seeds, low=2)
-    runs = _check_runs(runs)
-    seed_list = list(range(seeds))
-    hists = rescaling_seeds(one_hot_embeddings(S), m=m, batch_size=batch_size, seeds=seed_list, runs=runs)
-    return {"seeds": seed_list, "m": m, "S": S, "batch_size": batch_size, "eval_size": 256, "eval_seed": 123,
-            "runs": [{"reduction": red, "lr": lr, "steps_run": steps, "eta_eff": eta_eff(red, lr, m),
-                      "steps": [int(t) for t in h.steps], "eval_loss": h["eval_loss"].tolist(),
-                      "train_loss": h["loss"].tolist()}
-                     for (red, lr, steps, _), h in zip(runs, hists)]}
+def _key(run) -> str:
+    reduction, lr, steps, every = run
+    return f"{reduction}-lr{lr:g}-t{steps}-every{every}"
 
 
-def main(argv=None) -> int:
-    """``python -m onelayer sweep trees-forward-rescaling-seeds [--seeds N] [--out PATH]``."""
-    parser = argparse.ArgumentParser(prog="onelayer sweep trees-forward-rescaling-seeds",
-                                     description=__doc__.split("\n")[0])
-    parser.add_argument("--out", type=Path, default=data_path(STORED))
-    parser.add_argument("--seeds", type=int, default=20)
-    args = parser.parse_args(argv)
-    torch.set_num_threads(1)
-    torch.set_default_dtype(torch.float64)
-    t0 = time.perf_counter()
-    payload = run_all(seeds=args.seeds)
-    payload["seconds"] = time.perf_counter() - t0
-    payload["command"] = "python -m onelayer sweep trees-forward-rescaling-seeds"
-    store.write_json(args.out, payload, kind=STORED_KIND)
-    print(f"wrote {args.out} in {payload['seconds']:.0f} s")
-    return 0
+def members(settings: Settings) -> list[Member]:
+    """One member per run setting, e.g. ``mean-lr0.2-t200-every20`` (its ``seeds`` members trained together)."""
+    return [Member(_key(run), {"reduction": run[0], "lr": run[1], "steps": run[2], "record_every": run[3]},
+                   cost=float(run[2] * settings.seeds)) for run in _check_runs(settings.runs)]
+
+
+def run_member(settings: Settings, member: Member) -> dict:
+    """One run setting over every seed: the stored run (``eta_eff``, recorded ``steps``, ``eval_loss`` and
+    ``train_loss``, one column per seed)."""
+    f = member.fields
+    with float64():
+        (h,) = rescaling_seeds(one_hot_embeddings(settings.S), m=settings.m, batch_size=settings.batch_size,
+                               seeds=list(range(settings.seeds)),
+                               runs=((f["reduction"], f["lr"], f["steps"], f["record_every"]),),
+                               eval_size=settings.eval_size, eval_seed=settings.eval_seed)
+    return {"reduction": f["reduction"], "lr": f["lr"], "steps_run": f["steps"],
+            "eta_eff": eta_eff(f["reduction"], f["lr"], settings.m), "steps": [int(t) for t in h.steps],
+            "eval_loss": h["eval_loss"].tolist(), "train_loss": h["loss"].tolist()}
+
+
+def summarize(settings: Settings, records: list[dict]) -> dict:
+    """The chapter's payload: the settings it prints and the runs in the order of ``settings.runs``."""
+    by_key = {r["key"]: r["result"] for r in records}
+    return {"seeds": list(range(settings.seeds)), "m": settings.m, "S": settings.S, "batch_size": settings.batch_size,
+            "eval_size": settings.eval_size, "eval_seed": settings.eval_seed,
+            "runs": [by_key[_key(run)] for run in settings.runs]}
+
+
+STUDY = Study(name="trees-forward-rescaling-seeds", stored="trees/data/forward_rescaling_seeds.json",
+              kind="trees-forward-rescaling-seeds", settings=Settings(),
+              quick=Settings(seeds=2, m=2, S=15, batch_size=16, runs=(("mean", 0.2, 8, 4), ("sum", 0.2, 8, 4),
+                                                                       ("mean", 2.0, 4, 1)), eval_size=16),
+              members=members, run_member=run_member, summarize=summarize,
+              description="Trees II, Theorem 5: learning rate 0.2 (mean, sum over positions) against 2 at equal "
+                          "eta_eff t, 20 seeds")

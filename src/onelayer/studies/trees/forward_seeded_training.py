@@ -16,24 +16,21 @@ stream of training trees; a member reproduces the separate run of the same seed 
   each head's share of the node blocks and of the stage block, and the teacher-forced chain rate.
   :func:`split_curve` turns them into the rate of runs whose split exceeds a threshold at each recorded step.
 
-:func:`main` (``python -m onelayer sweep trees-forward-training-seeds``) runs both and stores them; about five
-minutes of one core
-(about fifteen on a shared, loaded machine).
+The study ``trees-forward-training-seeds`` (:data:`STUDY`; ``python -m onelayer study trees-forward-training-seeds``)
+runs both with the chapter's settings and stores them: one member per batched call of the pre-runner script (the
+two-head model; the learned value maps at each initialisation scale), its seeds trained together as above, so its
+numbers are that script's. About five minutes of one core (about fifteen on a shared, loaded machine).
 """
 
 from __future__ import annotations
 
-import argparse
-import time
 from collections.abc import Sequence
-from pathlib import Path
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from ... import store
 from ...training import BatchedHistory, stack_params, train
-from ...paths import data_path
 from ...rates import mean_interval, rate
 from ...validation import check_float, check_int, check_int_sequence
 from ...trees.shared.embeddings import check_embeddings, one_hot_embeddings
@@ -43,15 +40,12 @@ from ...trees.forward.decoding import accuracy_by_type, teacher_forced_correct
 from ...trees.forward.dynamics import role_events, phase_times, role_metrics, sign_table
 from ...trees.forward.model import member_inputs, member_loss
 from ...trees.forward.layout import STEP_TYPES, forward_target_vectors, perfect_forward_batch
+from ..runner import Member, Study
 from .forward_learned_values import division_of_labour, learned_value_params, lv_head_outputs, lv_teacher_forced_correct
+from .stored_study import float64
 
 __all__ = ["stacked_data", "batched_structured_loss", "two_head_seeds", "two_head_summary", "learned_values_seeds",
-           "split_curve", "STORED", "STORED_KIND", "load_stored", "main"]
-
-#: Where :func:`main` writes by default, inside the data directory.
-STORED = "trees/data/forward_training_seeds.json"
-#: The ``kind`` of that file (:mod:`onelayer.store`).
-STORED_KIND = "trees-forward-training-seeds"
+           "split_curve", "Settings", "members", "run_member", "summarize", "STUDY"]
 
 
 def stacked_data(A: torch.Tensor, m: int, batch_size: int, rngs: Sequence[np.random.Generator]) -> dict:
@@ -212,54 +206,60 @@ def _json_safe(x):
     return x
 
 
-def load_stored(path=None) -> dict:
-    """The stored sweep (default :data:`STORED` in the data directory)."""
-    return store.read_json(data_path(STORED) if path is None else Path(path), kind=STORED_KIND)
+@dataclass(frozen=True)
+class Settings:
+    """The study's settings (the pre-runner script's): ``seeds`` seeds ``0 .. seeds - 1``; the two-head model at
+    ``m = 3``, ``S = 25`` (one-hot), learning rate 2, batch 256, recorded every 20 steps, for ``two_head_steps``; the
+    learned value maps at ``m = 2``, ``S = 17``, learning rate 2, batch 128, for ``lv_steps``, recorded at
+    ``lv_record_at``, from each initialisation scale of ``lv_scales``."""
+
+    seeds: int = 20
+    two_head_steps: int = 1000
+    lv_steps: int = 1800
+    lv_record_at: tuple[int, ...] = (300, 600, 1200, 1800)
+    lv_scales: tuple[float, ...] = (0.01, 0.1)
 
 
-def run_all(*, seeds: int = 20, two_head_steps: int = 1000, lv_steps: int = 1800,
-            lv_record_at: Sequence[int] = (300, 600, 1200, 1800), lv_scales: Sequence[float] = (0.01, 0.1),
-            progress=None) -> dict:
-    """Both experiments with the chapter's settings (one-hot embeddings; ``m = 3, S = 25`` for the two-head
-    model, ``m = 2, S = 17`` for learned value maps); the stored payload of :func:`main`."""
-    seeds = check_int("seeds", seeds, low=1)
-    seed_list = list(range(seeds))
-    out = {"seeds": seed_list}
-    t0 = time.perf_counter()
-    A = one_hot_embeddings(25)
-    hist = two_head_seeds(A, m=3, steps=two_head_steps, seeds=seed_list)
-    if progress:
-        progress(f"two-head model: {len(seed_list)} seeds in {time.perf_counter() - t0:.0f} s")
-    out["two_head"] = {"m": 3, "S": 25, "steps": two_head_steps, "lr": 2.0, "batch_size": 256, "record_every": 20,
-                       "runs": _json_safe(two_head_summary(hist, A, seed_list)), "seconds": time.perf_counter() - t0}
-    A = one_hot_embeddings(17)
-    out["learned_values"] = []
-    for scale in lv_scales:
-        t0 = time.perf_counter()
-        h = learned_values_seeds(A, m=2, steps=lv_steps, init_scale=scale, seeds=seed_list, record_at=lv_record_at)
-        out["learned_values"].append({"init_scale": float(scale), "m": 2, "S": 17, "lr": 2.0, "batch_size": 128,
-                                      "steps": [int(t) for t in h.steps],
-                                      "node_share": h["shares"][:, :, 0].tolist(),
-                                      "stage_share": h["shares"][:, :, 1].tolist(),
-                                      "chain": h["chain"].tolist(), "loss": h["loss"].tolist(),
-                                      "seconds": time.perf_counter() - t0})
-        if progress:
-            progress(f"learned value maps, init scale {scale:g}: {len(seed_list)} seeds in {time.perf_counter() - t0:.0f} s")
-    return out
+def _lv_key(scale: float) -> str:
+    return f"learned-values-init{scale:g}"
 
 
-def main(argv=None) -> int:
-    """``python -m onelayer sweep trees-forward-training-seeds [--seeds N] [--out PATH]``."""
-    parser = argparse.ArgumentParser(prog="onelayer sweep trees-forward-training-seeds", description=__doc__.split("\n")[0])
-    parser.add_argument("--out", type=Path, default=data_path(STORED))
-    parser.add_argument("--seeds", type=int, default=20)
-    args = parser.parse_args(argv)
-    torch.set_num_threads(1)
-    torch.set_default_dtype(torch.float64)
-    t0 = time.perf_counter()
-    payload = run_all(seeds=args.seeds, progress=lambda msg: print(msg, flush=True))
-    payload["seconds"] = time.perf_counter() - t0
-    payload["command"] = "python -m onelayer sweep trees-forward-training-seeds"
-    store.write_json(args.out, payload, kind=STORED_KIND)
-    print(f"wrote {args.out} in {payload['seconds']:.0f} s")
-    return 0
+def members(settings: Settings) -> list[Member]:
+    """``two-head`` and ``learned-values-init<scale>`` (one per initialisation scale), each over every seed."""
+    seeds = check_int("seeds", settings.seeds, low=1)
+    return [Member("two-head", {"part": "two_head"}, cost=float(settings.two_head_steps * 256 * seeds))] + \
+        [Member(_lv_key(scale), {"part": "learned_values", "init_scale": float(scale)},
+                cost=float(settings.lv_steps * 128 * seeds)) for scale in settings.lv_scales]
+
+
+def run_member(settings: Settings, member: Member) -> dict:
+    """The two-head model over every seed (settings and one summary per run, :func:`two_head_summary`), or the
+    learned value maps at one initialisation scale (shares, chain rates and losses at the recorded steps)."""
+    seed_list = list(range(settings.seeds))
+    with float64():
+        if member.fields["part"] == "two_head":
+            A = one_hot_embeddings(25)
+            hist = two_head_seeds(A, m=3, steps=settings.two_head_steps, seeds=seed_list)
+            return {"m": 3, "S": 25, "steps": settings.two_head_steps, "lr": 2.0, "batch_size": 256, "record_every": 20,
+                    "runs": _json_safe(two_head_summary(hist, A, seed_list))}
+        scale = member.fields["init_scale"]
+        h = learned_values_seeds(one_hot_embeddings(17), m=2, steps=settings.lv_steps, init_scale=scale, seeds=seed_list,
+                                 record_at=settings.lv_record_at)
+    return {"init_scale": float(scale), "m": 2, "S": 17, "lr": 2.0, "batch_size": 128,
+            "steps": [int(t) for t in h.steps], "node_share": h["shares"][:, :, 0].tolist(),
+            "stage_share": h["shares"][:, :, 1].tolist(), "chain": h["chain"].tolist(), "loss": h["loss"].tolist()}
+
+
+def summarize(settings: Settings, records: list[dict]) -> dict:
+    """The chapter's payload: ``seeds``, ``two_head`` and ``learned_values`` (one entry per initialisation scale, in
+    the settings' order)."""
+    by_key = {r["key"]: r["result"] for r in records}
+    return {"seeds": list(range(settings.seeds)), "two_head": by_key["two-head"],
+            "learned_values": [by_key[_lv_key(scale)] for scale in settings.lv_scales]}
+
+
+STUDY = Study(name="trees-forward-training-seeds", stored="trees/data/forward_training_seeds.json",
+              kind="trees-forward-training-seeds", settings=Settings(),
+              quick=Settings(seeds=2, two_head_steps=20, lv_steps=10, lv_record_at=(5, 10), lv_scales=(0.01,)),
+              members=members, run_member=run_member, summarize=summarize,
+              description="Trees II, Theorem 5: the two-head run and the learned-value-map split over 20 seeds each")

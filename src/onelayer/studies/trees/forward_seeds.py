@@ -1,18 +1,17 @@
-"""The heads x depth sweep with several seeds per cell, and where multi-head full models fail.
+"""The heads x depth runs with several seeds per cell, and where multi-head full models fail.
 
 Two ways to run it:
 
-* :func:`seeded_sweep` runs a small grid live (the chapter's ``m = 2`` cells).
-* :func:`main` (``python -m onelayer sweep trees-forward-seeds``) repeats the
-  stored heads x depth sweep of :mod:`onelayer.studies.trees.forward_limits` cell by
+* :func:`seeded_grid` runs a small grid live (the chapter's ``m = 2`` cells).
+* The study ``trees-forward-seeds`` (:data:`STUDY`; ``python -m onelayer study trees-forward-seeds --jobs 2``)
+  repeats the stored heads x depth runs of :mod:`onelayer.studies.trees.forward_limits` cell by
   cell with the *same* protocol (:func:`~onelayer.studies.trees.forward_limits.heads_depth_kwargs`)
-  for further seeds (default 1 and 2; seed 0 is the stored sweep itself), in
-  parallel worker processes of one thread each, and stores every run with its
-  :func:`failure_profile` (the parameters are not stored). About half an hour of
-  one core per seed, most of it at ``m = 5``.
+  for further seeds (1 and 2; seed 0 is the limits study itself), one member per (cell, seed), and
+  stores every run with its :func:`failure_profile` (the parameters are not stored). About half an
+  hour of one core per seed, most of it at ``m = 5``.
 
-:func:`seeded_sweep` repeats :func:`onelayer.studies.trees.forward_limits.run_config`
-(the stored sweep's protocol: learning rate 2, mean normalisation, batch 256,
+:func:`seeded_grid` repeats :func:`onelayer.studies.trees.forward_limits.run_config`
+(the limits study's protocol: learning rate 2, mean normalisation, batch 256,
 small Gaussian initialisation 0.01 for full heads, zero for the structured
 two-head model, training on to twice the convergence time) over seeds and
 reports per cell the median and range of the steps to converge and of the
@@ -23,34 +22,21 @@ locates where the 2-4 full-head models fail.
 
 from __future__ import annotations
 
-import argparse
-import multiprocessing
 from collections.abc import Sequence
-from pathlib import Path
+from dataclasses import dataclass
 
 import numpy as np
-import torch
 
-from ... import store
-from ...paths import data_path
 from ...validation import check_bool, check_int, check_int_sequence
 from ...trees.shared.embeddings import one_hot_embeddings
 from ...trees.forward.decoding import greedy_decode
 from ...trees.forward.layout import random_forward_batch
+from ..runner import Member, Study
 from .forward_limits import architecture, heads_depth_cells, heads_depth_kwargs, params_from_json, run_config
+from .stored_study import float64
 
-__all__ = ["seeded_sweep", "failure_profile", "cell_summary", "STORED", "STORED_KIND", "load_stored",
-           "stored_run", "stored_cells", "all_seeds", "depth_offset_profile", "profile_rows", "cell_rows", "main"]
-
-#: Where :func:`main` writes its runs by default, inside the data directory.
-STORED = "trees/data/forward_seeds.json"
-#: The ``kind`` of that file (:mod:`onelayer.store`).
-STORED_KIND = "trees-forward-seeds"
-
-
-def load_stored(path=None) -> dict:
-    """The stored seeded runs (default :data:`STORED` in the data directory)."""
-    return store.read_json(data_path(STORED) if path is None else Path(path), kind=STORED_KIND)
+__all__ = ["seeded_grid", "failure_profile", "cell_summary", "stored_run", "Settings", "members", "run_member",
+           "summarize", "STUDY", "stored_cells", "all_seeds", "depth_offset_profile", "profile_rows", "cell_rows"]
 
 
 def failure_profile(row: dict, *, test_trees: int = 512, max_depth: int = 6, seed: int = 70_000) -> dict:
@@ -88,7 +74,7 @@ def cell_summary(rows: Sequence[dict]) -> dict:
             "acc_median": float(np.median(acc)), "acc_range": (min(acc), max(acc))}
 
 
-def seeded_sweep(*, depths: Sequence[int] = (2,), archs: Sequence[str] = ("two_head", "full1", "full2", "full3", "full4"),
+def seeded_grid(*, depths: Sequence[int] = (2,), archs: Sequence[str] = ("two_head", "full1", "full2", "full3", "full4"),
                  seeds: Sequence[int] = (0, 1, 2), budget: int = 1000, test_trees: int = 256,
                  profile: bool = True) -> list[dict]:
     """Every (architecture, depth, seed) with :func:`~onelayer.studies.trees.forward_limits.run_config` (``S = 2^(m+1) + 9``); one dict per cell.
@@ -97,7 +83,7 @@ def seeded_sweep(*, depths: Sequence[int] = (2,), archs: Sequence[str] = ("two_h
     ``runs`` (steps to converge, test accuracy) and, with ``profile``, the
     per-seed :func:`failure_profile` (``beyond_training_depth``, ``within``).
     The default (``m = 2``, 15 runs) takes about a minute on one core; the
-    full sweep (``m = 2..5``, five seeds) would take about 5 x 45 minutes.
+    full grid (``m = 2..5``, five seeds) would take about 5 x 45 minutes.
     """
     depths = check_int_sequence("depths", depths, low=1, high=6)
     seeds = check_int_sequence("seeds", seeds, low=0)
@@ -142,15 +128,50 @@ def stored_run(name: str, m: int, seed: int, *, quick: bool = False) -> dict:
     return row
 
 
-def _task(args):
-    torch.set_num_threads(1)
-    torch.set_default_dtype(torch.float64)
-    name, m, seed, quick = args
-    return stored_run(name, m, seed, quick=quick)
+@dataclass(frozen=True)
+class Settings:
+    """The study's settings: the seeds run in every heads x depth cell (seed 0 is the limits study's), and whether the
+    cells are the quick protocol's (:func:`~onelayer.studies.trees.forward_limits.heads_depth_kwargs`)."""
+
+    seeds: tuple[int, ...] = (1, 2)
+    quick: bool = False
+
+
+def _key(name: str, m: int, seed: int) -> str:
+    return f"m{m}-{name.replace('_', '-')}-s{seed:03d}"
+
+
+def members(settings: Settings) -> list[Member]:
+    """One member per (cell, seed), e.g. ``m4-full2-s001``; cost: the cell's step budget times its tree size."""
+    seeds = check_int_sequence("seeds", settings.seeds, low=0)
+    return [Member(_key(name, m, seed), {"arch": name, "m": m, "seed": seed},
+                   cost=float(heads_depth_kwargs(name, m, quick=settings.quick)["steps"] * 2 ** (m + 1)))
+            for name, m in heads_depth_cells(quick=settings.quick) for seed in seeds]
+
+
+def run_member(settings: Settings, member: Member) -> dict:
+    """One run (:func:`stored_run`) without its wall seconds."""
+    f = member.fields
+    with float64():
+        row = stored_run(f["arch"], f["m"], f["seed"], quick=settings.quick)
+    del row["seconds"]
+    return row
+
+
+def summarize(settings: Settings, records: list[dict]) -> dict:
+    """The chapter's payload: ``seeds`` and every run, sorted by training depth, architecture and seed."""
+    return {"seeds": list(settings.seeds),
+            "runs": sorted((r["result"] for r in records), key=lambda r: (r["m"], r["arch"], r["seed"]))}
+
+
+STUDY = Study(name="trees-forward-seeds", stored="trees/data/forward_seeds.json", kind="trees-forward-seeds",
+              settings=Settings(), quick=Settings(seeds=(1,), quick=True), members=members, run_member=run_member,
+              summarize=summarize,
+              description="Trees II: the heads x depth runs for seeds 1 and 2, with each run's failure profile")
 
 
 def stored_cells(runs: Sequence[dict]) -> list[dict]:
-    """Group stored runs by (architecture, m) in the sweep's order: one :func:`cell_summary` dict per cell with its runs."""
+    """Group stored runs by (architecture, m) in the limits study's order: one :func:`cell_summary` dict per cell with its runs."""
     cells: dict[tuple[str, int], list[dict]] = {}
     for r in runs:
         cells.setdefault((r["arch"], r["m"]), []).append(r)
@@ -161,23 +182,23 @@ def stored_cells(runs: Sequence[dict]) -> list[dict]:
     return out
 
 
-def all_seeds(sweep: dict, seeded: dict) -> list[dict]:
-    """The heads x depth runs of every seed: seed 0 from the limits sweep (no profile), the others from :data:`STORED`.
+def all_seeds(limits: dict, seeded: dict) -> list[dict]:
+    """The heads x depth runs of every seed: seed 0 from the limits study (no profile), the others from this study.
 
-    ``sweep`` is :func:`onelayer.studies.trees.forward_limits.load_stored`'s dict, ``seeded`` :func:`load_stored`'s.
-    Raises ``ValueError`` if the seeded file repeats seed 0 or covers cells the sweep does not.
+    ``limits`` is the limits study's summary (with ``heads_depth``), ``seeded`` this study's (with ``runs``).
+    Raises ``ValueError`` if the seeded file repeats seed 0 or covers cells the limits study does not.
     """
-    if not isinstance(sweep, dict) or "heads_depth" not in sweep:
-        raise TypeError("sweep must be the limits sweep's dict (with 'heads_depth')")
+    if not isinstance(limits, dict) or "heads_depth" not in limits:
+        raise TypeError("limits must be the limits study's summary (with 'heads_depth')")
     if not isinstance(seeded, dict) or "runs" not in seeded:
-        raise TypeError("seeded must be the seeded sweep's dict (with 'runs')")
-    base = [{**r, "profile": None} for r in sweep["heads_depth"]]
+        raise TypeError("seeded must be this study's summary (with 'runs')")
+    base = [{**r, "profile": None} for r in limits["heads_depth"]]
     cells = {(r["arch"], r["m"]) for r in base}
     for r in seeded["runs"]:
         if r["seed"] == 0:
-            raise ValueError("seeded runs must not repeat seed 0 (the limits sweep has it)")
+            raise ValueError("seeded runs must not repeat seed 0 (the limits study has it)")
         if (r["arch"], r["m"]) not in cells:
-            raise ValueError(f"seeded run {r['arch']} m={r['m']} is not a cell of the limits sweep")
+            raise ValueError(f"seeded run {r['arch']} m={r['m']} is not a cell of the limits study")
     return base + list(seeded["runs"])
 
 
@@ -245,35 +266,3 @@ def profile_rows(runs: Sequence[dict], archs: Sequence[str] = ("full2", "full3",
                 row[key] = hits / n if n else None
             out.append(row)
     return out
-
-
-def main(argv=None) -> int:
-    """Command line: run the heads x depth cells for further seeds and write them as JSON (module docstring)."""
-    parser = argparse.ArgumentParser(prog="python -m onelayer sweep trees-forward-seeds",
-                                     description="The heads x depth sweep of the limits chapter for further seeds.")
-    parser.add_argument("--out", type=Path, default=None, help=f"output JSON file (default: {STORED} in the data directory)")
-    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2], help="seeds to run (default 1 2; seed 0 is the stored sweep)")
-    parser.add_argument("--jobs", type=int, default=2, help="worker processes, one thread each (default 2)")
-    parser.add_argument("--quick", action="store_true", help="tiny version for tests")
-    args = parser.parse_args(argv)
-    seeds = check_int_sequence("seeds", args.seeds, low=0)
-    jobs = check_int("jobs", args.jobs, low=1)
-    out = data_path(STORED) if args.out is None else args.out
-    tasks = [(name, m, s, args.quick) for name, m in heads_depth_cells(quick=args.quick) for s in seeds]
-    tasks.sort(key=lambda t: -t[1])  # deepest (slowest) first, so the pool ends evenly
-    result = {"command": "python -m onelayer sweep trees-forward-seeds --seeds " + " ".join(map(str, seeds))
-              + (" --quick" if args.quick else ""), "quick": args.quick, "seeds": list(seeds), "runs": []}
-    ctx = multiprocessing.get_context("spawn")
-    pool = ctx.Pool(jobs)
-    try:
-        for row in pool.imap_unordered(_task, tasks):
-            result["runs"].append(row)
-            result["runs"].sort(key=lambda r: (r["m"], r["arch"], r["seed"]))
-            store.write_json(out, result, kind=STORED_KIND, indent=1)
-            print(f"{row['arch']:9s} m={row['m']} seed {row['seed']}: converged at {row['steps_to_converge']}, "
-                  f"test path acc {row['test_path_accuracy']:.3f}, beyond m {row['profile']['beyond_training_depth']:.3f}, "
-                  f"{row['seconds']} s", flush=True)
-    finally:
-        pool.close()
-        pool.join()
-    return 0
