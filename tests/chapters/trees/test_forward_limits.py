@@ -7,7 +7,7 @@ import pytest
 
 from onelayer.chapters.trees import forward_limits as chapter
 from onelayer.rates import rate
-from onelayer.studies.trees import beyond
+from onelayer.studies.trees import forward_beyond
 from onelayer.studies.trees import forward_limit_rates as limit_rates, forward_limits as limits, stored_study
 
 KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "chapter"}
@@ -141,8 +141,10 @@ def test_heads_verdict_reads_the_intervals():
         chapter.heads_verdict(rows(0, 5)[:1])
 
 
-def test_gaussian_sweep_counts_every_goal():
-    out = beyond.forward_beyond_runs(runs=2, steps=3, count=2, batch_size=4)
+def test_gaussian_study_counts_every_goal():
+    small = forward_beyond.Settings(runs=2, steps=3, count=2, batch_size=4)
+    out = forward_beyond.summarize(small, [{"key": m.key, "fields": dict(m.fields), "result": forward_beyond.run_member(small, m)}
+                                           for m in forward_beyond.members(small)])
     g = chapter.gaussian_seeds(out)
     assert [r["goals"] for r in g["rows"]] == [4, 4, 4]  # exact: 2 runs x 2 trees of each shape
     assert sum(r["goals"] for r in g["depth"] if r["test trees"] == "all shapes") == 12

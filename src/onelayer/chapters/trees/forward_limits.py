@@ -21,7 +21,7 @@ from ...rates import Rate, mean_interval, rate
 from ...registry import register
 from ...seeding import numpy_rng
 from ...studies.registry import load
-from ...studies.trees import beyond, stored_study
+from ...studies.trees import beyond, forward_beyond, stored_study
 from ...studies.trees import forward_alternative_layouts as alternative_layouts, forward_edge_flag as edge_flag, forward_limit_rates as limit_rates, forward_limits as limits, forward_seeds as seeds
 from ...trees.forward.architecture import single_head, two_head
 from ...trees.forward.decoding import ForwardDecodeResult, accuracy_by_type, block_correct, goal_counts, greedy_decode
@@ -446,8 +446,8 @@ def limit_rates_stored() -> dict:
 
 @functools.lru_cache(maxsize=1)
 def gaussian_stored() -> dict:
-    """The stored 20-draw sweep of :func:`onelayer.studies.trees.beyond.forward_beyond_runs`."""
-    return beyond.load_forward_stored()
+    """The stored 20-draw study :mod:`onelayer.studies.trees.forward_beyond` (its summary)."""
+    return forward_beyond.stored()
 
 
 def rate_texts(rows: list[dict]) -> list[dict]:

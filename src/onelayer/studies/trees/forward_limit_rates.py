@@ -22,7 +22,7 @@ parameters and its own stream of perfect training trees, ``numpy`` generator ``s
   with the joint profile :func:`joint_counts`: goals, paths right and chains right per (tree size, goal depth).
 
 :func:`gaussian_members` trains the two-head model with a different Gaussian embedding draw per member (the
-batched run behind :func:`onelayer.studies.trees.beyond.forward_beyond_runs`).
+trainer of the study :mod:`onelayer.studies.trees.forward_beyond`, one draw per member).
 
 The study ``trees-forward-limit-rates`` (:data:`STUDY`) has one member per batched call of the pre-runner script (a
 part's model, or for ``heads`` a cell's model, with its seeds trained together; ``theorem8`` is one member), so its
