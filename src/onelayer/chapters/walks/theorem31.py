@@ -515,8 +515,8 @@ def edge_verdict(rates: list[dict] | None = None) -> dict:
         "claim": "Theorem 3.1 needs N >= C_p poly(K): at the paper's size, Bayes accuracy on the parent for p near 1",
         "source": "[paper]", "reading": "the paper's model (zero init, log-loss, sinusoidal positions with |p_i|^2 = M/2 [guess])",
         "settings": (f"K={s.edge_K}, N=97, M=1000, 1000 training and 1000 test walks, 50 steps, p in "
-                     f"{{{', '.join(f'{p:g}' for p in (r['p'] for r in rates))}}}, {'/'.join(map(str, sorted(seeds)))} training "
-                     f"samples (data seeds) each"),
+                     f"{{{', '.join(f'{p:g}' for p in (r['p'] for r in rates))}}}, "
+                     + ", ".join(f"{r['runs']} training samples (data seeds) at p={r['p']:g}" for r in rates)),
         "measurement": ("; ".join(f"p={r['p']:g}: optimal on the parent {r['optimal_parent']}, other lag "
                                   f"{r['other_lag']}" for r in rates)
                         + f" (other lags seen: {', '.join(map(str, lags)) if lags else 'none'}; lag 2 is x_(N-2))"),
