@@ -199,7 +199,7 @@ def row_ids(rows: Sequence[Mapping]) -> list[str]:
 
 #: The verdict classes, most specific first, with the words that state each in a verdict cell (:func:`verdict_class`).
 VERDICT_CLASSES = {
-    "undecided": ("undecided",),
+    "undecided": ("undecided", "not a test"),
     "partly": ("partly", "partial", "depends", " only", "but ", "minority", "not on every", "not every"),
     "fails": ("fails", "false", "disagree", "not reproduced", "contradict"),
     "holds": ("holds", "agrees", "confirmed", "supported", "by symmetry", "reproduced"),
