@@ -65,7 +65,7 @@ class Settings:
     #: the player's grid: initial scales by step sizes (quick mode: the first two scales, the first step size)
     scrub_sigmas: tuple[float, ...] = (0.0, 0.01, 1.0)
     scrub_lrs: tuple[float, ...] = (0.1, 1.0, 10.0)
-    #: the runs over many seeds (issue 22): the stored study :data:`onelayer.studies.walks.qa_seeds.STUDY` (40 seeds, each a
+    #: the runs over many seeds (issue 22): the stored study ``STUDY`` of :mod:`onelayer.studies.walks.qa_seeds` (40 seeds, each a
     #: training sample and an initialisation, scored on the exact task) and the steps at which "learned" is read
     #: (step 20: the bias claim; step 100: Figure 7)
     seed_check_steps: tuple[int, ...] = (20, 100)

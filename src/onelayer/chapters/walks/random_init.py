@@ -38,7 +38,7 @@ __all__ = ["Settings", "SETTINGS", "study", "initial_attention_rows", "live_chec
 
 @dataclass(frozen=True)
 class Settings:
-    """What the chapter shows (the study's own grid and sizes are those of :data:`onelayer.studies.walks.random_init.STUDY`;
+    """What the chapter shows (the study's own grid and sizes are those of ``STUDY`` of :mod:`onelayer.studies.walks.random_init.stored`;
     the quick variant's are :data:`onelayer.studies.walks.random_init.stored.QUICK`)."""
 
     #: the paper's literal reading: keys and query normalised ([guess]: the scope is unstated), mean loss, eta = 0.01
