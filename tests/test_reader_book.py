@@ -11,8 +11,6 @@ each chapter still has to change (issue 23):
 * no page mentions a file readers do not have ("the spec", ``trees.md``, ``walks.md``);
 * at most :data:`MAX_VISIBLE_CODE_CELLS` visible code cells per chapter (reader first: prose and figures carry the
   story; a solution's code, folded in its dropdown, does not count);
-* in JupyterLab, the code the book hides is collapsed (``metadata.jupyter.source_hidden``, set by
-  ``tools/lab_view.py``) and the code it shows is not;
 * no printed line wider than :data:`MAX_PRINT_WIDTH` characters (the monospace column at 784 px), and every HTML
   table output is an ``onelayer.tables.Table`` (class ``onelayer-table``) or the findings table.
 """
@@ -250,32 +248,6 @@ def test_chapters_show_few_code_cells():
     assert not over, (f"{len(over)} chapters show more than {MAX_VISIBLE_CODE_CELLS} code cells (tag bookkeeping cells "
                       f"remove-input, secondary ones hide-input): " + ", ".join(f"{c} {n}" for c, n in sorted(over.items()))
                       + f"\nall visible counts: {table}")
-
-
-def test_jupyterlab_collapses_exactly_the_code_the_book_hides(tmp_path):
-    from tools import lab_view
-
-    assert lab_view.HIDDEN_IN_BOOK == HIDING_TAGS
-    offenders = [f"{name(p)}: cells {bad}" for p in notebooks() if (bad := lab_view.mismatches(_read(p)))]
-    assert not offenders, ("cells shown in one of the book and JupyterLab and hidden in the other (run python "
-                           "tools/lab_view.py): " + "; ".join(offenders))
-    # planted: a hidden cell without the flag and a shown cell with it are both found, and apply() mends both
-    import nbformat
-
-    nb = nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_code_cell("x = 1", metadata={"tags": ["hide-input"]}),
-        nbformat.v4.new_code_cell("x", metadata={"jupyter": {"source_hidden": True}}),
-        nbformat.v4.new_code_cell("y = 2", metadata={"tags": ["remove-input"], "jupyter": {"source_hidden": True}}),
-    ])
-    assert lab_view.mismatches(nb) == [0, 1]
-    assert lab_view.apply(nb) == 2 and lab_view.mismatches(nb) == []
-    assert "jupyter" not in nb.cells[1].metadata
-
-
-def _read(path: Path):
-    import nbformat
-
-    return nbformat.read(path, as_version=4)
 
 
 # --- printed text and tables --------------------------------------------------------------------------------------------

@@ -18,11 +18,6 @@ from nbclient import NotebookClient
 
 from onelayer import blas, execution
 
-try:  # run as a script (make execute): tools/ is on sys.path
-    import lab_view
-except ImportError:  # imported as tools.execute
-    from tools import lab_view
-
 blas.request()  # MKL's reproducible branch for the kernels (import onelayer already asked; explicit here)
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
@@ -45,7 +40,6 @@ def execute(path: Path) -> float:
     elapsed = time.perf_counter() - start
     for cell in nb.cells:
         cell.get("metadata", {}).pop("execution", None)
-    lab_view.apply(nb)  # JupyterLab collapses the code the book hides
     nbformat.write(nb, path)
     return elapsed
 

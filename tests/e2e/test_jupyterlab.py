@@ -28,8 +28,6 @@ import pytest
 from e2e_support import ROOT, SCREENSHOT_DIR, free_port, keep_offline
 
 NOTEBOOK = ROOT / "book" / "selector.ipynb"
-#: A chapter read (not run) in Lab: its MyST markdown must render, and its bookkeeping code be collapsed.
-READ_CHAPTER = ROOT / "book" / "walks" / "theorem31.ipynb"
 WIDGET_CALL = "selector.explorer("
 KERNEL_IDLE = re.compile(r"^(?!No Kernel).+ \| Idle$")
 
@@ -99,7 +97,6 @@ def lab(tmp_path_factory):
     work = tmp_path / "work"
     work.mkdir()
     shutil.copy(NOTEBOOK, work / NOTEBOOK.name)
-    shutil.copy(READ_CHAPTER, work / READ_CHAPTER.name)
     settings = tmp_path / "lab-settings"
     # Render every cell (no virtual scrolling) so the test can see all prompts and outputs.
     tracker = settings / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings"
@@ -287,25 +284,3 @@ def test_chapter_defines_the_macros_it_uses_for_jupyterlab(notebook):
     defined = set(re.findall(r"\\(?:newcommand|renewcommand|def)\s*\{?\s*\\([A-Za-z]+)", text))
     missing = sorted(used - defined)
     assert not missing, f"macros used but not defined for JupyterLab (see this test's docstring): {missing}"
-
-
-
-def test_chapter_opens_with_its_bookkeeping_collapsed_in_jupyterlab(browser_context, lab):
-    """A chapter opened with make lab shows the code the book shows; the cells whose code the book hides open with
-    their input collapsed (tools/lab_view.py sets metadata.jupyter.source_hidden), their outputs visible."""
-    base, token = lab
-    nb = json.loads(READ_CHAPTER.read_text())
-    n_code = sum(c["cell_type"] == "code" for c in nb["cells"])
-    n_collapsed = sum(bool(c.get("metadata", {}).get("jupyter", {}).get("source_hidden")) for c in nb["cells"])
-    assert 0 < n_collapsed < n_code, f"{READ_CHAPTER.name}: {n_collapsed} of {n_code} code cells collapsed"
-    page = browser_context.new_page()
-    keep_offline(page)
-    page.set_default_timeout(120_000)
-    try:
-        page.goto(f"{base}/lab/tree/{READ_CHAPTER.name}?token={token}", wait_until="domcontentloaded")
-        page.wait_for_function("n => document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell').length === n", arg=n_code)
-        placeholders = page.locator(".jp-NotebookPanel .jp-CodeCell .jp-InputPlaceholder").count()
-        assert placeholders == n_collapsed, f"{placeholders} collapsed code inputs shown, {n_collapsed} expected"
-        page.screenshot(path=str(SCREENSHOT_DIR / "jupyterlab_theorem31.png"))
-    finally:
-        page.close()
