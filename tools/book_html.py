@@ -28,7 +28,17 @@ Loaded from ``_config.yml`` (``sphinx.local_extensions``). It does four things:
    aria-required-children violation, and a minor one per entry); each page's body is corrected.
    (The book's CSS and the widget fixes are in ``book/_static``.)
 
-5. **Words, not emoji.** myst-nb's execution table (``{nb-exec-table}``, the runtime appendix) marks each
+5. **Widgets only where one is drawn.** myst-nb puts a notebook's stored widget state and the widget manager
+   (``embed.js``, 1.8 MB) on its page whenever the notebook's metadata holds widget state, although every cell
+   that displays a widget is tagged ``remove-output`` (the page shows a precomputed figure or player instead).
+   Both are dropped from every page with no widget view (:func:`drop_unused_widget_scripts`).
+
+6. **Each inline script once.** Sphinx 7 adds an inline ``<script>`` registered after the builder started (those
+   of sphinx-thebe and sphinx-togglebutton) twice, and the second copy of sphinx-thebe's ``const THEBE_JS_URL``
+   throws "Identifier 'THEBE_JS_URL' has already been declared" on every page (sphinx-doc/sphinx#13402, fixed in
+   Sphinx 8.2; Jupyter Book 1 needs Sphinx 7). :func:`same_name_for_inline_scripts` applies that fix.
+
+7. **Words, not emoji.** myst-nb's execution table (``{nb-exec-table}``, the runtime appendix) marks each
    notebook's status with an emoji, which shows as an empty box where no emoji font is installed; it says
    ``ok`` or ``failed`` instead (:func:`status_words`).
 """
@@ -234,6 +244,48 @@ def latex_macros(app: Sphinx, config) -> None:
     config.latex_elements = elements
 
 
+#: myst-nb's keys for the widget state and the widget manager scripts of a page (``render_nb_finalise``).
+_WIDGET_SCRIPT_KEYS = re.compile(r"^ipywidgets_(state|\d+)$")
+_WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def shows_a_widget(doctree) -> bool:
+    """Whether the page draws a stored widget: myst-nb writes each displayed widget view as a raw HTML script."""
+    from docutils import nodes
+
+    return any(_WIDGET_VIEW in node.astext() for node in doctree.findall(nodes.raw))
+
+
+def drop_unused_widget_scripts(app: Sphinx, doctree) -> None:
+    """``doctree-read``: no widget state and no ``embed.js`` on a page that displays no widget."""
+    docname = app.env.docname
+    js_files = getattr(app.env, "nb_metadata", {}).get(docname, {}).get("js_files")
+    if not js_files or shows_a_widget(doctree):
+        return
+    for key in [k for k in js_files if _WIDGET_SCRIPT_KEYS.match(k)]:
+        del js_files[key]
+
+
+def same_name_for_inline_scripts(app: Sphinx) -> None:
+    """``builder-inited``, before other extensions add scripts: an inline script (no file name) is registered with the
+    name ``''`` whichever way it reaches the HTML builder.
+
+    :meth:`Sphinx.add_js_file` hands the builder ``None`` as the name of an inline script, while the builder's
+    ``prepare_writing`` adds the registry's scripts again as ``filename or ''``; the two differ, so the builder's
+    duplicate check lets the second copy through (sphinx-doc/sphinx#13402, the upstream fix does the same).
+    """
+    builder = app.builder
+    add = getattr(builder, "add_js_file", None)
+    if add is None or getattr(add, "_onelayer_inline_names", False):
+        return
+
+    def add_js_file(filename, **kwargs):
+        return add(filename or "", **kwargs)
+
+    add_js_file._onelayer_inline_names = True
+    builder.add_js_file = add_js_file
+
+
 def status_words() -> None:
     """The status column of myst-nb's execution table in words (``ok`` / ``failed``) instead of emoji.
 
@@ -249,6 +301,8 @@ def setup(app: Sphinx) -> dict:
     status_words()
     app.connect("config-inited", latex_macros)
     app.add_config_value("offline_html_check", True, "html")
+    app.connect("builder-inited", same_name_for_inline_scripts, priority=100)
+    app.connect("doctree-read", drop_unused_widget_scripts)
     app.connect("html-page-context", fix_aria_roles)
     app.connect("build-finished", on_build_finished)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -71,7 +71,28 @@ MEASURE = r"""
     if (c.textContent.trim()) return false;
     return !c.querySelector('img, svg, canvas, iframe, video, mjx-container');
   }).map(c => ({height: c.offsetHeight, section: describe(c), id: c.id}));
-  return {wide, images, widgets, gaps, width: document.documentElement.clientWidth};
+  // Sideways scrolling of the whole page: the document wider than the viewport, and the innermost elements that
+  // stick out past its right edge (what a reader would have to scroll to), with the text they hold.
+  const root = document.documentElement;
+  const sticking = [...article.querySelectorAll('*')].filter(e => {
+    const r = e.getBoundingClientRect();
+    return r.width > 0 && r.right > root.clientWidth + 1 && !e.closest('mjx-container, .MathJax') &&
+      getComputedStyle(e).position !== 'fixed' && !hiddenByScroll(e);
+  }).filter((e, _, all) => !all.some(o => o !== e && e.contains(o)))
+    .slice(0, 8).map(e => ({tag: e.tagName.toLowerCase() + '.' + [...e.classList].join('.'),
+                             right: Math.round(e.getBoundingClientRect().right), text: e.textContent.trim().slice(0, 60),
+                             section: describe(e)}));
+  function hiddenByScroll(e) {  // inside a box that scrolls or clips it (a wide code block scrolls on its own)
+    for (let p = e.parentElement; p && p !== article; p = p.parentElement) {
+      const o = getComputedStyle(p).overflowX;
+      if (o === 'auto' || o === 'scroll' || o === 'hidden' || o === 'clip') return true;
+    }
+    return false;
+  }
+  const scripts = [...document.scripts].map(s => s.getAttribute('src') || '');
+  return {wide, images, widgets, gaps, width: root.clientWidth, scroll: root.scrollWidth, sticking,
+          embed: scripts.some(s => s.includes('ipywidgets/embed.js')),
+          state: !!document.querySelector('script[type="application/vnd.jupyter.widget-state+json"]')};
 }
 """
 
@@ -172,6 +193,26 @@ def test_no_widget_and_no_blank_gap(measured, entry):
     found = measured(entry, 1400)
     assert found["widgets"] == 0, f"{entry}: {found['widgets']} ipywidget elements (tag their cells remove-output)"
     assert not found["gaps"], f"{entry}: blank cells taking up height: {found['gaps']}"
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("entry", PAGES)
+def test_page_does_not_scroll_sideways(measured, entry, width):
+    """Nothing sticks out past the right edge of the viewport (issue 32: inline code references did not wrap at
+    400 px); a code block or table that scrolls inside its own box is not the page scrolling."""
+    found = measured(entry, width)
+    assert found["scroll"] <= found["width"] + 1 and not found["sticking"], (
+        f"{entry} at {width} px: the page is {found['scroll']} px wide in a {found['width']} px viewport; sticking out: "
+        + "; ".join(f"{s['tag']} to {s['right']} px ({s['text']!r}, section {s['section']!r})" for s in found["sticking"]))
+
+
+@pytest.mark.parametrize("entry", PAGES)
+def test_no_widget_manager_without_a_widget(measured, entry):
+    """No page draws a stored widget (test_no_widget_and_no_blank_gap), so none loads the 1.8 MB widget manager
+    (_static/ipywidgets/embed.js) or ships widget state (tools/book_html.py drops both where no widget view is)."""
+    found = measured(entry, 1400)
+    assert not found["embed"] and not found["state"], (
+        f"{entry}: {'embed.js' if found['embed'] else ''} {'widget state' if found['state'] else ''} with no widget")
 
 
 def test_screenshots(measured, browser_context, site):
