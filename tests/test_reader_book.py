@@ -103,6 +103,30 @@ def test_no_stored_widget_reaches_the_page():
                                             "JupyterLab opens the sliders; show the precomputed figure or player)")
 
 
+def widget_call_offenders(book: Path = BOOK) -> list[str]:
+    """A cell that opens a widget shows nothing on the page (its output is removed), so its code would stand there with
+    no output (issue 32): it is removed whole, and the markdown cell before it names the call and says it needs a
+    kernel."""
+    out = []
+    for path in notebooks(book):
+        cs = cells(path)
+        for i, cell in enumerate(cs):
+            if cell["cell_type"] != "code" or not any(WIDGET_MIME in o.get("data", {}) for o in cell.get("outputs", [])):
+                continue
+            if not ({"remove-input", "remove-cell"} & tags(cell)):
+                out.append(f"{where(path, i, cell)}: its code shows on the page with no output (tag it remove-input)")
+            call = source(cell).strip().splitlines()[0].split("=")[-1].strip()
+            note = source(cs[i - 1]) if i and cs[i - 1]["cell_type"] == "markdown" else ""
+            if "JupyterLab" not in note or f"`{call}`" not in note:
+                out.append(f"{where(path, i, cell)}: the cell before does not say that JupyterLab's `{call}` opens it")
+    return out
+
+
+def test_widget_cells_are_left_out_with_a_note():
+    offenders = widget_call_offenders()
+    assert not offenders, report(offenders, "widget cells shown without output or without their note")
+
+
 # --- exercises ----------------------------------------------------------------------------------------------------------
 
 _DIRECTIVE = re.compile(r"^(?P<fence>:{3,}|`{3,})\{(?P<name>[\w-]+)\}(?P<arg>.*)$")
