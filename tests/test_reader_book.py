@@ -237,6 +237,28 @@ def test_no_page_mentions_files_readers_do_not_have():
                                             "discussion or a summary from book/references.bib instead)")
 
 
+#: Narration of the book's own history, which a reader has no use for (issue 32): "The first version of this chapter
+#: counted ...", "An earlier version computed ...".
+REVISION_HISTORY = re.compile(r"\b(first|earlier|previous|older|old) version\b|\bthis chapter (used to|previously)\b"
+                              r"|\bwe (reran|re-ran|changed|fixed)\b|\bthe new runs\b", re.I)
+
+
+def revision_history_offenders(book: Path = BOOK) -> list[str]:
+    out = []
+    for path in notebooks(book):
+        for i, cell in enumerate(cells(path)):
+            if cell["cell_type"] == "markdown":
+                out += [f"{where(path, i, cell)}: {m.group(0)!r}" for m in REVISION_HISTORY.finditer(source(cell))]
+    for path in sorted(book.rglob("*.md")):
+        out += [f"{path.relative_to(book)}: {m.group(0)!r}" for m in REVISION_HISTORY.finditer(path.read_text())]
+    return out
+
+
+def test_no_revision_history_in_reader_text():
+    offenders = revision_history_offenders()
+    assert not offenders, report(offenders, "passages about earlier versions of the book (say what holds now)")
+
+
 # --- visible code -------------------------------------------------------------------------------------------------------
 
 
