@@ -69,3 +69,17 @@ def test_widget_state_and_manager_only_on_pages_that_draw_a_widget():
     app, doctree, js_files = _page("book/walks/qa", view)
     book_html.drop_unused_widget_scripts(app, doctree)
     assert list(js_files) == ["ipywidgets_state", "ipywidgets_0", "other"]
+
+
+def test_make_execute_keeps_widget_state_only_where_a_widget_is_displayed():
+    """tools/execute.py: a notebook whose outputs show no widget stores no widget state (nothing would draw it)."""
+    import nbformat
+
+    from tools import execute
+
+    state = {"application/vnd.jupyter.widget-state+json": {"state": {"m": {}}}}
+    view = nbformat.v4.new_output("display_data", data={execute.WIDGET_VIEW: {"model_id": "m"}, "text/plain": "w"})
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("bar()")], metadata={"widgets": state})
+    assert execute.drop_unviewed_widget_state(nb) and "widgets" not in nb.metadata
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("w", outputs=[view])], metadata={"widgets": state})
+    assert not execute.drop_unviewed_widget_state(nb) and nb.metadata["widgets"] == state

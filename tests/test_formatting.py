@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import torch
 
+from onelayer import formatting
 from onelayer.formatting import MAX_DIGITS, ROUNDOFF, SMALLEST, number_text, rounded
 from onelayer.tables import text_table
 
@@ -107,3 +108,15 @@ def test_near_zero_text_prints_zero_and_round_off_alike():
     assert near_zero_text(3e-11) == "< 1e-9"
     with pytest.raises(ValueError, match="tol"):
         near_zero_text(0.0, tol=0.0)
+
+
+def test_mean_text_prints_an_interval_with_width():
+    """Issue 32: a tight interval printed as "-0.505 [-0.505, -0.505]"; each digit is added until the numbers that
+    differ print differently (up to MAX_DIGITS), and equal numbers still print alike."""
+    assert formatting.mean_text((-0.504870, -0.504912, -0.504835), 3) == "-0.50487 [-0.50491, -0.50484]"
+    assert formatting.mean_text((0.4019, 0.3981, 0.4066), 2) == "0.402 [0.398, 0.407]"  # mean and low collided at 2
+    assert formatting.mean_text((0.356, 0.3, 0.41), 2) == "0.36 [0.3, 0.41]"  # already distinct: unchanged
+    assert formatting.mean_text((1.0, 1.0, 1.0), 3) == "1 [1, 1]"  # no spread: nothing to tell apart
+    assert formatting.mean_text((1.0, 1.0 - 1e-12, 1.0 + 1e-12), 3) == "1 [1, 1]"  # beyond MAX_DIGITS: stops there
+    with pytest.raises(ValueError, match="digits"):
+        formatting.mean_text((1.0, 0.0, 2.0), 0)

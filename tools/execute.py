@@ -40,8 +40,22 @@ def execute(path: Path) -> float:
     elapsed = time.perf_counter() - start
     for cell in nb.cells:
         cell.get("metadata", {}).pop("execution", None)
+    drop_unviewed_widget_state(nb)
     nbformat.write(nb, path)
     return elapsed
+
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def drop_unviewed_widget_state(nb) -> bool:
+    """Drop the stored widget state of a notebook none of whose outputs displays a widget (a progress bar or a widget
+    built and never shown leaves state that nothing draws); returns whether it did."""
+    shown = any(WIDGET_VIEW in out.get("data", {}) for cell in nb.cells for out in cell.get("outputs", []))
+    if shown or "widgets" not in nb.metadata:
+        return False
+    del nb.metadata["widgets"]
+    return True
 
 
 def main(argv: list[str]) -> int:

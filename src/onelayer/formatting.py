@@ -112,8 +112,18 @@ def rounded(x, digits: int = 4) -> float:
 
 
 def mean_text(interval, digits: int = 4) -> str:
-    """``"mean [low, high]"`` of a :func:`onelayer.rates.mean_interval` result, each through :func:`number_text`."""
+    """``"mean [low, high]"`` of a :func:`onelayer.rates.mean_interval` result, each through :func:`number_text`.
+
+    ``digits`` significant digits, or more where they would print an interval of width zero: two of the three
+    numbers that differ must not print alike ("-0.505 [-0.505, -0.505]" for a tight interval), so each digit is
+    added until they differ, up to :data:`MAX_DIGITS`. Numbers that are equal print alike (a sample with no spread).
+    """
     if len(interval) != 3:
         raise ValueError("interval must be (mean, low, high)")
-    mean, low, high = (float(x) for x in interval)
-    return f"{number_text(mean, digits)} [{number_text(low, digits)}, {number_text(high, digits)}]"
+    digits = check_int("digits", digits, low=1, high=MAX_DIGITS)
+    values = tuple(float(x) for x in interval)
+    for d in range(digits, MAX_DIGITS + 1):
+        mean, low, high = texts = tuple(number_text(x, d) for x in values)
+        if all(texts[i] != texts[j] for i in range(3) for j in range(i) if values[i] != values[j]):
+            break
+    return f"{mean} [{low}, {high}]"
