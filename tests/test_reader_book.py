@@ -11,6 +11,8 @@ each chapter still has to change (issue 23):
 * no page mentions a file readers do not have ("the spec", ``trees.md``, ``walks.md``);
 * at most :data:`MAX_VISIBLE_CODE_CELLS` visible code cells per chapter (reader first: prose and figures carry the
   story; a solution's code, folded in its dropdown, does not count);
+* in JupyterLab, the code the book hides is collapsed (``metadata.jupyter.source_hidden``, set by
+  ``tools/lab_view.py``) and the code it shows is not;
 * no printed line wider than :data:`MAX_PRINT_WIDTH` characters (the monospace column at 784 px), and every HTML
   table output is an ``onelayer.tables.Table`` (class ``onelayer-table``) or the findings table.
 """
@@ -294,6 +296,25 @@ def test_chapters_show_few_code_cells():
     assert not over, (f"{len(over)} chapters show more than {MAX_VISIBLE_CODE_CELLS} code cells (tag bookkeeping cells "
                       f"remove-input, secondary ones hide-input): " + ", ".join(f"{c} {n}" for c, n in sorted(over.items()))
                       + f"\nall visible counts: {table}")
+
+
+def test_lab_view_collapses_exactly_the_code_the_book_hides():
+    """tools/lab_view.py on planted cells: a hidden cell without the flag and a shown cell with it are both found, and
+    apply() mends both (test_every_notebook_collapses_in_lab_what_the_book_hides checks the book's notebooks)."""
+    import nbformat
+
+    from tools import lab_view
+
+    assert lab_view.HIDDEN_IN_BOOK == HIDING_TAGS
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("x = 1", metadata={"tags": ["hide-input"]}),
+        nbformat.v4.new_code_cell("x", metadata={"jupyter": {"source_hidden": True}}),
+        nbformat.v4.new_code_cell("y = 2", metadata={"tags": ["remove-input"], "jupyter": {"source_hidden": True}}),
+        nbformat.v4.new_markdown_cell("text", metadata={"tags": ["remove-cell"]}),
+    ])
+    assert lab_view.mismatches(nb) == [0, 1]
+    assert lab_view.apply(nb) == 2 and lab_view.mismatches(nb) == []
+    assert "jupyter" not in nb.cells[1].metadata
 
 
 # --- printed text and tables --------------------------------------------------------------------------------------------

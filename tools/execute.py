@@ -18,6 +18,11 @@ from nbclient import NotebookClient
 
 from onelayer import blas, execution
 
+try:  # run as a script (make execute): tools/ is on sys.path
+    import lab_view
+except ImportError:  # imported as tools.execute
+    from tools import lab_view
+
 blas.request()  # MKL's reproducible branch for the kernels (import onelayer already asked; explicit here)
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
@@ -41,6 +46,7 @@ def execute(path: Path) -> float:
     for cell in nb.cells:
         cell.get("metadata", {}).pop("execution", None)
     drop_unviewed_widget_state(nb)
+    lab_view.apply(nb)  # JupyterLab collapses the code the book hides
     nbformat.write(nb, path)
     return elapsed
 

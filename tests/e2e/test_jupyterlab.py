@@ -28,6 +28,11 @@ import pytest
 from e2e_support import ROOT, SCREENSHOT_DIR, free_port, keep_offline
 
 NOTEBOOK = ROOT / "book" / "selector.ipynb"
+#: A chapter read (not run) in Lab: the code its HTML hides opens collapsed (tools/lab_view.py).
+READ_CHAPTER = ROOT / "book" / "walks" / "theorem31.ipynb"
+#: The notebook on screen. Lab restores the workspace of an earlier test (its panels stay in the DOM, hidden), so
+#: every selector is scoped to the visible panel, and every page opens with ``?reset`` (a fresh workspace).
+PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"
 WIDGET_CALL = "selector.explorer("
 KERNEL_IDLE = re.compile(r"^(?!No Kernel).+ \| Idle$")
 
@@ -55,10 +60,11 @@ def _wait_for_server(url: str, proc: subprocess.Popen, log: Path, timeout: float
 def _settled_image(page, cell_index: int, timeout: float = 60.0) -> str:
     """The ``src`` of the widget's figure once the kernel is idle and the image stopped changing."""
     probe = """i => {
-        const img = document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell')[i].querySelector('.widget-output img');
+        const img = document.querySelectorAll('PANEL .jp-CodeCell')[i].querySelector('.widget-output img');
         const idle = [...document.querySelectorAll('.jp-StatusBar-TextItem')].some(e => / \\| Idle$/.test(e.textContent));
         return [idle, img && img.complete && img.naturalWidth > 0 ? img.getAttribute('src') : null];
     }"""
+    probe = probe.replace("PANEL", PANEL)
     last, stable = None, 0
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -97,6 +103,7 @@ def lab(tmp_path_factory):
     work = tmp_path / "work"
     work.mkdir()
     shutil.copy(NOTEBOOK, work / NOTEBOOK.name)
+    shutil.copy(READ_CHAPTER, work / READ_CHAPTER.name)
     settings = tmp_path / "lab-settings"
     # Render every cell (no virtual scrolling) so the test can see all prompts and outputs.
     tracker = settings / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings"
@@ -150,13 +157,18 @@ def test_selector_slider_redraws_the_figure_in_jupyterlab(browser_context, lab):
     page.on("pageerror", lambda err: errors.append(err.message))
     SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
     try:
-        page.goto(f"{base}/lab/tree/{NOTEBOOK.name}?token={token}", wait_until="domcontentloaded")
-        cells = page.locator(".jp-NotebookPanel .jp-Notebook .jp-CodeCell")
+        page.goto(f"{base}/lab/tree/{NOTEBOOK.name}?reset&token={token}", wait_until="domcontentloaded")
+        cells = page.locator(f"{PANEL} .jp-Notebook .jp-CodeCell")
         # The notebook is loaded when all its code cells are there, and the kernel is connected when
         # the status bar names it and says it is idle (before that it reads "No Kernel | Initializing").
-        page.wait_for_function("n => document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell').length === n", arg=len(code))
+        page.wait_for_function(f"n => document.querySelectorAll('{PANEL} .jp-CodeCell').length === n", arg=len(code))
         status = page.locator(".jp-StatusBar-TextItem", has_text=KERNEL_IDLE)
         status.first.wait_for()
+        # The book's hidden code opens collapsed (no input prompt to read): View > Expand All Code, as a reader may.
+        assert cells.locator(".jp-InputPlaceholder").count() > 0, "no collapsed input: is tools/lab_view.py applied?"
+        page.locator(".lm-MenuBar-item", has_text="View").first.click()
+        page.locator(".lm-Menu-item", has_text=re.compile(r"^Expand All Code")).first.click()
+        page.wait_for_function(f"() => !document.querySelector('{PANEL} .jp-CodeCell .jp-InputPlaceholder')")
 
         # Run > Run All Cells, through the menu as a reader would.
         page.locator(".lm-MenuBar-item", has_text="Run").first.click()
@@ -165,10 +177,10 @@ def test_selector_slider_redraws_the_figure_in_jupyterlab(browser_context, lab):
         # Done when every prompt shows an execution count and the kernel is idle again.
         page.wait_for_function(
             """n => {
-                const prompts = [...document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell .jp-InputArea-prompt')];
+                const prompts = [...document.querySelectorAll('PANEL .jp-CodeCell .jp-InputArea-prompt')];
                 const idle = [...document.querySelectorAll('.jp-StatusBar-TextItem')].some(e => / \\| Idle$/.test(e.textContent));
                 return idle && prompts.length === n && prompts.every(p => /\\[\\d+\\]/.test(p.textContent));
-            }""",
+            }""".replace("PANEL", PANEL),
             arg=len(code),
             timeout=90_000,
         )
@@ -229,26 +241,26 @@ def test_chapter_math_renders_in_jupyterlab(browser_context, lab):
     keep_offline(page)
     page.set_default_timeout(60_000)
     try:
-        page.goto(f"{base}/lab/tree/{NOTEBOOK.name}?token={token}", wait_until="domcontentloaded")
+        page.goto(f"{base}/lab/tree/{NOTEBOOK.name}?reset&token={token}", wait_until="domcontentloaded")
         n_markdown = sum(c["cell_type"] == "markdown" for c in json.loads(NOTEBOOK.read_text())["cells"])
         page.wait_for_function(
-            "n => document.querySelectorAll('.jp-NotebookPanel .jp-MarkdownCell .jp-RenderedMarkdown').length === n",
+            f"n => document.querySelectorAll('{PANEL} .jp-MarkdownCell .jp-RenderedMarkdown').length === n",
             arg=n_markdown,
         )
         # JupyterLab typesets lazily: wait until the number of typeset formulas stops growing.
         count, stable = -1, 0
         deadline = time.monotonic() + 30
         while stable < 4 and time.monotonic() < deadline:
-            now = page.locator(".jp-NotebookPanel .jp-MarkdownCell mjx-container").count()
+            now = page.locator(f"{PANEL} .jp-MarkdownCell mjx-container").count()
             stable = stable + 1 if now == count and now > 0 else 0
             count = now
             time.sleep(0.5)
         assert count > 0, "no math was typeset in JupyterLab"
         problems = page.evaluate(
-            """() => [...document.querySelectorAll('.jp-NotebookPanel .jp-MarkdownCell mjx-container')]
+            """() => [...document.querySelectorAll('PANEL .jp-MarkdownCell mjx-container')]
                  .map(c => c.querySelector('mjx-merror') ? 'TeX error: ' + c.querySelector('mjx-merror').getAttribute('data-mjx-error')
                           : [...c.querySelectorAll('mtext')].map(t => t.textContent).find(t => /^\\\\[A-Za-z]+$/.test(t)))
-                 .filter(x => x)"""
+                 .filter(x => x)""".replace("PANEL", PANEL)
         )
         assert not problems, (
             f"{len(problems)} formulas render with errors in JupyterLab (macros from _config.yml are unknown there): "
@@ -284,3 +296,24 @@ def test_chapter_defines_the_macros_it_uses_for_jupyterlab(notebook):
     defined = set(re.findall(r"\\(?:newcommand|renewcommand|def)\s*\{?\s*\\([A-Za-z]+)", text))
     missing = sorted(used - defined)
     assert not missing, f"macros used but not defined for JupyterLab (see this test's docstring): {missing}"
+
+
+def test_chapter_opens_with_its_bookkeeping_collapsed_in_jupyterlab(browser_context, lab):
+    """A chapter opened with make lab shows the code the book shows; the cells whose code the book hides open with
+    their input collapsed (tools/lab_view.py sets metadata.jupyter.source_hidden), their outputs visible."""
+    base, token = lab
+    nb = json.loads(READ_CHAPTER.read_text())
+    n_code = sum(c["cell_type"] == "code" for c in nb["cells"])
+    n_collapsed = sum(bool(c.get("metadata", {}).get("jupyter", {}).get("source_hidden")) for c in nb["cells"])
+    assert 0 < n_collapsed < n_code, f"{READ_CHAPTER.name}: {n_collapsed} of {n_code} code cells collapsed"
+    page = browser_context.new_page()
+    keep_offline(page)
+    page.set_default_timeout(120_000)
+    try:
+        page.goto(f"{base}/lab/tree/{READ_CHAPTER.name}?reset&token={token}", wait_until="domcontentloaded")
+        page.wait_for_function(f"n => document.querySelectorAll('{PANEL} .jp-CodeCell').length === n", arg=n_code)
+        placeholders = page.locator(f"{PANEL} .jp-CodeCell .jp-InputPlaceholder").count()
+        assert placeholders == n_collapsed, f"{placeholders} collapsed code inputs shown, {n_collapsed} expected"
+        page.screenshot(path=str(SCREENSHOT_DIR / "jupyterlab_theorem31.png"))
+    finally:
+        page.close()
