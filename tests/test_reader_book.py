@@ -298,6 +298,17 @@ def test_chapters_show_few_code_cells():
                       + f"\nall visible counts: {table}")
 
 
+def test_every_notebook_collapses_in_lab_what_the_book_hides():
+    import nbformat
+
+    from tools import lab_view
+
+    offenders = [f"{name(p)}: cells {bad}" for p in notebooks()
+                 if (bad := lab_view.mismatches(nbformat.read(p, as_version=4)))]
+    assert not offenders, ("cells shown in one of the book and JupyterLab and hidden in the other (run python "
+                           "tools/lab_view.py): " + "; ".join(offenders))
+
+
 def test_lab_view_collapses_exactly_the_code_the_book_hides():
     """tools/lab_view.py on planted cells: a hidden cell without the flag and a shown cell with it are both found, and
     apply() mends both (test_every_notebook_collapses_in_lab_what_the_book_hides checks the book's notebooks)."""
