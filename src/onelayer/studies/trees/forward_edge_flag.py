@@ -39,13 +39,12 @@ import torch
 from ...training import concat_histories, train
 from ...validation import check_bool, check_choice, check_float, check_int
 from ...trees.shared.embeddings import one_hot_embeddings
-from ...trees.shared.losses import LossOptions, normalised
-from ...trees.forward.architecture import init_params
+from ...trees.shared.data import LossOptions, normalised
+from ...trees.forward.model import init_params, predict
 from ...trees.forward.decoding import goal_counts, greedy_decode
 from ...trees.forward.layout import EDGE_STAGES, STAGE_B, STAGE_F, STAGE_NONE, forward_target_vectors, forward_token_vectors
 from ...trees.forward.layout import perfect_forward_batch, random_forward_batch
 from .forward_limits import architecture
-from ...trees.forward.model import predict
 from ..runner import Member, Study
 from .inputs import forward_init
 from .stored_study import float64
