@@ -241,14 +241,9 @@ def perfect_forward_batch(
     turning: bool = True,
     edge_stage: str = "empty",
 ):
-    """A batch from the training distribution, built without a Python loop over trees.
-
-    Perfect binary trees of depth ``m`` (breadth-first node indices, as in
-    :func:`onelayer.trees.shared.data.perfect_binary_tree`), uniformly random
-    injective labels into ``range(S)``, a uniform leaf as goal, shuffled
-    edges (stage block ``edge_stage``, :data:`EDGE_STAGES`). Every sequence has the same length: no padding. With
-    ``return_trees=True`` also returns ``(trees, goals, edge_orders)`` such
-    that :func:`forward_batch` rebuilds the same batch (used by the tests).
+    """A batch from the training distribution (:func:`onelayer.trees.shared.data.perfect_tree_draws`), built
+    without a Python loop over trees; no padding. With ``return_trees=True`` also returns ``(trees, goals,
+    edge_orders)`` from which :func:`forward_batch` rebuilds the same batch (used by the tests).
     """
     _flags(cot, eos, shuffle, turning, edge_stage)
     check_bool("return_trees", return_trees)
@@ -311,14 +306,8 @@ def random_forward_batch(
     turning: bool = True,
     edge_stage: str = "empty",
 ) -> tuple[ForwardBatch, list[Tree]]:
-    """``count`` random test trees with goals, as a padded :class:`ForwardBatch`.
-
-    The trees and goals are drawn exactly as by
-    :func:`onelayer.trees.shared.data.random_trees` (depth cap
-    uniform in ``max(min_depth, 1)..max_depth``, ``0..max_children``
-    children per node, goal uniform over the non-root nodes or, with
-    ``leaves_only``, over the leaves); then laid out in R-F (``edge_stage``: the
-    prompt edges' stage block, :data:`EDGE_STAGES`). Returns the batch and the trees.
+    """``count`` random test trees and goals drawn by :func:`onelayer.trees.shared.data.random_trees`, laid out
+    in R-F as a padded :class:`ForwardBatch`. Returns the batch and the trees.
     """
     _flags(cot, eos, True, turning, edge_stage)
     trees, goals = random_trees(S, count, rng, max_depth=max_depth, max_children=max_children,

@@ -41,12 +41,8 @@ def check_rng(name: str, rng) -> np.random.Generator:
 
 
 class PaddedBatch:
-    """Mixin for the frozen dataclasses that hold a right-padded batch of token sequences.
-
-    The subclass must have tensor fields ``first`` (``(batch, L)``) and
-    ``query`` (``(batch, K)``); every tensor field is indexed along its first
-    axis by ``__getitem__`` (indexing), other fields are copied.
-    """
+    """Mixin for the frozen dataclasses of a right-padded batch: tensor fields ``first (batch, L)`` and
+    ``query (batch, K)``; indexing selects trees along every tensor field's first axis and copies the others."""
 
     @property
     def size(self) -> int:
