@@ -94,7 +94,7 @@ def train_members(arch_name: str, *, m: int, S: int, steps: int, lr: float, redu
                   turning: bool = True, member_chunk: int | None = None):
     """Train one member per seed at once; returns ``(params (M, ...), BatchedHistory)``.
 
-    Member ``i`` (seed ``seeds[i]``) starts from :func:`~.architecture.init_params` (zero for the structured
+    Member ``i`` (seed ``seeds[i]``) starts from :func:`~onelayer.trees.forward.model.init_params` (zero for the structured
     models; ``N(0, init_scale^2)`` from ``torch.Generator().manual_seed(10_000 + seed)`` for full heads) and sees
     its own stream of ``batch_size`` perfect trees of depth ``m`` per step (``numpy`` generator ``seed``).
     ``cot=False`` trains on the answer-only layout, ``turning=False`` on the layout without a turning token
