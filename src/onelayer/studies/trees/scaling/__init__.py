@@ -37,7 +37,7 @@ the correct edge stays within 1e-3 of the population curve along the whole run
 (:func:`~onelayer.studies.trees.scaling.rows.trajectory_gaps`): at batch 256, SGD follows the population recursion.
 
 Convergence criterion (:class:`~onelayer.studies.trees.scaling.criteria.Criterion`)
-------------------------------------------
+-----------------------------------------------------------------------------------
 Default: the first step at which the mean teacher-forced attention on the
 correct edge reaches 0.9 (``Criterion("attention", 0.9)``). Theorem 1's
 mechanism is exactly this attention becoming one-hot, so the criterion

@@ -26,7 +26,7 @@ trainer :mod:`onelayer.studies.walks.batched` (all seeds of one size in one
   and draw the result.
 
 Convergence criteria (options of :func:`~onelayer.studies.walks.scaling.runs.measure`)
--------------------------------------------------
+--------------------------------------------------------------------------------------
 ``T_parent`` is the first step at which the mean attention on the direct parent
 ``x_{N-1}`` over held-out test walks reaches ``parent_threshold = 0.99``;
 ``T_optimal`` is the first step at which every test prediction is
