@@ -179,14 +179,14 @@ def test_bench_subcommand_hands_options_to_the_benchmarks(capsys):
 
 def test_quick_sweep_from_a_temporary_directory_writes_into_the_data_dir(tmp_path):
     """``sweep NAME`` without --out writes the sweep's file in the data directory, versioned, readable back."""
-    from onelayer.studies.walks import scaling
+    from onelayer.studies.walks.scaling import stored as ws_stored
 
     data = tmp_path / "data"
     res = run("--data-dir", str(data), "sweep", "walks-scaling", "--quick", cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     stored = data / sweeps.get("walks-scaling").stored
     assert store.read_json(stored, kind="walks-scaling")["meta"]["quick"] is True
-    assert scaling.load(stored)["meta"]["quick"] is True
+    assert ws_stored.load(stored)["meta"]["quick"] is True
 
 
 def test_findings_writes_and_checks_the_stored_rows(tmp_path, monkeypatch, capsys):

@@ -8,7 +8,7 @@ import torch
 
 from onelayer.chapters.trees import forward_limits as chapter
 from onelayer.studies.trees import forward_limit_rates as limit_rates
-from onelayer.trees.forward.architecture import two_head
+from onelayer.trees.forward.model import two_head
 from onelayer.trees.forward.construction import constructed_params
 from onelayer.trees.forward.decoding import greedy_decode
 from onelayer.trees.forward.layout import random_forward_batch

@@ -11,7 +11,7 @@ import torch
 from onelayer.trees.shared.embeddings import one_hot_embeddings
 from onelayer.trees.forward.dynamics import ROLE_METRICS, role_metrics, specialization_statement
 from onelayer.trees.forward.layout import perfect_forward_batch
-from onelayer.trees.forward.architecture import init_params, single_head
+from onelayer.trees.forward.model import init_params, single_head
 from onelayer.studies import runner
 from onelayer.studies.trees import forward_limits as limits, stored_study
 from onelayer.studies.trees.forward_limits import run_config

@@ -8,10 +8,9 @@ import pytest
 
 from onelayer.studies.registry import load
 from onelayer.studies.trees import forward_rescaling as rescaling, stored_study
-from onelayer.trees.forward.architecture import two_head
-from onelayer.trees.forward.model import train_forward
+from onelayer.trees.forward.model import train_forward, two_head
 from onelayer.trees.shared.embeddings import one_hot_embeddings
-from onelayer.trees.shared.losses import LossOptions
+from onelayer.trees.shared.data import LossOptions
 
 
 def test_eta_eff_puts_the_sum_on_the_mean_scale():

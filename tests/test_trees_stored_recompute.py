@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from onelayer.paths import data_path
-from onelayer.studies.trees import scaling
+from onelayer.studies.trees.scaling import rows as ts_rows
 from onelayer.studies.trees.forward_limits import STORED, TABLE_STEPS, load_stored, run_config
 
 if not data_path(STORED).exists():  # pragma: no cover
@@ -77,6 +77,6 @@ def test_headline_table_full_head_row_recomputes_to_500_steps(stored):
 
 
 def test_forward_rows_are_the_stored_numbers(stored):
-    rows = scaling.forward_steps_vs_depth(stored)
+    rows = ts_rows.forward_steps_vs_depth(stored)
     assert [r["steps_to_converge"] for r in rows[:3]] == [200, 625, 2300]
     assert rows[3]["lower_bound"] == 8000  # the longer run also failed

@@ -13,7 +13,7 @@ from .. import backward_batched as backward_batched
 from ....trees.backward.dynamics import canonical_batch
 from ....trees.backward.layout import perfect_tree_batch
 from ....trees.shared.embeddings import one_hot_embeddings
-from ....trees.shared.losses import LossOptions, normalised
+from ....trees.shared.data import LossOptions, normalised
 from ..scaling.criteria import _DEFAULTS, Criterion, _check_size, _criterion, _sizes, nodes, tokens
 
 __all__ = ["population_run", "population_steps", "sampled_run", "step_times"]

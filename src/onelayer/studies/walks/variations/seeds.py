@@ -29,7 +29,7 @@ from ....walks import prediction, ring, theory
 from ..batched import BatchedData, forward_pass, train_batched, walk_batched_data
 from ....walks.data import TokenData
 from ....walks.model import WalkTransformer
-from ..random_init import optimal_fraction
+from ..random_init.runs import optimal_fraction
 from .lag import lag_walks
 from ..inputs import walk_model
 from ...runner import Member, Study
