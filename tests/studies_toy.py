@@ -4,6 +4,8 @@ into onelayer.studies.registry.MODULES)."""
 
 from __future__ import annotations
 
+import dataclasses
+import time
 from dataclasses import dataclass
 
 import torch
@@ -51,3 +53,14 @@ def summarize(settings: Settings, records: list[dict]) -> dict:
 STUDY = Study(name="toy", stored="studies/toy.json", kind="toy", settings=Settings(),
               quick=Settings(seeds=2, sizes=(8,), steps=5), members=members, run_member=run_member,
               summarize=summarize, description="the runner tests' toy study")
+
+
+def run_member_timed(settings: Settings, member: Member) -> dict:
+    """``run_member`` with its wall seconds (a measured field of :data:`TIMED`)."""
+    start = time.perf_counter()
+    result = run_member(settings, member)
+    return {**result, "seconds": time.perf_counter() - start}
+
+
+#: The toy study with a measured field, ``seconds`` (the runner stores it apart and never compares it).
+TIMED = dataclasses.replace(STUDY, run_member=run_member_timed, measured=("seconds",))

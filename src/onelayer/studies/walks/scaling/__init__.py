@@ -80,9 +80,10 @@ seeds, ``p = 0.7``; ``p = 0.5`` agrees except where noted):
   under 2 ns per entry, so the time barely depends on ``M`` in these grids
   (:func:`cost_model`).
 
-The heavier grids are stored; regenerate them with::
+The heavier grids are the stored study ``walks-scaling`` (:mod:`~onelayer.studies.walks.scaling.stored`);
+regenerate them with::
 
-    OMP_NUM_THREADS=1 .venv/bin/python -m onelayer.studies.walks.scaling --out book/walks/data/scaling.json
+    .venv/bin/python -m onelayer study walks-scaling --jobs 2
 
 (``--quick`` writes a small version in seconds). ``tests/test_walks_scaling.py``
 recomputes one stored point and compares.
@@ -93,7 +94,7 @@ from __future__ import annotations
 from .critical import critical_M, step2_logit_parts
 from .runs import (AXES, CRITICAL_CRITERIA, CRITICAL_N, CURVE_N, DEFAULTS, M_FIXED, M_GRID, N_FIXED, N_GRID, default_sizes,
                    measure, scaling_study)
-from .stored import KIND, STORED, load, main, save, stored_study
+from .stored import KIND, STORED, STUDY, load
 from .summary import cost_model, critical_table, slopes, table
 
 __all__ = [
@@ -117,8 +118,6 @@ __all__ = [
     "cost_model",
     "table",
     "critical_table",
-    "stored_study",
-    "save",
+    "STUDY",
     "load",
-    "main",
 ]
