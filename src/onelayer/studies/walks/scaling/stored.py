@@ -11,8 +11,8 @@ and with 4000 training walks (``"<criterion>, more walks"``).
 A row's ``seconds_per_step`` and ``member_seconds_per_step`` are wall-clock readings of the machine that ran it: the
 study declares them *measured* (:class:`~onelayer.studies.runner.Study`), so they are stored with the member, shown
 but not compared by ``study verify``, and left out of the comparison across engines. The rows keep the fields the
-first script stored (the per-seed lists of :func:`measure` and :func:`critical_M` are left out: the live chapter
-computes them).
+first script stored (the per-seed lists of :func:`~onelayer.studies.walks.scaling.runs.measure` and
+:func:`~onelayer.studies.walks.scaling.critical.critical_M` are left out: the live chapter computes them).
 
 ``python -m onelayer study walks-scaling`` runs it (about 6 minutes on one core; ``--quick``: seconds);
 :func:`load` gives it in the first script's layout (``meta``, ``studies``, ``critical``).
@@ -35,13 +35,13 @@ __all__ = ["Settings", "QUICK", "members", "run_member", "summarize", "STUDY", "
 STORED = "walks/data/scaling.json"
 #: The ``kind`` of the stored file (:mod:`onelayer.store`).
 KIND = "walks-scaling"
-#: The grids of :func:`measure`: the stored name and the name in a member key.
+#: The grids of ``measure``: the stored name and the name in a member key.
 GRIDS = (("N", "N"), ("M", "M"), ("curve", "curve"), ("N_more_walks", "N-more-walks"))
-#: The fields of a :func:`measure` row that the study stores (the first script's), the measured ones last.
+#: The fields of a ``measure`` row that the study stores (the first script's), the measured ones last.
 ROW_KEYS = ("axis", "N", "M", "K", "p", "seeds", "n_train", "T_parent", "T_parent_min", "T_parent_max",
             "T_parent_converged", "T_optimal", "T_optimal_min", "T_optimal_max", "T_optimal_converged", "log_odds2",
             "log_odds_needed", "seconds_per_step", "member_seconds_per_step")
-#: The fields of a :func:`critical_M` row that the study stores.
+#: The fields of a ``critical_M`` row that the study stores.
 CRITICAL_KEYS = ("N", "criterion", "M_crit", "M_crit_min", "M_crit_max", "selected", "seeds", "M_for_N", "ratio")
 #: The wall-clock readings of a row (measured, never compared).
 MEASURED = ("seconds_per_step", "member_seconds_per_step")
@@ -156,9 +156,10 @@ STUDY = Study(name="walks-scaling", stored=STORED, kind=KIND, settings=Settings(
 def load(path=None) -> dict:
     """The stored study (``path``: another file of it) in the first script's layout: ``meta`` (``quick``,
     ``defaults``: seeds, walks, test walks, steps, timed steps; ``M_fixed``, ``N_fixed``), ``studies``
-    (``"p=0.7"``/``"p=0.5"`` -> ``"N"``, ``"M"``, ``"curve"``, ``"N_more_walks"`` -> rows of :func:`measure`, with
-    their measured seconds) and ``critical`` (``"attention"``, ``"attention, more walks"``, ``"log_odds"``,
-    ``"log_odds, more walks"`` -> rows of :func:`critical_M`)."""
+    (``"p=0.7"``/``"p=0.5"`` -> ``"N"``, ``"M"``, ``"curve"``, ``"N_more_walks"`` -> rows of
+    :func:`~onelayer.studies.walks.scaling.runs.measure`, with their measured seconds) and ``critical``
+    (``"attention"``, ``"attention, more walks"``, ``"log_odds"``, ``"log_odds, more walks"`` -> rows of
+    :func:`~onelayer.studies.walks.scaling.critical.critical_M`)."""
     data = load_study(STUDY.name, path=path)
     settings = Settings(**{f.name: (tuple(v) if isinstance(v := data["settings"][f.name], list) else v)
                            for f in dataclasses.fields(Settings)})
