@@ -274,19 +274,22 @@ def test_verify_cheapest_selects_by_recorded_seconds_skips_above_the_cap_and_fai
 
 
 def test_measured_fields_are_stored_apart_never_compared_and_not_part_of_the_bytes(tmp_path, capsys):
-    """A study's measured fields (wall-clock readings) sit beside the result: stored, shown by verify, never failing
-    it, and left out of stored_without_provenance (the comparison across engines)."""
+    """A study's measured fields (readings of the machine, such as wall seconds; here the worker's process id) sit
+    beside the result: stored, shown by verify, never failing it, and left out of stored_without_provenance (the
+    comparison across engines)."""
     study = studies_toy.TIMED
     one, two = tmp_path / "one.json", tmp_path / "two.json"
     runner.run(study, quick=True, out=one)
     runner.run(study, quick=True, out=two, jobs=2)
     members = store.read_json(one, kind="toy")["members"]
-    assert all(set(m) == {"key", "fields", "result", "measured"} and "seconds" not in m["result"] for m in members)
+    assert all(set(m) == {"key", "fields", "result", "measured"} and "worker" not in m["result"] for m in members)
+    assert members[0]["measured"]["worker"] == os.getpid()  # jobs=1 runs here; jobs=2 in loky workers
+    assert store.read_json(two, kind="toy")["members"][0]["measured"]["worker"] != os.getpid()
     assert stored(one) == stored(two)
     record = json.loads(one.read_text())
-    record["members"][0]["measured"]["seconds"] = 1e6  # a reading of another machine: shown, not compared
+    record["members"][0]["measured"]["worker"] = -1  # a reading of another machine: shown, not compared
     one.write_text(json.dumps(record, indent=1))
     assert runner.verify(study, sample=2, path=one)
-    assert "measured, not compared: seconds stored 1000000.0, now" in capsys.readouterr().out
+    assert "measured, not compared: worker stored -1, now" in capsys.readouterr().out
     with pytest.raises(TypeError, match="measured"):
         dataclasses.replace(TOY, measured="seconds")
