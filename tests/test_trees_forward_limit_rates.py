@@ -1,4 +1,4 @@
-"""The 20-seed sweep of the limits chapter (onelayer.studies.trees.forward_limit_rates): the full-heads part's joint profile."""
+"""The 20-seed study of the limits chapter (onelayer.studies.trees.forward_limit_rates): the full-heads part's joint profile."""
 
 from __future__ import annotations
 

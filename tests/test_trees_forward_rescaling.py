@@ -1,5 +1,5 @@
 """The learning-rate rescaling check over seeds (onelayer.studies.trees.forward_rescaling): the batched members are the
-separate runs, the comparison at equal eta_eff * t, and the stored sweep against a recomputation."""
+separate runs, the comparison at equal eta_eff * t, and the stored study against a recomputation."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Seeded training of the forward structured models (onelayer.studies.trees.forward_seeded_training): the batched members
-reproduce the separate runs, the split rates, and the stored sweep against a recomputation."""
+reproduce the separate runs, the split rates, and the stored study against a recomputation."""
 
 from __future__ import annotations
 

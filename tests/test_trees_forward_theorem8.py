@@ -1,4 +1,4 @@
-"""Theorem 8 (reconstruction) and the limits: generalization to any tree, one head, no chain of thought, the sweep."""
+"""Theorem 8 (reconstruction) and the limits: generalization to any tree, one head, no chain of thought, the study."""
 
 from __future__ import annotations
 

@@ -140,7 +140,7 @@ def test_criterion_and_size_validation():
         ts_runs.population_run(2, 7, lr=0.0)
     with pytest.raises(TypeError, match=r"sizes\[0\] must be a pair"):
         ts_rows.population_rows([3])
-    with pytest.raises(ValueError, match="sweep must be one of"):
+    with pytest.raises(ValueError, match="grid must be one of"):
         ts_criteria.size_grid("width")
     with pytest.raises(ValueError, match="arch must be one of"):
         ts_rows.forward_steps_vs_depth(arch="three_head")
@@ -199,8 +199,8 @@ def test_tiny_grid_rows_figure_and_table(tmp_path):
     assert ts_stored.load_stored(out)["runs"] == stored["runs"]  # exact: the same seeded runs, through the runner
 
 
-def test_forward_rows_from_the_stored_sweep():
-    if not data_path(ts_stored.FORWARD_SWEEP).exists():
+def test_forward_rows_from_the_stored_study():
+    if not data_path(ts_stored.FORWARD_LIMITS).exists():
         pytest.skip("book/trees/data/forward_sweep.json not generated")
     rows = ts_rows.forward_steps_vs_depth()
     assert [r["m"] for r in rows] == [2, 3, 4, 5]
@@ -240,10 +240,10 @@ def test_stored_runs_recompute(stored):
 
 
 def test_stored_sampled_runs_track_the_population(stored):
-    for sweep in ("depth", "labels"):
-        rows = ts_rows.scaling_rows(sweep, stored=stored)
+    for grid in ("depth", "labels"):
+        rows = ts_rows.scaling_rows(grid, stored=stored)
         sampled = [r for r in rows if "sampled_median" in r]
-        assert len(sampled) == len(stored["runs"][sweep])
+        assert len(sampled) == len(stored["runs"][grid])
         for r in sampled:
             assert r["sampled_converged"] == r["seeds"]
             assert 0.995 < r["ratio"] < 1.01, r  # SGD crosses at most 1% after the population

@@ -1,4 +1,4 @@
-"""Issue 14 item 4: the heads x depth sweep over seeds, and where the multi-head full models fail."""
+"""Issue 14 item 4: the heads x depth study over seeds, and where the multi-head full models fail."""
 
 from __future__ import annotations
 
@@ -67,8 +67,8 @@ def test_a_stored_seeded_member_recomputes():
     assert found == []
 
 
-def test_seed_zero_rerun_equals_the_limits_sweep():
-    """Seed 0 of the seeded protocol is the limits sweep's own run, to round-off (one cheap cell)."""
+def test_seed_zero_rerun_equals_the_limits_study():
+    """Seed 0 of the seeded protocol is the limits study's own run, to round-off (one cheap cell)."""
     row = next(r for r in limits.load_stored()["heads_depth"] if r["arch"] == "full1" and r["m"] == 2)
     again = seeds.stored_run("full1", 2, 0)
     assert np.allclose(again["loss"], row["loss"], rtol=1e-12, atol=0) and again["test_path_accuracy"] == row["test_path_accuracy"]

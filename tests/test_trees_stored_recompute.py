@@ -24,7 +24,7 @@ def _row(rows, **keys):
 
 @pytest.mark.parametrize("arch", ["two_head", "full1", "full2"])
 def test_heads_depth_m2_rows_recompute(stored, arch):
-    """The m = 2 cells of the heads x depth sweep, retrained now: same losses, convergence step and test accuracy."""
+    """The m = 2 cells of the heads x depth study, retrained now: same losses, convergence step and test accuracy."""
     r = _row(stored["heads_depth"], arch=arch, m=2)
     again = run_config(arch, m=2, S=r["S"], steps=r["budget"], lr=r["lr"], init_scale=r["init_scale"],
                        record_every=25, test_trees=1024, batch_size=r["batch_size"], stop_at_convergence=True)

@@ -16,7 +16,7 @@ from onelayer.figures import walks_random_init as random_init_figures
 
 
 @pytest.fixture(scope="module")
-def sweep():
+def study():
     return ri_stored.payload(registry.load(ri_stored.STUDY.name))
 
 
@@ -28,15 +28,15 @@ def quick(tmp_path_factory):
 
 # -- the stored study ---------------------------------------------------------------------------------------------------
 
-def test_stored_study_is_complete(sweep):
-    meta = sweep["meta"]
+def test_stored_study_is_complete(study):
+    meta = study["meta"]
     for key in ("K", "N", "M", "sigma", "epsilon", "n_train", "n_test", "steps"):
         assert meta[key] == ri_runs.PAPER[key], key
     assert [tuple(r) for r in meta["readings"]] == list(ri_runs.READINGS)
     assert meta["seeds"] == list(range(20)) and meta["detail_seeds"] == [0, 1, 2]
     expected = len(meta["normalizations"]) * len(meta["readings"]) * len(meta["ps"]) * len(meta["seeds"])
-    assert len(sweep["runs"]) == expected == 720
-    for r in sweep["runs"]:
+    assert len(study["runs"]) == expected == 720
+    for r in study["runs"]:
         assert r["steps"][0] == 0 and r["steps"][-1] == 1000
         detail = r["config"]["seed"] in meta["detail_seeds"]
         assert set(r["curves"]) == (set(ri_runs.RECORD_KEYS) if detail else {"optimal_fraction"})
@@ -47,11 +47,11 @@ def test_stored_study_is_complete(sweep):
         assert sorted(r["table"], key=int) == [str(s) for s in ri_runs.TABLE_STEPS]
 
 
-def test_a_summary_run_is_reproducible(sweep):
+def test_a_summary_run_is_reproducible(study):
     """Recompute one whole summary run (seed 7, 1000 steps) and compare every stored number."""
     settings = dict(p=0.5, normalize="keys", reduction="mean", lr=1.0, seed=7)
     live = ri_runs.run_config(ri_runs.RunConfig(**settings), detail=False)
-    stored = ri_readings.find_run(sweep, **settings)
+    stored = ri_readings.find_run(study, **settings)
     assert live.pop("seconds") > 0  # the wall time, which the study does not store (a measure of the machine)
     assert set(live) == set(stored) and live["steps"] == stored["steps"]
     np.testing.assert_allclose(live["curves"]["optimal_fraction"], stored["curves"]["optimal_fraction"], rtol=1e-7,
@@ -71,10 +71,10 @@ def test_a_summary_run_is_reproducible(sweep):
     dict(p=0.5, normalize="keys_and_query", reduction="sum", lr=0.1, seed=2),
     dict(p=1.0, normalize="none", reduction="mean", lr=3.0, seed=19),
 ])
-def test_stored_runs_are_reproducible(sweep, settings):
+def test_stored_runs_are_reproducible(study, settings):
     """Recompute the first 100 steps of a stored run and compare every recorded number."""
     live = ri_runs.run_config(ri_runs.RunConfig(**settings), steps=100, table_steps=(100,), snapshot_steps=(100,))
-    stored = ri_readings.find_run(sweep, **settings)
+    stored = ri_readings.find_run(study, **settings)
     n = len(live["steps"])
     assert live["steps"] == stored["steps"][:n]
     for k in stored["curves"]:  # every curve of a detailed run, the optimal fraction of a summary
@@ -85,8 +85,8 @@ def test_stored_runs_are_reproducible(sweep, settings):
         np.testing.assert_allclose(live["table"]["100"][part], stored["table"]["100"][part], rtol=1e-6, atol=1e-12)
 
 
-def test_no_reading_reproduces_the_papers_ordering(sweep):
-    rows = ri_readings.ordering_table(sweep)
+def test_no_reading_reproduces_the_papers_ordering(study):
+    rows = ri_readings.ordering_table(study)
     assert len(rows) == 360
     assert sum(r["paper_pattern"] for r in rows) == 0
     per = ri_readings.setting_rates(rows)
@@ -99,19 +99,19 @@ def test_no_reading_reproduces_the_papers_ordering(sweep):
     assert all(abs(r["final_one"] - 1 / 6) < 0.05 for r in literal)
 
 
-def test_closest_reading_to_the_authors_table(sweep):
+def test_closest_reading_to_the_authors_table(study):
     dist = {}
-    for r in sweep["runs"]:
+    for r in study["runs"]:
         c = r["config"]
         if c["p"] == 1.0:  # exact: a config value read back
             dist.setdefault((c["normalize"], c["reduction"], c["lr"]), []).append(ri_readings.table_distance(r))
     best = min(dist, key=lambda k: np.mean(dist[k]))
     assert best == ("keys_and_query", "mean", 1.0)
     assert np.mean(dist[best]) < 1.0 < np.mean(dist[("keys_and_query", "mean", 0.01)])
-    tv = ri_readings.table_variances(sweep, normalize=best[0], reduction=best[1], lr=best[2])
+    tv = ri_readings.table_variances(study, normalize=best[0], reduction=best[1], lr=best[2])
     assert tv["seeds"] == 20 and tv["pattern"].low > 0.5  # the authors' picture in most seeds
     assert all(s["log10_ratio"][2] < 0 for s in tv["steps"])  # ours smaller than theirs at every step
-    run = ri_readings.find_run(sweep, p=1.0, normalize=best[0], reduction=best[1], lr=best[2], seed=0)
+    run = ri_readings.find_run(study, p=1.0, normalize=best[0], reduction=best[1], lr=best[2], seed=0)
     var = [np.mean(run["table"][str(s)]["variance"]) for s in ri_runs.TABLE_STEPS]
     assert all(b > a for a, b in zip(var, var[1:]))  # the perturbation grows, as in the authors' table
     assert run["curves"]["optimal_fraction"][-1] < 0.5  # p = 1 not learned within 1000 steps
@@ -206,7 +206,7 @@ def _fake_run(p, seed, fractions, parent=0.0, lag2=0.0, normalize="keys", lr=1.0
             "table": table}
 
 
-def _fake_sweep():
+def _fake_study():
     """Two settings x 4 seeds with known outcomes: setting A (lr=1) has the paper's pattern in seeds 0 and 1, both
     learned in seed 2 (p=1 first), neither in seed 3; setting B (lr=3) has p=1 only in every seed."""
     yes, no, late = [0.2, 0.96, 0.99], [0.2, 0.3, 0.4], [0.2, 0.5, 0.97]
@@ -220,7 +220,7 @@ def _fake_sweep():
 
 
 def test_setting_rates_count_every_outcome_per_setting():
-    rows = ri_readings.ordering_table(_fake_sweep())
+    rows = ri_readings.ordering_table(_fake_study())
     assert [r["outcome"] for r in rows[:4]] == ["p=0.5 only", "p=0.5 only", "both", "neither"]
     a, b = ri_readings.setting_rates(rows)
     assert (a["lr"], a["n"], b["lr"], b["n"]) == (1.0, 4, 3.0, 4)  # exact: config values read back
@@ -232,30 +232,30 @@ def test_setting_rates_count_every_outcome_per_setting():
 
 
 def test_learned_attention_over_all_learned_runs_and_per_setting():
-    out = ri_readings.learned_attention(_fake_sweep())
+    out = ri_readings.learned_attention(_fake_study())
     assert (out["all"]["n"], out["all"]["runs"]) == (3, 8)
     assert (out["all"]["parent"].k, out["all"]["lag2"].k) == (2, 1)
     a, b = out["settings"]
     assert (a["n"], a["parent"].k, a["lag2"].k) == (3, 2, 1) and (b["n"], b["parent"]) == (0, None)
-    assert ri_readings.learned_attention(_fake_sweep(), attention=0.99)["all"]["parent"].k == 0
+    assert ri_readings.learned_attention(_fake_study(), attention=0.99)["all"]["parent"].k == 0
     with pytest.raises(ValueError, match="attention"):
-        ri_readings.learned_attention(_fake_sweep(), attention=1.5)
+        ri_readings.learned_attention(_fake_study(), attention=1.5)
 
 
 def test_table_variances_over_the_seeds():
-    out = ri_readings.table_variances(_fake_sweep(), normalize="keys", reduction="mean", lr=1.0)
+    out = ri_readings.table_variances(_fake_study(), normalize="keys", reduction="mean", lr=1.0)
     assert out["seeds"] == 4 and out["pattern"].k == 4  # every fake run grows by a decade a step, at 1/6
     for k, step in enumerate(out["steps"]):
         mean, lo, hi = step["variance"]
         assert mean == pytest.approx(1e-6 * 10 ** k, rel=1e-9) and lo == pytest.approx(mean, rel=1e-9)  # tol: equal seeds
         assert step["authors"] == pytest.approx(np.mean(ri_runs.AUTHORS_TABLE[step["step"]][1]), rel=1e-12)
         assert step["log10_ratio"][0] == pytest.approx(np.log10(mean / step["authors"]), abs=1e-9)
-    flat = ri_readings.table_variances(_fake_sweep(), normalize="keys", reduction="mean", lr=3.0)
+    flat = ri_readings.table_variances(_fake_study(), normalize="keys", reduction="mean", lr=3.0)
     assert flat["pattern"].k == 0  # constant variances do not grow
     with pytest.raises(ValueError, match="two seeds"):
-        ri_readings.table_variances(_fake_sweep(), normalize="none", reduction="mean", lr=1.0)
+        ri_readings.table_variances(_fake_study(), normalize="none", reduction="mean", lr=1.0)
     with pytest.raises(ValueError, match="drift"):
-        ri_readings.table_variances(_fake_sweep(), normalize="keys", reduction="mean", lr=1.0, drift=0.0)
+        ri_readings.table_variances(_fake_study(), normalize="keys", reduction="mean", lr=1.0, drift=0.0)
 
 
 def test_summary_runs_keep_only_what_the_rates_need():

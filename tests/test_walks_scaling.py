@@ -15,6 +15,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
+from onelayer import store  # noqa: E402
 from onelayer.paths import data_path  # noqa: E402
 from onelayer.studies.walks.scaling import critical as ws_critical, runs as ws_runs, stored as ws_stored, summary as ws_summary  # noqa: E402
 from onelayer.studies.walks import batched as sw  # noqa: E402
@@ -160,12 +161,18 @@ def test_stored_study_shows_the_measured_scaling(stored):
     assert 0.95 < crit["attention, more walks"] < 1.25 and 1.35 < crit["log_odds, more walks"] < 1.75
 
 
-def test_command_line_quick(tmp_path):
+def test_the_study_keeps_the_first_scripts_rows_and_its_timings_as_measured(tmp_path):
+    """The stored study is read in the first script's layout; a quick run through the runner stores the rows' wall
+    seconds as measured fields (beside the result, not in it)."""
+    from onelayer.studies import runner
+
+    assert ws_stored.STUDY.measured == ("seconds_per_step", "member_seconds_per_step")
     out = tmp_path / "scaling.json"
-    assert ws_stored.main(["--out", str(out), "--quick"]) == 0
-    data = ws_stored.load(out)
-    assert data["meta"]["quick"] is True and len(data["critical"]) == 4
-    with pytest.raises(FileNotFoundError, match="python -m onelayer.studies.walks.scaling"):
+    report = runner.run(ws_stored.STUDY, quick=True, out=out, only=["p0.5-curve-", "critical-log-odds-walks00200"])
+    assert report.path is None and report.computed == 6
+    member = store.read_json(runner.members_dir(out) / "p0.5-curve-N0013-M00047.json")
+    assert set(member["measured"]) == set(ws_stored.STUDY.measured) and not set(member["result"]) & set(ws_stored.STUDY.measured)
+    with pytest.raises(FileNotFoundError):
         ws_stored.load(tmp_path / "missing.json")
 
 

@@ -78,7 +78,7 @@ def test_verdict_rows_have_the_keys_and_follow_from_the_measurements(rows):
     per = chapter.setting_rates()
     groups = list(dict.fromkeys(r["normalize"] for r in per))
     assert len(rows) == len(groups) + 2
-    for row, normalize in zip(rows, groups):  # one Figure 6 row per normalisation, in the sweep's order
+    for row, normalize in zip(rows, groups):  # one Figure 6 row per normalisation, in the study's order
         group = [r for r in per if r["normalize"] == normalize]
         assert row["claim"].startswith("Figure 6") and row["reading"].startswith(chapter.NORMALIZE_NAMES[normalize])
         for r in group:  # every setting's own count is in the row

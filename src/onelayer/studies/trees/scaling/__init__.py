@@ -6,7 +6,7 @@ The backward model (:mod:`onelayer.trees.backward.model`, one-hot embeddings,
 ``B = 0`` at the start, loss = mean over chain-of-thought positions of
 ``1/2 ||y_hat - y||^2``, learning rate 1, as in the chapter on Theorem 3) is
 trained on perfect binary trees of depth ``m`` whose labels are drawn from
-``[S]``. Two sweeps:
+``[S]``. Two grids:
 
 * **depth**: ``m = 2..6`` with ``S = n = 2^(m+1) - 1`` (every label used, as in
   the paper's ``m = 4, S = 31``);
@@ -65,8 +65,8 @@ most of the attention. Hence ``T ~ (S / eta) (c1 N + c0)``: exactly
 proportional to ``S`` at fixed depth, and to ``n^2`` only once ``c1 N``
 dominates ``c0``. Measured with the population recursion (lr 1):
 
-* labels sweep (``m = 3``, ``S = 15..255``): slope 1.02 in ``S`` for every criterion;
-* depth sweep, ``S = n``: with the accuracy criterion (end of the symmetric
+* labels grid (``m = 3``, ``S = 15..255``): slope 1.02 in ``S`` for every criterion;
+* depth grid, ``S = n``: with the accuracy criterion (end of the symmetric
   start) ``T / (S N)`` settles from 0.30 at ``m = 2`` to 0.249 at ``m = 5, 6``
   (slope 2.01 in ``N``); with the default
   criterion ``T ~ S (0.55 N + 35)`` to within 5% (:func:`~onelayer.studies.trees.scaling.fits.linear_model`), so the
@@ -74,5 +74,5 @@ dominates ``c0``. Measured with the population recursion (lr 1):
   (:func:`~onelayer.studies.trees.scaling.fits.local_slopes`) rising 1.21, 1.29, 1.40, 1.54 towards 2.
 
 The forward task is not re-run here: :func:`~onelayer.studies.trees.scaling.rows.forward_steps_vs_depth` reads the
-stored heads x depth sweep of :mod:`onelayer.studies.trees.forward_limits`.
+stored heads x depth grid of :mod:`onelayer.studies.trees.forward_limits`.
 """

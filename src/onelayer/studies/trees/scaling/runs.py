@@ -213,7 +213,7 @@ def sampled_run(
 
 
 def step_times(sizes="depth", *, members: int = 8, batch_size: int = 256, steps: int = 3) -> list[dict]:
-    """Wall time per step against size (about 2 s for the depth sweep; machine-dependent, print it untested).
+    """Wall time per step against size (about 2 s for the depth grid; machine-dependent, print it untested).
 
     For each size: seconds per step of the batched trainer
     (``members`` sampled runs of ``batch_size`` trees, after one warm-up

@@ -1,4 +1,4 @@
-"""Section 5.2 of the walks paper: small random initialisation, and a sweep over the recipe's unknowns.
+"""Section 5.2 of the walks paper: small random initialisation, and a study over the recipe's unknowns.
 
 The paper's random-initialisation experiment (Figures 6, 11-13): ``K = 6``,
 ``N = 97``, ``M = 1000``, every entry of ``V`` and ``W`` drawn from

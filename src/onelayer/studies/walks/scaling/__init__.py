@@ -80,9 +80,10 @@ seeds, ``p = 0.7``; ``p = 0.5`` agrees except where noted):
   under 2 ns per entry, so the time barely depends on ``M`` in these grids
   (:func:`~onelayer.studies.walks.scaling.summary.cost_model`).
 
-The heavier grids are stored; regenerate them with::
+The heavier grids are the stored study ``walks-scaling`` (:mod:`~onelayer.studies.walks.scaling.stored`);
+regenerate them with::
 
-    OMP_NUM_THREADS=1 .venv/bin/python -m onelayer.studies.walks.scaling --out book/walks/data/scaling.json
+    .venv/bin/python -m onelayer study walks-scaling --jobs 2
 
 (``--quick`` writes a small version in seconds). ``tests/test_walks_scaling.py``
 recomputes one stored point and compares.
