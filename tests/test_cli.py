@@ -13,6 +13,9 @@ import pytest
 from onelayer import cli, registry, store
 from onelayer.studies import registry as studies_registry, runner
 
+# The command line's behaviour (exit codes, messages, files written): no floating-point result is compared here.
+pytestmark = pytest.mark.structural
+
 ENV = {**os.environ, "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
 
 

@@ -90,6 +90,7 @@ def test_child_first_check_fails_when_the_tokens_are_not_permuted(monkeypatch):
     assert out["param_gap"] > 1e-3
 
 
+@pytest.mark.recompute
 def test_stored_layout_runs_recompute():
     stored = load("trees-forward-layouts")
     assert not stored["quick"]
@@ -110,6 +111,7 @@ def test_stored_layout_runs_recompute():
     assert len(stored["members"]) == 28 and stored["provenance"]["adopted"]["from"].endswith("forward_layouts.json")
 
 
+@pytest.mark.recompute
 def test_layouts_cheapest_member_recomputes():
     assert runner.verify(alternative_layouts.STUDY, sample=1, echo=None)
 

@@ -78,6 +78,7 @@ def test_converged_rule():
         edge_flag.converged([1.0, 0.1], 0.0)
 
 
+@pytest.mark.recompute
 def test_stored_study_reproduces_two_members():
     study = load("trees-forward-edge-flag")
     stored = study["summary"]

@@ -41,6 +41,7 @@ def test_heads_runs_validates_its_settings():
         limit_rates.heads_runs(limit_rates.QUICK["heads"], [-1])
 
 
+@pytest.mark.recompute
 def test_stored_heads_part_has_every_cell_and_reproduces_seed_0():
     """Seed 0 of the stored m = 2, batch 32, 300-step cell, recomputed alone (one member instead of 20): the same
     training fit and the same joint profile, goal by goal."""

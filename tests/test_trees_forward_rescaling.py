@@ -64,6 +64,7 @@ def test_arguments_are_validated():
         rescaling.rescaling_seeds(A, seeds=[-1])
 
 
+@pytest.mark.recompute
 def test_stored_study_matches_a_recomputation():
     """Seeds 0 and 5 of every stored member (one run setting), the first recorded steps recomputed: the fixed-batch
     losses agree."""

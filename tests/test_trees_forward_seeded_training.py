@@ -59,6 +59,7 @@ def test_arguments_are_validated():
         st.batched_structured_loss({}, {}, values="dense")
 
 
+@pytest.mark.recompute
 def test_stored_study_matches_a_recomputation():
     """Seed 1 of the stored learned-value runs (init 0.1) recomputed for 300 steps with the separate trainer, and
     seed 0 of the stored two-head runs against a fresh tracked run to step 300 (its early phase times and head 1's

@@ -220,6 +220,7 @@ def stored():
     return ts_stored.load_stored()
 
 
+@pytest.mark.recompute
 def test_the_smallest_stored_member_recomputes_equal():
     """The cheapest member (depth m = 2, eight seeds), recomputed by the runner's verify, equals its stored record."""
     if not STORED.exists():
@@ -227,6 +228,7 @@ def test_the_smallest_stored_member_recomputes_equal():
     assert runner.verify(ts_stored.STUDY, sample=1, echo=None)
 
 
+@pytest.mark.recompute
 def test_stored_runs_recompute(stored):
     """Seed 0 of the smallest stored run, retrained now, gives the stored crossings and curves."""
     run = stored["runs"]["depth"][0]

@@ -55,6 +55,7 @@ def test_stored_profiles_account_for_every_test_tree():
             assert abs(sum(n * a for n, a in groups) / 1024 - r["test_path_accuracy"]) < 1e-9
 
 
+@pytest.mark.recompute
 def test_a_stored_seeded_member_recomputes():
     stored = {m["key"]: m for m in load("trees-forward-seeds")["members"]}
     row = stored["m2-full2-s001"]["result"]

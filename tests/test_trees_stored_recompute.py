@@ -23,6 +23,7 @@ def _row(rows, **keys):
 
 
 @pytest.mark.parametrize("arch", ["two_head", "full1", "full2"])
+@pytest.mark.recompute
 def test_heads_depth_m2_rows_recompute(stored, arch):
     """The m = 2 cells of the heads x depth study, retrained now: same losses, convergence step and test accuracy."""
     r = _row(stored["heads_depth"], arch=arch, m=2)
@@ -65,6 +66,7 @@ def test_sum_one_rows_equal_mean_half_at_14x_step(stored, arch):
     np.testing.assert_allclose(14 * np.asarray(again["loss"]), r["loss"][: len(grid)], rtol=1e-8)
 
 
+@pytest.mark.recompute
 def test_headline_table_full_head_row_recomputes_to_500_steps(stored):
     """One full head, sum/1, lr 0.2: recomputed to step 500 (a third of the table) it gives the stored 0.151."""
     r = _row(stored["loss_table"], arch="full1", norm="sum, 1")

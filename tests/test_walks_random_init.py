@@ -71,6 +71,7 @@ def test_a_summary_run_is_reproducible(study):
     dict(p=0.5, normalize="keys_and_query", reduction="sum", lr=0.1, seed=2),
     dict(p=1.0, normalize="none", reduction="mean", lr=3.0, seed=19),
 ])
+@pytest.mark.recompute
 def test_stored_runs_are_reproducible(study, settings):
     """Recompute the first 100 steps of a stored run and compare every recorded number."""
     live = ri_runs.run_config(ri_runs.RunConfig(**settings), steps=100, table_steps=(100,), snapshot_steps=(100,))
@@ -173,6 +174,7 @@ def test_quick_study_and_figures(quick):
     plt.close("all")
 
 
+@pytest.mark.recompute
 def test_a_stored_member_is_recomputed_by_the_runner():
     """The cheapest member (one run of 1000 steps, about 2 s), recomputed by the runner, equals its record."""
     assert runner.verify(ri_stored.STUDY, sample=1, echo=None)
@@ -271,6 +273,7 @@ def test_summary_runs_keep_only_what_the_rates_need():
         ri_runs.run_config(ri_runs.RunConfig(p=0.5), detail="no", **kw)
 
 
+@pytest.mark.recompute
 def test_the_initial_attention_study_is_recomputed():
     """The cheapest stored member of walks-initial-attention (one initialisation scored on 1000 test walks)."""
     from onelayer.studies.walks.random_init import initial_attention

@@ -93,6 +93,7 @@ def test_limit_rates_quick_study_feeds_the_chapter():
     assert len(chapter.heads_rows(data)) == 1  # one training depth in the quick study
 
 
+@pytest.mark.recompute
 def test_stored_limit_rates_have_the_module_settings_and_reproduce_seed_0():
     data = chapter.limit_rates_stored()
     assert data["settings"] == limit_rates.SETTINGS

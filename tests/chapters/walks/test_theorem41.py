@@ -111,6 +111,7 @@ def test_gram_error_verdict_follows_the_intervals():
         chapter.gram_error_verdict(chapter.gram_error_rate_rows(_rows("sin", zero, error=1e-12)))
 
 
+@pytest.mark.recompute
 def test_the_stored_gram_error_study_agrees_with_a_recomputation():
     from onelayer.studies.walks import sensitivity
 
