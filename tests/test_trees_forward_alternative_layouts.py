@@ -7,7 +7,7 @@ import torch
 from onelayer.studies import runner
 from onelayer.studies.registry import load
 from onelayer.studies.trees import forward_alternative_layouts as alternative_layouts, forward_limits as limits, stored_study
-from onelayer.trees.forward import architecture, construction, decoding, layout
+from onelayer.trees.forward import construction, decoding, layout, model
 from onelayer.trees.shared.data import perfect_binary_tree
 from onelayer.trees.shared.embeddings import one_hot_embeddings
 
@@ -44,13 +44,13 @@ def test_answer_from_chain_takes_the_root_from_block_one_only_without_a_turning_
     second = np.array([4, 9, 2, 7])
     stage = np.array([1, 1, 2, 2])
     first = np.array([1, 4, 9, 2])
-    assert layout.answer_from_cot(second, stage, 7).tolist() == [2, 7]
-    assert layout.answer_from_cot(second, stage, 7, first=first).tolist() == [9, 2, 7]
+    assert decoding.answer_from_cot(second, stage, 7).tolist() == [2, 7]
+    assert decoding.answer_from_cot(second, stage, 7, first=first).tolist() == [9, 2, 7]
     turn_first = np.array([1, 4, 9, 2])
     turn_second = np.array([4, 9, 9, 7])
-    assert layout.answer_from_cot(turn_second, stage, 7, first=turn_first).tolist() == [9, 7]
+    assert decoding.answer_from_cot(turn_second, stage, 7, first=turn_first).tolist() == [9, 7]
     with pytest.raises(ValueError, match="first"):
-        layout.answer_from_cot(second, stage, 7, first=first[:2])
+        decoding.answer_from_cot(second, stage, 7, first=first[:2])
 
 
 def test_the_constructions_need_the_turning_token():
@@ -61,7 +61,7 @@ def test_the_constructions_need_the_turning_token():
     single = construction.full_single_head_construction(A, 20.0, 10.0)
     for turning, expected in ((True, 1.0), (False, 0.0)):
         batch, _ = layout.random_forward_batch(S, 128, np.random.default_rng(0), max_depth=5, turning=turning)
-        for p, arch in ((params, architecture.two_head()), (single, architecture.full_heads(1))):
+        for p, arch in ((params, model.two_head()), (single, model.full_heads(1))):
             res = decoding.greedy_decode(p, arch, A, batch)
             assert res.path_accuracy == expected  # exact: mean of booleans (integer counts)
             assert res.accuracy_by_type()["backward"] == 1.0  # exact: mean of booleans (integer counts)
@@ -90,6 +90,7 @@ def test_child_first_check_fails_when_the_tokens_are_not_permuted(monkeypatch):
     assert out["param_gap"] > 1e-3
 
 
+@pytest.mark.recompute
 def test_stored_layout_runs_recompute():
     stored = load("trees-forward-layouts")
     assert not stored["quick"]
@@ -110,6 +111,7 @@ def test_stored_layout_runs_recompute():
     assert len(stored["members"]) == 28 and stored["provenance"]["adopted"]["from"].endswith("forward_layouts.json")
 
 
+@pytest.mark.recompute
 def test_layouts_cheapest_member_recomputes():
     assert runner.verify(alternative_layouts.STUDY, sample=1, echo=None)
 

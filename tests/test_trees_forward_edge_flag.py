@@ -8,13 +8,12 @@ import torch
 
 from onelayer.studies.registry import load
 from onelayer.studies.trees import forward_edge_flag as edge_flag, stored_study
-from onelayer.trees.forward.architecture import two_head
+from onelayer.trees.forward.model import train_forward, two_head
 from onelayer.trees.forward.construction import constructed_params, full_single_head_construction
 from onelayer.chapters.trees.forward_limits import goal_rates
 from onelayer.trees.forward.decoding import cot_correct, goal_counts, greedy_decode
 from onelayer.trees.forward.layout import STAGE_B, STAGE_F, perfect_forward_batch, random_forward_batch
 from onelayer.studies.trees.forward_limits import NORMALISATIONS, architecture
-from onelayer.trees.forward.model import train_forward
 from onelayer.trees.shared.embeddings import one_hot_embeddings
 
 
@@ -79,6 +78,7 @@ def test_converged_rule():
         edge_flag.converged([1.0, 0.1], 0.0)
 
 
+@pytest.mark.recompute
 def test_stored_study_reproduces_two_members():
     study = load("trees-forward-edge-flag")
     stored = study["summary"]

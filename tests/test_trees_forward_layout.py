@@ -16,7 +16,6 @@ from onelayer.trees.forward.layout import (
     STAGE_F,
     STEP_TYPES,
     ForwardBatch,
-    answer_from_cot,
     forward_batch,
     forward_target_vectors,
     forward_token_text,
@@ -25,6 +24,7 @@ from onelayer.trees.forward.layout import (
     perfect_forward_batch,
     random_forward_batch,
 )
+from onelayer.trees.forward.decoding import answer_from_cot
 from onelayer.seeding import generator
 
 FAST = settings(max_examples=30, deadline=None)

@@ -18,8 +18,7 @@ from onelayer.studies.trees.inputs import gaussian_embeddings
 from onelayer.trees.shared.embeddings import one_hot_embeddings
 from onelayer.trees.forward.layout import perfect_forward_batch, random_forward_batch
 from onelayer.trees.forward.decoding import greedy_decode
-from onelayer.trees.forward.architecture import full_heads, two_head
-from onelayer.trees.forward.model import loss
+from onelayer.trees.forward.model import full_heads, loss, two_head
 
 
 @pytest.fixture(scope="module")

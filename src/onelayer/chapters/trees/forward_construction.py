@@ -19,7 +19,7 @@ from ...registry import register
 from ...scrubber import frame_numbers, scrub
 from ...seeding import generator, numpy_rng
 from ...trees.forward import construction
-from ...trees.forward.architecture import full_heads, two_head
+from ...trees.forward.model import full_heads, two_head
 from ...trees.forward.decoding import greedy_decode
 from ...figures.trees_forward import attention_by_step_figure, construction_attention_figure, scale_sweep_figure
 from ...trees.forward.layout import perfect_forward_batch, random_forward_batch

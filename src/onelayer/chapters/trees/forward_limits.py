@@ -23,11 +23,10 @@ from ...seeding import numpy_rng
 from ...studies.registry import load
 from ...studies.trees import beyond, forward_beyond, stored_study
 from ...studies.trees import forward_alternative_layouts as alternative_layouts, forward_edge_flag as edge_flag, forward_limit_rates as limit_rates, forward_limits as limits, forward_seeds as seeds
-from ...trees.forward.architecture import single_head, two_head
+from ...trees.forward.model import loss, single_head, train_forward, two_head
 from ...trees.forward.decoding import ForwardDecodeResult, accuracy_by_type, block_correct, goal_counts, greedy_decode
 from ...figures.trees_forward import architecture_label, heads_depth_figure, loss_table_figure, seeds_figure
 from ...trees.forward.layout import forward_batch, perfect_forward_batch, random_forward_batch
-from ...trees.forward.model import loss, train_forward
 from ...trees.shared import embeddings
 
 __all__ = ["Settings", "SETTINGS", "stored", "trained_two_head", "test_set", "train_eval_batch", "test_decoding",

@@ -34,13 +34,12 @@ import torch
 
 from ...validation import check_int
 from ...trees.shared.embeddings import one_hot_embeddings
-from ...trees.shared.losses import LossOptions
+from ...trees.shared.data import LossOptions
 from ...trees.forward import construction
-from ...trees.forward.architecture import full_heads, init_params, two_head
+from ...trees.forward.model import full_heads, init_params, train_forward, two_head
 from ...trees.forward.decoding import greedy_decode, teacher_forced_correct
 from ...trees.forward.layout import STEP_TYPES, ForwardBatch, perfect_forward_batch, random_forward_batch
 from .forward_limits import NORMALISATIONS, architecture, heads_depth_kwargs, run_config
-from ...trees.forward.model import train_forward
 from ..runner import Member, Study
 from .inputs import forward_init
 from .stored_study import float64

@@ -39,13 +39,12 @@ import torch
 from ...training import concat_histories, train
 from ...validation import check_bool, check_choice, check_float, check_int
 from ...trees.shared.embeddings import one_hot_embeddings
-from ...trees.shared.losses import LossOptions, normalised
-from ...trees.forward.architecture import init_params
+from ...trees.shared.data import LossOptions, normalised
+from ...trees.forward.model import init_params, predict
 from ...trees.forward.decoding import goal_counts, greedy_decode
 from ...trees.forward.layout import EDGE_STAGES, STAGE_B, STAGE_F, STAGE_NONE, forward_target_vectors, forward_token_vectors
 from ...trees.forward.layout import perfect_forward_batch, random_forward_batch
 from .forward_limits import architecture
-from ...trees.forward.model import predict
 from ..runner import Member, Study
 from .inputs import forward_init
 from .stored_study import float64
@@ -95,7 +94,7 @@ def train_members(arch_name: str, *, m: int, S: int, steps: int, lr: float, redu
                   turning: bool = True, member_chunk: int | None = None):
     """Train one member per seed at once; returns ``(params (M, ...), BatchedHistory)``.
 
-    Member ``i`` (seed ``seeds[i]``) starts from :func:`~.architecture.init_params` (zero for the structured
+    Member ``i`` (seed ``seeds[i]``) starts from :func:`~onelayer.trees.forward.model.init_params` (zero for the structured
     models; ``N(0, init_scale^2)`` from ``torch.Generator().manual_seed(10_000 + seed)`` for full heads) and sees
     its own stream of ``batch_size`` perfect trees of depth ``m`` per step (``numpy`` generator ``seed``).
     ``cot=False`` trains on the answer-only layout, ``turning=False`` on the layout without a turning token

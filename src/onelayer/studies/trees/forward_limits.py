@@ -38,11 +38,10 @@ import torch
 
 from ...validation import check_bool, check_choice, check_float, check_int
 from ...trees.shared.embeddings import one_hot_embeddings
-from ...trees.shared.losses import LossOptions
+from ...trees.shared.data import LossOptions
 from ...trees.forward.layout import perfect_forward_batch, random_forward_batch
-from ...trees.forward.architecture import ForwardArchitecture, full_heads, init_params, single_head, two_head
+from ...trees.forward.model import ForwardArchitecture, full_heads, init_params, single_head, train_forward, two_head
 from ...trees.forward.decoding import greedy_decode, teacher_forced_correct
-from ...trees.forward.model import train_forward
 from ..registry import load
 from ..runner import Member, Study
 from .inputs import forward_init

@@ -39,43 +39,18 @@ from ...validation import check_bool, check_int
 from ..shared.data import PaddedBatch, Tree, check_rng, check_trees, pad_sequences, perfect_tree_draws, random_trees, unpadded_fields
 from ..shared.embeddings import with_empty
 
-__all__ = [
-    "BackwardBatch",
-    "backward_tokens",
-    "backward_batch",
-    "perfect_tree_batch",
-    "random_tree_batch",
-    "token_vectors",
-    "path_from_targets",
-    "token_text",
-]
+__all__ = ["BackwardBatch", "backward_tokens", "backward_batch", "perfect_tree_batch", "random_tree_batch",
+           "token_vectors", "path_from_targets", "token_text"]
 
 
 @dataclass(frozen=True)
 class BackwardBatch(PaddedBatch):
     """Teacher-forced R-B sequences of a batch of trees (symbol form, right-padded).
 
-    Attributes
-    ----------
-    S:
-        Vocabulary size; symbol ``S`` is the empty block.
-    first, second:
-        ``LongTensor (batch, L)``: the two blocks of every token of the
-        teacher-forced sequence (prompt followed by all targets but the last).
-    valid:
-        ``BoolTensor (batch, L)``: real tokens (``False`` on padding).
-    query:
-        ``LongTensor (batch, K)``: position of the token that predicts target ``k``.
-    target_first, target_second:
-        ``LongTensor (batch, K)``: the targets.
-    target_mask:
-        ``BoolTensor (batch, K)``: real targets (``False`` on padding).
-    prompt_len:
-        ``LongTensor (batch,)``: number of prompt tokens ``P``.
-    root, goal:
-        ``LongTensor (batch,)``: the symbols of the root and the goal.
-    n_nodes:
-        ``LongTensor (batch,)``: number of tree nodes.
+    ``S`` is the vocabulary size (symbol ``S`` is the empty block); ``first, second, valid`` are ``(batch, L)``: the
+    two blocks of every token of the prompt followed by all targets but the last, and which tokens are real;
+    ``query, target_first, target_second, target_mask`` are ``(batch, K)``: the position that predicts target ``k``,
+    the targets, and which are real; ``prompt_len, root, goal, n_nodes`` are ``(batch,)``.
     """
 
     S: int

@@ -17,11 +17,8 @@ scores are ``H_ext[second_i, first_N]`` with ``H_ext = E^T B E`` and
 symbol. This equals the formula above on materialised tokens (tested), and
 all query positions of all trees are computed in one pass.
 
-Loss (squared, regressed onto the next token): ``c * ||y_hat - y||^2`` with
-``c = 1/2`` (``half=True``, default) or ``1``, averaged over all (tree,
-position) pairs (``reduction="mean"``, default) or summed over positions and
-averaged over trees (``reduction="sum"``). The paper's normalisation is not
-known; the default is the spec's suggestion (mean with 1/2).
+Loss: the squared error ``c * ||y_hat - y||^2`` against the next token, normalised by
+:class:`onelayer.trees.shared.data.LossOptions`.
 """
 
 from __future__ import annotations
@@ -34,28 +31,13 @@ import torch
 
 from ...training import History, train
 from ...validation import check_int
-from ..shared.data import check_rng
+from ..shared.data import LossOptions, check_rng, normalised
 from ..shared.embeddings import check_embeddings, nearest, with_empty
-from ..shared.losses import LossOptions, normalised
 from .layout import BackwardBatch, perfect_tree_batch
 
-__all__ = [
-    "literal_predict",
-    "scores",
-    "attention",
-    "predict_mass",
-    "query_mask",
-    "squared_error",
-    "round_prediction",
-    "predict",
-    "loss",
-    "teacher_forced_accuracy",
-    "correct_key_weight",
-    "greedy_decode",
-    "DecodeResult",
-    "zero_init",
-    "train_backward",
-]
+__all__ = ["literal_predict", "scores", "attention", "predict_mass", "query_mask", "squared_error", "round_prediction",
+           "predict", "loss", "teacher_forced_accuracy", "correct_key_weight", "greedy_decode", "DecodeResult",
+           "zero_init", "train_backward"]
 
 def literal_predict(B: torch.Tensor, tokens: torch.Tensor, query: int) -> torch.Tensor:
     """The model's equation, written literally on one tree's materialised tokens (the definition; slow).

@@ -1,4 +1,4 @@
-"""Reading the forward model's outputs: rounding to tokens, teacher-forced correctness, greedy decoding.
+"""Reading the forward model's outputs: the answer in a chain, rounding to tokens, teacher-forced correctness, greedy decoding.
 
 The model (:mod:`onelayer.trees.forward.model`) regresses onto the next token's
 vector; these functions turn its outputs into tokens, score them block by block
@@ -13,13 +13,53 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ...validation import check_int
 from ..shared.embeddings import nearest, with_empty
-from .architecture import ForwardArchitecture, _check_all
-from .layout import STEP_TYPES, ForwardBatch, answer_from_cot, forward_token_vectors
-from .model import _keymask, _logits, _values, predict
+from .layout import STAGE_F, STEP_TYPES, ForwardBatch, forward_token_vectors
+from .model import ForwardArchitecture, _check_all, _keymask, _logits, _values, predict
 
-__all__ = ["round_tokens", "teacher_forced_correct", "block_correct", "accuracy_by_type", "ForwardDecodeResult",
+__all__ = ["answer_from_cot", "round_tokens", "teacher_forced_correct", "block_correct", "accuracy_by_type", "ForwardDecodeResult",
            "greedy_decode", "cot_correct", "goal_counts"]
+
+def answer_from_cot(second: np.ndarray, stage: np.ndarray, goal: int, first: np.ndarray | None = None) -> np.ndarray | None:
+    """Read the root-to-goal answer out of a generated chain.
+
+    The answer is block 2 of the first forward-stage token and of the tokens
+    after it, up to and including the first token whose block 2 is the goal.
+    When ``first`` (block 1 of the generated tokens) is given and the first
+    forward-stage token is not a turning token (its two node blocks differ:
+    the ``turning=False`` layout), its block 1, the root, leads the answer.
+    Returns ``None`` when the chain has no forward-stage token or never
+    reaches the goal after turning.
+
+    Parameters
+    ----------
+    second, stage:
+        Integer arrays ``(K,)``: block 2 symbols and stage codes of the generated tokens.
+    goal:
+        The goal symbol (known from the prompt).
+    """
+    second = np.asarray(second)
+    stage = np.asarray(stage)
+    if second.ndim != 1 or stage.shape != second.shape:
+        raise ValueError(f"second and stage must be 1-D arrays of equal length, got {second.shape} and {stage.shape}")
+    goal = check_int("goal", goal, low=0)
+    if first is not None:
+        first = np.asarray(first)
+        if first.shape != second.shape:
+            raise ValueError(f"first must have the shape of second {second.shape}, got {first.shape}")
+    turned = np.flatnonzero(stage == STAGE_F)
+    if turned.size == 0:
+        return None
+    tail = second[turned[0]:]
+    hit = np.flatnonzero(tail == goal)
+    if hit.size == 0:
+        return None
+    answer = tail[: hit[0] + 1].copy()
+    if first is not None and first[turned[0]] != second[turned[0]]:
+        answer = np.concatenate([[first[turned[0]]], answer])
+    return answer
+
 
 def round_tokens(y: torch.Tensor, A: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Round vectors to the nearest token, block by block: ``(first, second, stage)`` integer tensors.
@@ -100,7 +140,7 @@ class ForwardDecodeResult:
         ``(batch,)``: the whole chain of thought is correct.
     answer_correct:
         ``(batch,)``: the root-to-goal answer read out of the generated chain of thought
-        (:func:`~.layout.answer_from_cot`) equals the true path.
+        (:func:`answer_from_cot`) equals the true path.
     batch:
         The decoded batch.
     """
@@ -195,7 +235,7 @@ def cot_correct(first: torch.Tensor, second: torch.Tensor, stage: torch.Tensor, 
 
     A step is right when its two node blocks *and* its stage code equal the target's; a goal's chain is right
     only when every one of its real steps is (padding is ignored). Path accuracy
-    (:func:`~.layout.answer_from_cot`) reads only block 2 after the first ``s_f`` flag, so a model that emits the
+    (:func:`answer_from_cot`) reads only block 2 after the first ``s_f`` flag, so a model that emits the
     wrong flag on every backward step can still get every path right; chain accuracy cannot.
     """
     if not isinstance(batch, ForwardBatch):

@@ -23,31 +23,15 @@ Here ``g = v_0, v_1 = p(v_0), ..., v_D = r`` is the goal-to-root path, so the
 chain of thought has ``2D + 1`` steps (``2m + 1`` on a perfect tree of depth
 ``m`` with a leaf goal). Block 2 of the turning token and of every forward
 step spells the answer, the root-to-goal path ``r, v_{D-1}, ..., g``
-(:func:`answer_from_cot`).
+(:func:`onelayer.trees.forward.decoding.answer_from_cot`).
 
-With ``cot=False`` (the "no chain of thought" variant) the backward steps are
-dropped: the targets are the turning token followed by the forward steps, so
-the model must produce the root-to-goal path directly.
+Named variations: ``cot=False`` drops the backward steps (the answer directly); ``turning=False`` emits no
+turning token (``2D`` steps, the stage switches after the root is emitted, so block 1 of the first forward step
+leads the answer); ``edge_stage="s_b"`` flags every prompt edge ``(p, c, b)`` instead of ``(p, c, 0)``
+(:data:`EDGE_STAGES`; :mod:`onelayer.studies.trees.forward_edge_flag`).
 
-With ``turning=False`` (an alternative layout of the spec's open point 2,
-[guess]) no turning token is emitted: the stage switches on the step after
-the one that emits the root, so the chain has ``2D`` steps and the first
-forward step ``(r, v_{D-1}, f)`` follows the last backward step
-``(v_{D-1}, r, b)``; the answer then starts with block 1 of that first forward
-step. The prompt keeps its root token.
-
-With ``edge_stage="s_b"`` (the other reading of the prompt edges' stage block,
-:data:`EDGE_STAGES`, [guess]) every edge token carries the backward flag,
-``(p, c, b)``, instead of the empty stage block ``(p, c, 0)`` (``"empty"``, the
-default). Nothing else changes. Under ``"s_b"`` an edge ``[a_p; a_c; s_b]`` and
-the stored backward step ``[a_c; a_p; s_b]`` over the same two nodes differ
-only in the order of the node blocks, so one linear value map cannot give the
-first ``s_b`` and the second ``s_f`` (:mod:`onelayer.studies.trees.forward_edge_flag`).
-
-Every choice in the table is a reconstruction (spec section 3.5): the paper's
-layout was not visible to us; :mod:`onelayer.studies.trees.forward_alternative_layouts` measures which results change
-under two alternatives. Batches are padded on the right, exactly as in
-:mod:`onelayer.trees.backward.layout`; :class:`ForwardBatch` carries the masks.
+Every choice in the table is a reconstruction (:mod:`onelayer.studies.trees.forward_alternative_layouts` measures
+what changes under two alternatives). Batches are right-padded as in :mod:`onelayer.trees.backward.layout`.
 """
 
 from __future__ import annotations
@@ -62,22 +46,9 @@ from ...validation import check_bool, check_choice, check_int
 from ..shared.data import PaddedBatch, Tree, check_rng, check_trees, pad_sequences, perfect_tree_draws, random_trees, unpadded_fields
 from ..shared.embeddings import with_empty
 
-__all__ = [
-    "EDGE_STAGES",
-    "STAGE_NONE",
-    "STAGE_B",
-    "STAGE_F",
-    "STEP_TYPES",
-    "ForwardBatch",
-    "rf_tokens",
-    "forward_batch",
-    "perfect_forward_batch",
-    "random_forward_batch",
-    "forward_token_vectors",
-    "forward_target_vectors",
-    "answer_from_cot",
-    "forward_token_text",
-]
+__all__ = ["EDGE_STAGES", "STAGE_NONE", "STAGE_B", "STAGE_F", "STEP_TYPES", "ForwardBatch", "rf_tokens",
+           "forward_batch", "perfect_forward_batch", "random_forward_batch", "forward_token_vectors",
+           "forward_target_vectors", "forward_token_text"]
 
 #: Stage codes: no flag, ``s_b`` (backward), ``s_f`` (forward).
 STAGE_NONE, STAGE_B, STAGE_F = 0, 1, 2
@@ -94,33 +65,9 @@ _BACK, _TURN, _FWD, _EOS = range(4)
 class ForwardBatch(PaddedBatch):
     """Teacher-forced R-F sequences of a batch of trees (symbol form, right-padded).
 
-    Attributes
-    ----------
-    S:
-        Vocabulary size; symbol ``S`` is the empty node block.
-    first, second, stage:
-        ``LongTensor (batch, L)``: the three blocks of every token of the
-        teacher-forced sequence (prompt followed by all targets but the last).
-    valid:
-        ``BoolTensor (batch, L)``: real tokens (``False`` on padding).
-    query:
-        ``LongTensor (batch, K)``: position of the token that predicts target ``k``.
-    target_first, target_second, target_stage:
-        ``LongTensor (batch, K)``: the targets.
-    target_mask:
-        ``BoolTensor (batch, K)``: real targets.
-    step_type:
-        ``LongTensor (batch, K)``: index into :data:`STEP_TYPES` (``-1`` on padding).
-    prompt_len:
-        ``LongTensor (batch,)``: number of prompt tokens ``P = n + 1``.
-    root, goal:
-        ``LongTensor (batch,)``: symbols of the root and of the goal.
-    n_nodes, goal_depth:
-        ``LongTensor (batch,)``: tree size and the depth ``D`` of the goal.
-    cot:
-        Whether the backward steps are part of the targets.
-    edge_stage:
-        The stage block of the prompt edges (:data:`EDGE_STAGES`).
+    As :class:`onelayer.trees.backward.layout.BackwardBatch`, with a third block ``stage``/``target_stage``;
+    ``step_type (batch, K)`` indexes :data:`STEP_TYPES` (``-1`` on padding), ``goal_depth (batch,)`` is ``D``, and
+    ``cot``, ``edge_stage`` record the layout's variations.
     """
 
     S: int
@@ -186,33 +133,10 @@ def rf_tokens(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The R-F prompt and targets of one tree, as symbol triples.
 
-    Parameters
-    ----------
-    tree, goal:
-        The tree and the goal node *index* (not the root).
-    rng:
-        Shuffles the edge tokens (required when ``shuffle=True`` and no ``edge_order`` is given).
-    cot:
-        Include the backward steps (default ``True``); ``False`` asks for the answer directly.
-    eos:
-        Append the EOS target ``(g, empty, f)`` (default ``False``).
-    shuffle:
-        Shuffle the edge tokens (default ``True``); otherwise children increase.
-    edge_order:
-        Optional explicit permutation of the ``n - 1`` edges of ``tree.edges()``
-        (overrides ``shuffle``; used to rebuild a batch exactly).
-    turning:
-        Emit the turning token (default ``True``); ``False`` is the ``2D``-step
-        alternative layout (module docstring).
-    edge_stage:
-        The stage block of the prompt edges: ``"empty"`` (default) or
-        ``"s_b"`` (:data:`EDGE_STAGES`, module docstring).
-
-    Returns
-    -------
-    prompt, targets, step_type:
-        Integer arrays of shapes ``(P, 3)``, ``(K, 3)`` and ``(K,)``; the
-        columns are ``(first, second, stage)``.
+    ``goal`` is a node *index* (not the root); ``rng`` shuffles the edge tokens (``shuffle=True``, else children
+    increase) unless ``edge_order`` (a permutation of ``tree.edges()``) is given; ``eos`` appends the EOS target;
+    ``cot``, ``turning``, ``edge_stage``: the variations of the module docstring. Returns ``prompt (P, 3)``,
+    ``targets (K, 3)`` (columns ``first, second, stage``) and ``step_type (K,)``.
     """
     if not isinstance(tree, Tree):
         raise TypeError(f"tree must be a Tree, got {type(tree).__name__}")
@@ -317,14 +241,9 @@ def perfect_forward_batch(
     turning: bool = True,
     edge_stage: str = "empty",
 ):
-    """A batch from the training distribution, built without a Python loop over trees.
-
-    Perfect binary trees of depth ``m`` (breadth-first node indices, as in
-    :func:`onelayer.trees.shared.data.perfect_binary_tree`), uniformly random
-    injective labels into ``range(S)``, a uniform leaf as goal, shuffled
-    edges (stage block ``edge_stage``, :data:`EDGE_STAGES`). Every sequence has the same length: no padding. With
-    ``return_trees=True`` also returns ``(trees, goals, edge_orders)`` such
-    that :func:`forward_batch` rebuilds the same batch (used by the tests).
+    """A batch from the training distribution (:func:`onelayer.trees.shared.data.perfect_tree_draws`), built
+    without a Python loop over trees; no padding. With ``return_trees=True`` also returns ``(trees, goals,
+    edge_orders)`` from which :func:`forward_batch` rebuilds the same batch (used by the tests).
     """
     _flags(cot, eos, shuffle, turning, edge_stage)
     check_bool("return_trees", return_trees)
@@ -387,14 +306,8 @@ def random_forward_batch(
     turning: bool = True,
     edge_stage: str = "empty",
 ) -> tuple[ForwardBatch, list[Tree]]:
-    """``count`` random test trees with goals, as a padded :class:`ForwardBatch`.
-
-    The trees and goals are drawn exactly as by
-    :func:`onelayer.trees.shared.data.random_trees` (depth cap
-    uniform in ``max(min_depth, 1)..max_depth``, ``0..max_children``
-    children per node, goal uniform over the non-root nodes or, with
-    ``leaves_only``, over the leaves); then laid out in R-F (``edge_stage``: the
-    prompt edges' stage block, :data:`EDGE_STAGES`). Returns the batch and the trees.
+    """``count`` random test trees and goals drawn by :func:`onelayer.trees.shared.data.random_trees`, laid out
+    in R-F as a padded :class:`ForwardBatch`. Returns the batch and the trees.
     """
     _flags(cot, eos, True, turning, edge_stage)
     trees, goals = random_trees(S, count, rng, max_depth=max_depth, max_children=max_children,
@@ -434,46 +347,6 @@ def forward_target_vectors(batch: ForwardBatch, A: torch.Tensor) -> torch.Tensor
     _check_batch_and_A(batch, A)
     Y = _vectors(batch.target_first, batch.target_second, batch.target_stage, A)
     return Y * batch.target_mask[..., None].to(Y.dtype)
-
-
-def answer_from_cot(second: np.ndarray, stage: np.ndarray, goal: int, first: np.ndarray | None = None) -> np.ndarray | None:
-    """Read the root-to-goal answer out of a generated chain.
-
-    The answer is block 2 of the first forward-stage token and of the tokens
-    after it, up to and including the first token whose block 2 is the goal.
-    When ``first`` (block 1 of the generated tokens) is given and the first
-    forward-stage token is not a turning token (its two node blocks differ:
-    the ``turning=False`` layout), its block 1, the root, leads the answer.
-    Returns ``None`` when the chain has no forward-stage token or never
-    reaches the goal after turning.
-
-    Parameters
-    ----------
-    second, stage:
-        Integer arrays ``(K,)``: block 2 symbols and stage codes of the generated tokens.
-    goal:
-        The goal symbol (known from the prompt).
-    """
-    second = np.asarray(second)
-    stage = np.asarray(stage)
-    if second.ndim != 1 or stage.shape != second.shape:
-        raise ValueError(f"second and stage must be 1-D arrays of equal length, got {second.shape} and {stage.shape}")
-    goal = check_int("goal", goal, low=0)
-    if first is not None:
-        first = np.asarray(first)
-        if first.shape != second.shape:
-            raise ValueError(f"first must have the shape of second {second.shape}, got {first.shape}")
-    turned = np.flatnonzero(stage == STAGE_F)
-    if turned.size == 0:
-        return None
-    tail = second[turned[0]:]
-    hit = np.flatnonzero(tail == goal)
-    if hit.size == 0:
-        return None
-    answer = tail[: hit[0] + 1].copy()
-    if first is not None and first[turned[0]] != second[turned[0]]:
-        answer = np.concatenate([[first[turned[0]]], answer])
-    return answer
 
 
 def forward_token_text(triple, S: int) -> str:

@@ -7,7 +7,7 @@ the heads' outputs are added; the sum is regressed onto the next token:
     y_hat_N = sum_l W^V_l X softmax(s^(l)),      X = [x_1, ..., x_N].
 
 No ``1/sqrt(d)``, no positional encoding, no residual, no MLP. Three kinds of
-head are available (:class:`~onelayer.trees.forward.architecture.ForwardArchitecture`):
+head are available (:class:`~onelayer.trees.forward.model.ForwardArchitecture`):
 
 * **structured** (the spec's two-head model, section 4.3): the logits are
   ``s^(l)_i = x_i^(2)T U_l x_N^(2) + x_i^(s)T V_l x_N^(s)`` with trainable
@@ -16,41 +16,35 @@ head are available (:class:`~onelayer.trees.forward.architecture.ForwardArchitec
   ``"swap"`` maps ``[x^(1); x^(2); x^(s)] -> [x^(2); x^(1); 0]`` (traversal),
   ``"stage"`` maps it to ``[0; 0; x^(s)]`` (stage control), and
   ``"swap+stage"`` does both (the spec's structured single head, section 4.4).
-  :func:`~onelayer.trees.forward.architecture.two_head` is roles ``("swap", "stage")``, :func:`~onelayer.trees.forward.architecture.single_head` is
+  :func:`~onelayer.trees.forward.model.two_head` is roles ``("swap", "stage")``, :func:`~onelayer.trees.forward.model.single_head` is
   ``("swap+stage",)``; any tuple of roles is accepted.
 * **full** (the authors' single-head ablation as described in the review
   discussion, with any number of heads): every head has a fully learnable
   key-query matrix ``W^KQ_l`` and value matrix ``W^V_l``, both
   ``(2d+2) x (2d+2)``; ``s^(l)_i = x_i^T W^KQ_l x_N``.
 
-Every parameterisation is a reconstruction (the paper's equations were not
-visible). Zero initialisation is the default; with it, heads of the same
-kind and role receive identical gradients and stay identical forever, so a
-genuinely multi-head *full* model needs the named variation
-``init_scale > 0`` (a small Gaussian initialisation).
+Every parameterisation is a reconstruction. From the default zero start, heads of one kind and role get equal
+gradients and stay equal, so several *full* heads need the named variation ``init_scale > 0``.
 
-The architectures and their parameters are in
-:mod:`~onelayer.trees.forward.architecture` (import them from there); reading the
-outputs as tokens and greedy decoding in :mod:`~onelayer.trees.forward.decoding`.
+The architectures and their parameters close this module (:func:`init_params` builds them, zero by default;
+:func:`dense_matrices` writes any head as the pair ``(W^KQ_l, W^V_l)``); reading the outputs as tokens and greedy
+decoding are in :mod:`~onelayer.trees.forward.decoding`.
 
-Loss: squared error ``c * ||y_hat - y||^2`` with the normalisation of
-:class:`onelayer.trees.shared.losses.LossOptions` (mean over positions with
-``c = 1/2`` by default, or sum over positions; ``c = 1`` with ``half=False``),
-shared with the backward part.
+Loss: the squared error ``c * ||y_hat - y||^2`` normalised by :class:`onelayer.trees.shared.data.LossOptions`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from ...training import History, train
-from ...validation import check_choice, check_int
+from ...validation import check_choice, check_float, check_int
 from ..shared.embeddings import check_embeddings
-from ..shared.losses import LossOptions, normalised
-from .architecture import ForwardArchitecture, _check_all, _check_arch, _check_params, _init, dense_matrices
+from ..shared.data import LossOptions, normalised
 from .layout import (
     EDGE_STAGES,
     ForwardBatch,
@@ -59,18 +53,9 @@ from .layout import (
     perfect_forward_batch,
 )
 
-__all__ = [
-    "literal_predict",
-    "head_logits",
-    "attention",
-    "head_outputs",
-    "role_value",
-    "predict",
-    "loss",
-    "member_inputs",
-    "member_loss",
-    "train_forward",
-]
+__all__ = ["ROLES", "KINDS", "ForwardArchitecture", "two_head", "single_head", "full_heads", "init_params",
+           "dense_matrices", "literal_predict", "head_logits", "attention", "head_outputs", "role_value", "predict",
+           "loss", "member_inputs", "member_loss", "train_forward"]
 
 
 def literal_predict(params, arch: ForwardArchitecture, tokens: torch.Tensor, query: Sequence[int]) -> torch.Tensor:
@@ -231,17 +216,19 @@ def loss(
     return normalised((err * batch.target_mask).sum(), positions=batch.target_mask.sum(), trees=batch.size, options=options)
 
 
-def member_inputs(batches: Sequence[ForwardBatch], A: torch.Tensor) -> dict:
+def member_inputs(batches: Sequence[ForwardBatch], A) -> dict:
     """The inputs of :func:`member_loss`: one batch per member (equal shapes, e.g. perfect trees of one depth)
     stacked along a leading member axis: targets ``Y (R, B, K, 2d+2)``, ``query``, ``keymask (R, B, K, L)``,
     ``target_mask (R, B, K)``, and the tokens ``X (R, B, L, 2d+2)``, or, for one-hot ``A``, their symbols
-    (``first``, ``second``, ``stage`` and ``S``), gathered and scattered instead of multiplied."""
-    S = A.shape[1]
-    onehot = A.shape[0] == S and bool(torch.equal(A, torch.eye(S, dtype=A.dtype)))  # exact: a 0/1 matrix
+    (``first``, ``second``, ``stage`` and ``S``), gathered and scattered instead of multiplied. ``A`` is one
+    embedding matrix for every member, or a list of one per member."""
+    As = list(A) if isinstance(A, (list, tuple)) else [A] * len(batches)
+    S = As[0].shape[1]
+    onehot = all(a.shape[0] == S and bool(torch.equal(a, torch.eye(S, dtype=a.dtype))) for a in {id(a): a for a in As}.values())  # exact: 0/1
     parts = {"X": [], "Y": [], "query": [], "keymask": [], "target_mask": []}
     if onehot:
         parts.update({"first": [], "second": [], "stage": []})
-    for b in batches:
+    for b, A in zip(batches, As):
         if onehot:
             for name in ("first", "second", "stage"):
                 parts[name].append(getattr(b, name))
@@ -289,17 +276,12 @@ def train_forward(
     progress: bool = False,
     **train_kwargs,
 ) -> History:
-    """Train the forward model by mini-batch SGD on the training distribution (zero init by default).
+    """Train the forward model by mini-batch SGD from zero (or ``init``, :func:`init_params`).
 
-    Every step draws a fresh batch of ``batch_size`` perfect binary trees of
-    depth ``m`` with uniform leaf goals, from a generator seeded by ``seed``
-    (the paper's protocol, batch 256). ``fixed_batch`` trains on one batch
-    instead (full-batch GD on a finite sample). ``init`` replaces the zero
-    initialisation (see :func:`~onelayer.trees.forward.architecture.init_params`). ``cot=False`` trains on the
-    answer-only layout; ``turning=False`` on the layout without a turning token,
-    ``edge_stage="s_b"`` on prompt edges that carry the backward flag
-    (:mod:`onelayer.trees.forward.layout`). Extra keyword arguments go to
-    :func:`onelayer.training.train` (``record_every``, ``record_at``, ``snapshot_at``, ...).
+    Every step draws a fresh batch of ``batch_size`` perfect binary trees of depth ``m`` with uniform leaf goals
+    from a generator seeded by ``seed`` (the paper's protocol, batch 256); ``fixed_batch`` trains on one batch
+    instead (full-batch GD). ``cot``, ``eos``, ``turning``, ``edge_stage``: the layout
+    (:mod:`onelayer.trees.forward.layout`); extra keyword arguments go to :func:`onelayer.training.train`.
     """
     _check_arch(arch)
     A = check_embeddings(A)
@@ -326,3 +308,161 @@ def train_forward(
             return loss(p, arch, A, batch, options)
 
     return train(params, loss_fn, steps=steps, lr=lr, record=record, progress=progress, desc="forward", **train_kwargs)
+
+
+# -- architectures and their parameters ---------------------------------------------------------------------------
+
+#: Value maps of structured heads: fixed (``"swap"``, ``"stage"``, ``"swap+stage"``) or a trainable dense
+#: ``W^V_l`` (``"learned"``, a named variation).
+ROLES = ("swap", "stage", "swap+stage", "learned")
+#: Kinds of architecture.
+KINDS = ("structured", "full")
+
+
+@dataclass(frozen=True)
+class ForwardArchitecture:
+    """Which heads the model has: ``kind="structured"`` (trainable ``U_l, V_l``, value maps fixed by ``roles``,
+    one of :data:`ROLES` per head) or ``"full"`` (``heads >= 1`` heads with trainable ``W^KQ_l, W^V_l``)."""
+
+    kind: str = "structured"
+    roles: tuple[str, ...] = ("swap", "stage")
+    heads: int = 0
+
+    def __post_init__(self):
+        check_choice("kind", self.kind, KINDS)
+        if self.kind == "structured":
+            if not isinstance(self.roles, tuple) or not self.roles:
+                raise ValueError("roles must be a non-empty tuple of head roles")
+            for i, r in enumerate(self.roles):
+                check_choice(f"roles[{i}]", r, ROLES)
+            object.__setattr__(self, "heads", len(self.roles))
+        else:
+            check_int("heads", self.heads, low=1, high=64)
+            object.__setattr__(self, "roles", ())
+
+    @property
+    def n_heads(self) -> int:
+        """Number of heads."""
+        return self.heads
+
+    def param_names(self) -> list[str]:
+        """Names of the trainable matrices, head by head (``U1, V1, U2, V2`` or ``WKQ1, WV1, ...``)."""
+        if self.kind == "structured":
+            return [f"{p}{l}" for l, role in enumerate(self.roles, 1)
+                    for p in (("U", "V", "WV") if role == "learned" else ("U", "V"))]
+        return [f"{p}{l}" for l in range(1, self.heads + 1) for p in ("WKQ", "WV")]
+
+    def label(self) -> str:
+        """A short human-readable description."""
+        if self.kind == "structured":
+            return f"{self.heads} structured head{'s' * (self.heads > 1)} ({', '.join(self.roles)})"
+        return f"{self.heads} full head{'s' * (self.heads > 1)}"
+
+
+def two_head() -> ForwardArchitecture:
+    """The spec's two-head model: head 1 swaps the node blocks, head 2 copies the stage."""
+    return ForwardArchitecture("structured", ("swap", "stage"))
+
+
+def single_head() -> ForwardArchitecture:
+    """The spec's structured single head (section 4.4): one ``U_1, V_1``; value swaps *and* copies the stage."""
+    return ForwardArchitecture("structured", ("swap+stage",))
+
+
+def full_heads(heads: int = 1) -> ForwardArchitecture:
+    """``heads`` heads with fully learnable ``(2d+2) x (2d+2)`` key-query and value matrices."""
+    return ForwardArchitecture("full", (), check_int("heads", heads, low=1, high=64))
+
+
+def _check_arch(arch):
+    if not isinstance(arch, ForwardArchitecture):
+        raise TypeError(f"arch must be a ForwardArchitecture (two_head(), single_head(), full_heads(L)), got {type(arch).__name__}")
+    return arch
+
+
+def _shapes(arch: ForwardArchitecture, d: int) -> dict[str, tuple[int, int]]:
+    D = 2 * d + 2
+    if arch.kind == "structured":
+        return {n: {"U": (d, d), "V": (2, 2), "W": (D, D)}[n[0]] for n in arch.param_names()}
+    return {n: (D, D) for n in arch.param_names()}
+
+
+def init_params(
+    arch: ForwardArchitecture,
+    A: torch.Tensor,
+    *,
+    init_scale: float = 0.0,
+    gen: torch.Generator | None = None,
+) -> dict[str, torch.Tensor]:
+    """Initial parameters: zero (the papers' choice, default) or i.i.d. ``N(0, init_scale^2)`` entries.
+
+    ``init_scale > 0`` is a named variation (it needs ``gen``); it is what
+    breaks the symmetry between heads of a multi-head *full* model.
+    """
+    _check_arch(arch)
+    A = check_embeddings(A)
+    init_scale = check_float("init_scale", init_scale, low=0.0)
+    if init_scale > 0 and not isinstance(gen, torch.Generator):
+        raise TypeError("gen must be a torch.Generator when init_scale > 0")
+    return _init(arch, A, init_scale, gen)
+
+
+def _init(arch: ForwardArchitecture, A: torch.Tensor, init_scale: float = 0.0, gen=None) -> dict[str, torch.Tensor]:
+    """:func:`init_params` with arguments its caller has checked."""
+    params = {}
+    for name, shape in _shapes(arch, A.shape[0]).items():
+        if init_scale > 0:
+            params[name] = (init_scale * torch.randn(shape, generator=gen, dtype=torch.float64)).to(A.dtype)
+        else:
+            params[name] = torch.zeros(shape, dtype=A.dtype)
+    return params
+
+
+def _check_params(params, arch, d):
+    if not isinstance(params, Mapping):
+        raise TypeError("params must be a mapping name -> tensor")
+    for name, shape in _shapes(arch, d).items():
+        if name not in params:
+            raise ValueError(f"params is missing {name!r}; {arch.label()} needs {arch.param_names()}")
+        if not isinstance(params[name], torch.Tensor) or tuple(params[name].shape) != shape:
+            raise ValueError(f"params[{name!r}] must be a tensor of shape {shape}")
+
+
+def _check_all(params, arch, A, batch):
+    _check_arch(arch)
+    if not isinstance(batch, ForwardBatch):
+        raise TypeError(f"batch must be a ForwardBatch, got {type(batch).__name__}")
+    if not isinstance(A, torch.Tensor) or A.dim() != 2 or A.shape[1] != batch.S:
+        raise ValueError(f"A must be a tensor of shape (d, S={batch.S})")
+    _check_params(params, arch, A.shape[0])
+
+
+def dense_matrices(params, arch: ForwardArchitecture, d: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """Every head as a pair of dense ``(2d+2) x (2d+2)`` matrices ``(W^KQ_l, W^V_l)`` of the generic formula.
+
+    For a structured head ``W^KQ_l`` holds ``U_l`` in the (node-2, node-2)
+    block and ``V_l`` in the (stage, stage) block, and ``W^V_l`` is the fixed
+    swap and/or stage-copy matrix; a full head is returned as it is.
+    """
+    _check_arch(arch)
+    d = check_int("d", d, low=1)
+    _check_params(params, arch, d)
+    D = 2 * d + 2
+    out = []
+    for l in range(1, arch.heads + 1):
+        if arch.kind == "full":
+            out.append((params[f"WKQ{l}"], params[f"WV{l}"]))
+            continue
+        role = arch.roles[l - 1]
+        dt = params[f"U{l}"].dtype
+        WKQ = torch.zeros(D, D, dtype=dt)
+        WKQ[d : 2 * d, d : 2 * d] = params[f"U{l}"]
+        WKQ[2 * d :, 2 * d :] = params[f"V{l}"]
+        WV = params[f"WV{l}"] if role == "learned" else torch.zeros(D, D, dtype=dt)
+        if "swap" in role:
+            WV[:d, d : 2 * d] = torch.eye(d, dtype=dt)
+            WV[d : 2 * d, :d] = torch.eye(d, dtype=dt)
+        if "stage" in role:
+            WV[2 * d :, 2 * d :] = torch.eye(2, dtype=dt)
+        out.append((WKQ, WV))
+    return out

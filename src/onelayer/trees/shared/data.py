@@ -1,25 +1,19 @@
 """Rooted trees with distinct symbol labels: the data of the trees paper.
 
-A :class:`Tree` stores its shape as a parent array (``parent[i]`` is the node
-index of ``i``'s parent, ``-1`` for the root) and its labels as distinct
-symbols in ``range(S)`` (0-based; the paper writes ``[S] = {1, ..., S}``).
-Node *indices* describe the shape; node *labels* are what a model sees.
+A :class:`Tree` is a parent array (``-1`` for the root; node *indices* give the shape) and distinct labels in
+``range(S)`` (0-based; the paper writes ``[S]``; labels are what a model sees).
 
-* Training distribution: :func:`perfect_binary_tree` (depth ``m``, root at
-  depth 0, ``2^(m+1) - 1`` nodes, labels a uniformly random injective map into
-  ``range(S)``) with a uniform leaf as goal.
-* Test distribution: :func:`random_tree` (0 to ``max_children`` children per
-  node, uniform; growth stops at ``max_depth``), goal from :func:`sample_goal`.
+* Training distribution: :func:`perfect_binary_tree` (depth ``m``, root at depth 0, so ``m = 4`` gives 31 nodes,
+  our convention) with a uniform leaf goal; :func:`perfect_tree_draws` draws a batch of them as arrays.
+* Test distribution: :func:`random_tree` (0 to ``max_children`` children per node, growth stops at
+  ``max_depth``), goal from :func:`sample_goal`; :func:`random_trees` draws a batch with a random depth cap.
 
-The depth convention (root at depth 0, so ``m = 4`` gives 31 nodes and
-matches ``S = 31``) is a reconstructed choice of the book.
+:func:`pad_sequences` stacks the token sequences of several trees into one right-padded batch (node blocks padded
+with the empty symbol ``S``, other columns with 0).
 
-Sampling (the random draws behind a batch, one fixed order shared by both
-layouts): :func:`perfect_tree_draws` (the training distribution as arrays over
-the batch) and :func:`random_trees` (test trees with a random depth cap, and
-their goals). Padding: :func:`pad_sequences` stacks the token sequences of
-several trees into one right-padded batch (node blocks padded with the empty
-symbol ``S``, other columns with 0).
+Loss over a batch: both models regress the next token with ``c * ||y_hat - y||^2``; the paper's normalisation is not
+known to us, so :class:`LossOptions` names it (``c`` = 1/2 or 1; the mean over all (tree, position) pairs or the sum
+over positions averaged over trees) and :func:`normalised` applies it for every loss of both models.
 """
 
 from __future__ import annotations
@@ -30,23 +24,11 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ...validation import check_bool, check_int
+from ...validation import check_bool, check_choice, check_int
 
-__all__ = [
-    "Tree",
-    "perfect_binary_tree",
-    "random_tree",
-    "sample_goal",
-    "example_tree",
-    "check_rng",
-    "PaddedBatch",
-    "PerfectDraws",
-    "perfect_tree_draws",
-    "random_trees",
-    "check_trees",
-    "pad_sequences",
-    "unpadded_fields",
-]
+__all__ = ["Tree", "perfect_binary_tree", "random_tree", "sample_goal", "example_tree", "check_rng", "PaddedBatch",
+           "PerfectDraws", "perfect_tree_draws", "random_trees", "check_trees", "pad_sequences", "unpadded_fields",
+           "REDUCTIONS", "LossOptions", "normalised"]
 
 def check_rng(name: str, rng) -> np.random.Generator:
     """Return ``rng`` if it is a ``numpy.random.Generator``, else raise ``TypeError``."""
@@ -59,12 +41,8 @@ def check_rng(name: str, rng) -> np.random.Generator:
 
 
 class PaddedBatch:
-    """Mixin for the frozen dataclasses that hold a right-padded batch of token sequences.
-
-    The subclass must have tensor fields ``first`` (``(batch, L)``) and
-    ``query`` (``(batch, K)``); every tensor field is indexed along its first
-    axis by ``__getitem__`` (indexing), other fields are copied.
-    """
+    """Mixin for the frozen dataclasses of a right-padded batch: tensor fields ``first (batch, L)`` and
+    ``query (batch, K)``; indexing selects trees along every tensor field's first axis and copies the others."""
 
     @property
     def size(self) -> int:
@@ -107,20 +85,9 @@ def _int_array(name: str, values) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class Tree:
-    """A rooted tree whose nodes carry distinct symbols.
-
-    Parameters
-    ----------
-    parent:
-        Integer array of shape ``(n,)``; ``parent[i]`` is the index of node
-        ``i``'s parent and ``-1`` marks the (unique) root.
-    labels:
-        Integer array of shape ``(n,)`` of distinct symbols in ``range(S)``.
-    S:
-        Vocabulary size (``S >= n``).
-
-    The arrays are copied and made read-only. Two trees are equal when their
-    parent arrays, labels and ``S`` agree.
+    """A rooted tree whose nodes carry distinct symbols: ``parent[i]`` is the index of node ``i``'s parent (``-1``
+    for the one root), ``labels`` are ``n`` distinct symbols in ``range(S)`` (``S >= n``). The arrays are copied and
+    made read-only; two trees are equal when ``parent``, ``labels`` and ``S`` agree.
     """
 
     parent: np.ndarray
@@ -257,14 +224,7 @@ def perfect_binary_tree(m: int, S: int, rng: np.random.Generator) -> Tree:
     last ``2^m`` nodes. Labels are a uniformly random injective map from the
     ``2^(m+1) - 1`` nodes into ``range(S)``.
 
-    Parameters
-    ----------
-    m:
-        Depth, ``m >= 0`` (root at depth 0).
-    S:
-        Vocabulary size, at least ``2^(m+1) - 1``.
-    rng:
-        ``numpy.random.Generator`` for the labels.
+    ``m >= 0`` (root at depth 0); ``S >= 2^(m+1) - 1``; ``rng`` draws the labels.
     """
     m = check_int("m", m, low=0, high=20)
     n = 2 ** (m + 1) - 1
@@ -287,30 +247,10 @@ def random_tree(
 ) -> Tree:
     """A random tree: each node below ``max_depth`` gets a uniform number of children in ``0..max_children``.
 
-    The tree is grown breadth-first from the root; a draw is rejected (and
-    redrawn) unless it has between ``min_nodes`` and ``max_nodes`` nodes and
-    depth at least ``min_depth``, so the result follows the growth law
-    conditioned on those constraints. Labels are distinct, uniformly random,
-    from ``range(S)``.
-
-    Parameters
-    ----------
-    S:
-        Vocabulary size (``>= 1``).
-    rng:
-        ``numpy.random.Generator``.
-    max_depth:
-        Nodes at this depth get no children (``>= 0``).
-    max_children:
-        Largest number of children per node (``>= 1``); the paper's test set uses 3.
-    min_nodes:
-        Smallest accepted size (``2`` by default, so a non-root goal exists).
-    min_depth:
-        Smallest accepted depth (``0 <= min_depth <= max_depth``).
-    max_nodes:
-        Largest accepted size; defaults to ``S`` (labels must be distinct).
-    max_attempts:
-        Number of draws before giving up with a ``ValueError``.
+    Grown breadth-first from the root; a draw is redrawn (at most ``max_attempts`` times) unless it has
+    ``min_nodes..max_nodes`` nodes (default ``2..S``: a non-root goal exists, labels stay distinct) and depth at
+    least ``min_depth``. Labels are distinct, uniformly random, from ``range(S)``; the paper's test set uses
+    ``max_children = 3``.
     """
     S = check_int("S", S, low=1)
     check_rng("rng", rng)
@@ -534,3 +474,38 @@ def unpadded_fields(batch_size: int, P: int, K: int, root: np.ndarray, goal: np.
         "goal": as_t(np.asarray(goal).copy()),
         "n_nodes": torch.full((batch_size,), n, dtype=torch.int64),
     }
+
+
+#: Accepted values of ``reduction``.
+REDUCTIONS = ("mean", "sum")
+
+
+@dataclass(frozen=True)
+class LossOptions:
+    """Loss normalisation (reconstructed choice; the paper's is unknown).
+
+    ``reduction="mean"`` averages over all (tree, position) pairs,
+    ``"sum"`` sums over positions and averages over trees; ``half`` puts the
+    factor 1/2 in front of the squared error. Default: mean with 1/2.
+    """
+
+    reduction: str = "mean"
+    half: bool = True
+
+    def __post_init__(self):
+        check_choice("reduction", self.reduction, REDUCTIONS)
+        check_bool("half", self.half)
+
+
+def normalised(total, *, positions, trees, options: LossOptions):
+    """The loss from the summed squared error ``total`` under ``options``: ``c * total / positions`` for
+    ``reduction="mean"`` (``positions``: the number of (tree, position) pairs summed), ``c * total / trees`` for
+    ``"sum"``, with ``c = 1/2`` if ``options.half`` else ``1``.
+
+    ``total``, ``positions`` and ``trees`` may be numbers or tensors (one entry per member of a batched run); the
+    factor ``c`` is a power of two, so ``c * total`` is exact and the result is rounded once, by the division.
+    """
+    if not isinstance(options, LossOptions):
+        raise TypeError("options must be a LossOptions")
+    c = 0.5 if options.half else 1.0
+    return c * total / (positions if options.reduction == "mean" else trees)

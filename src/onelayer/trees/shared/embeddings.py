@@ -19,16 +19,8 @@ import torch
 
 from ...validation import check_int
 
-__all__ = [
-    "one_hot_embeddings",
-    "orthonormal_embeddings",
-    "independent_embeddings",
-    "lemma1_matrix",
-    "with_empty",
-    "check_embeddings",
-    "TIE_TOL",
-    "nearest",
-]
+__all__ = ["one_hot_embeddings", "orthonormal_embeddings", "independent_embeddings", "lemma1_matrix", "with_empty",
+           "check_embeddings", "TIE_TOL", "nearest"]
 
 _FLOATS = (torch.float64, torch.float32)
 
