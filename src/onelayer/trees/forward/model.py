@@ -45,13 +45,7 @@ from ...training import History, train
 from ...validation import check_choice, check_float, check_int
 from ..shared.embeddings import check_embeddings
 from ..shared.data import LossOptions, normalised
-from .layout import (
-    EDGE_STAGES,
-    ForwardBatch,
-    forward_target_vectors,
-    forward_token_vectors,
-    perfect_forward_batch,
-)
+from .layout import ForwardBatch, forward_target_vectors, forward_token_vectors, perfect_forward_batch
 
 __all__ = ["ROLES", "KINDS", "ForwardArchitecture", "two_head", "single_head", "full_heads", "init_params",
            "dense_matrices", "literal_predict", "head_logits", "attention", "head_outputs", "role_value", "predict",
@@ -268,8 +262,7 @@ def train_forward(
     options: LossOptions = LossOptions(),
     cot: bool = True,
     eos: bool = False,
-    turning: bool = True,
-    edge_stage: str = "empty",
+    transform: Callable[[ForwardBatch], ForwardBatch] | None = None,
     init: Mapping[str, torch.Tensor] | None = None,
     fixed_batch: ForwardBatch | None = None,
     record: Mapping[str, Callable[[dict[str, torch.Tensor]], object]] | None = None,
@@ -280,8 +273,8 @@ def train_forward(
 
     Every step draws a fresh batch of ``batch_size`` perfect binary trees of depth ``m`` with uniform leaf goals
     from a generator seeded by ``seed`` (the paper's protocol, batch 256); ``fixed_batch`` trains on one batch
-    instead (full-batch GD). ``cot``, ``eos``, ``turning``, ``edge_stage``: the layout
-    (:mod:`onelayer.trees.forward.layout`); extra keyword arguments go to :func:`onelayer.training.train`.
+    instead (full-batch GD). ``cot``, ``eos``: the layout (:mod:`onelayer.trees.forward.layout`); ``transform``
+    maps every drawn batch to a studies' layout (:mod:`onelayer.studies.trees.layout_variants`); extra keyword arguments go to :func:`onelayer.training.train`.
     """
     _check_arch(arch)
     A = check_embeddings(A)
@@ -290,7 +283,6 @@ def train_forward(
     for name, value, kind in (("options", options, LossOptions), ("fixed_batch", fixed_batch, (ForwardBatch, type(None)))):
         if not isinstance(value, kind):
             raise TypeError(f"{name} must be a {'LossOptions' if name == 'options' else 'ForwardBatch or None'}")
-    check_choice("edge_stage", edge_stage, EDGE_STAGES)
     S = A.shape[1]
     rng = np.random.default_rng(seed)
     params = dict(init) if init is not None else _init(arch, A)
@@ -303,9 +295,8 @@ def train_forward(
             return loss(p, arch, A, fixed_batch, options, X_fixed)
     else:
         def loss_fn(p):
-            batch = perfect_forward_batch(m, S, batch_size, rng, cot=cot, eos=eos, turning=turning,
-                                         edge_stage=edge_stage)
-            return loss(p, arch, A, batch, options)
+            batch = perfect_forward_batch(m, S, batch_size, rng, cot=cot, eos=eos)
+            return loss(p, arch, A, batch if transform is None else transform(batch), options)
 
     return train(params, loss_fn, steps=steps, lr=lr, record=record, progress=progress, desc="forward", **train_kwargs)
 
