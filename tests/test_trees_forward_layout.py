@@ -155,6 +155,4 @@ def test_validation_messages():
         forward_batch([t], [4, 5], rng)
     with pytest.raises(ValueError, match="trees must contain"):
         forward_batch([], [], rng)
-    with pytest.raises(ValueError, match="A must be a tensor of shape"):
-        forward_token_vectors(forward_batch([t], [4], rng), one_hot_embeddings(8))
 

@@ -294,13 +294,6 @@ def random_forward_batch(
     return forward_batch(trees, goals, rng, cot=cot, eos=eos), trees
 
 
-def _check_batch_and_A(batch, A):
-    if not isinstance(batch, ForwardBatch):
-        raise TypeError(f"batch must be a ForwardBatch, got {type(batch).__name__}")
-    if not isinstance(A, torch.Tensor) or A.dim() != 2 or A.shape[1] != batch.S:
-        raise ValueError(f"A must be a tensor of shape (d, S={batch.S})")
-
-
 def _vectors(first, second, stage, A):
     E = with_empty(A).T
     flags = torch.tensor([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]], dtype=A.dtype)
@@ -310,15 +303,13 @@ def _vectors(first, second, stage, A):
 def forward_token_vectors(batch: ForwardBatch, A: torch.Tensor) -> torch.Tensor:
     """Materialise the teacher-forced tokens ``[a_first; a_second; stage]``: shape ``(batch, L, 2d + 2)``.
 
-    Padding tokens are zero vectors. ``A`` has shape ``(d, S)``.
+    Padding tokens are zero vectors. ``A`` has shape ``(d, S)`` (the model's entry points check both).
     """
-    _check_batch_and_A(batch, A)
     return _vectors(batch.first, batch.second, batch.stage, A)
 
 
 def forward_target_vectors(batch: ForwardBatch, A: torch.Tensor) -> torch.Tensor:
     """The targets as vectors, shape ``(batch, K, 2d + 2)`` (zero on padded targets)."""
-    _check_batch_and_A(batch, A)
     Y = _vectors(batch.target_first, batch.target_second, batch.target_stage, A)
     return Y * batch.target_mask[..., None].to(Y.dtype)
 

@@ -178,21 +178,34 @@ def head_logits(params, arch: ForwardArchitecture, A: torch.Tensor, batch: Forwa
     return _logits(params, arch, X, batch.query, _keymask(batch, batch.query))
 
 
+def _attention(params, arch, batch, X):
+    w = torch.softmax(_logits(params, arch, X, batch.query, _keymask(batch, batch.query)), dim=-1)
+    return w * batch.target_mask[None, :, :, None].to(w.dtype)
+
+
 def attention(params, arch: ForwardArchitecture, A: torch.Tensor, batch: ForwardBatch, X: torch.Tensor | None = None) -> torch.Tensor:
     """Teacher-forced attention weights of every head: ``(heads, batch, K, L)``; padded targets get zeros."""
-    w = torch.softmax(head_logits(params, arch, A, batch, X), dim=-1)
-    return w * batch.target_mask[None, :, :, None].to(w.dtype)
+    _check_all(params, arch, A, batch)
+    return _attention(params, arch, batch, forward_token_vectors(batch, A) if X is None else X)
 
 
 def head_outputs(params, arch: ForwardArchitecture, A: torch.Tensor, batch: ForwardBatch, X: torch.Tensor | None = None) -> torch.Tensor:
     """Each head's teacher-forced output ``W^V_l X w^(l)``: ``(heads, batch, K, 2d + 2)``."""
+    _check_all(params, arch, A, batch)
     X = forward_token_vectors(batch, A) if X is None else X
-    return _values(params, arch, attention(params, arch, A, batch, X), X)
+    return _values(params, arch, _attention(params, arch, batch, X), X)
 
 
 def predict(params, arch: ForwardArchitecture, A: torch.Tensor, batch: ForwardBatch, X: torch.Tensor | None = None) -> torch.Tensor:
     """Teacher-forced predictions ``y_hat`` (sum over heads): ``(batch, K, 2d + 2)``."""
     return head_outputs(params, arch, A, batch, X).sum(0)
+
+
+def _loss(params, arch, A, batch, options, X=None):
+    X = forward_token_vectors(batch, A) if X is None else X
+    y_hat = _values(params, arch, _attention(params, arch, batch, X), X).sum(0)
+    err = ((y_hat - forward_target_vectors(batch, A)) ** 2).sum(-1)
+    return normalised((err * batch.target_mask).sum(), positions=batch.target_mask.sum(), trees=batch.size, options=options)
 
 
 def loss(
@@ -206,8 +219,8 @@ def loss(
     """Teacher-forced squared loss of the batch (differentiable in ``params``); normalisation from ``options``."""
     if not isinstance(options, LossOptions):
         raise TypeError("options must be a LossOptions")
-    err = ((predict(params, arch, A, batch, X) - forward_target_vectors(batch, A)) ** 2).sum(-1)
-    return normalised((err * batch.target_mask).sum(), positions=batch.target_mask.sum(), trees=batch.size, options=options)
+    _check_all(params, arch, A, batch)
+    return _loss(params, arch, A, batch, options, X)
 
 
 def member_inputs(batches: Sequence[ForwardBatch], A) -> dict:
@@ -285,18 +298,19 @@ def train_forward(
             raise TypeError(f"{name} must be a {'LossOptions' if name == 'options' else 'ForwardBatch or None'}")
     S = A.shape[1]
     rng = np.random.default_rng(seed)
-    params = dict(init) if init is not None else _init(arch, A)
-    _check_params(params, arch, A.shape[0])
+    params = _init(arch, A) if init is None else _check_params(dict(init), arch, A.shape[0])
 
     if fixed_batch is not None:
+        if fixed_batch.S != S:
+            raise ValueError(f"fixed_batch uses S={fixed_batch.S} symbols but A has {S} columns")
         X_fixed = forward_token_vectors(fixed_batch, A)
 
         def loss_fn(p):
-            return loss(p, arch, A, fixed_batch, options, X_fixed)
+            return _loss(p, arch, A, fixed_batch, options, X_fixed)
     else:
         def loss_fn(p):
             batch = perfect_forward_batch(m, S, batch_size, rng, cot=cot, eos=eos)
-            return loss(p, arch, A, batch if transform is None else transform(batch), options)
+            return _loss(p, arch, A, batch if transform is None else transform(batch), options)
 
     return train(params, loss_fn, steps=steps, lr=lr, record=record, progress=progress, desc="forward", **train_kwargs)
 
@@ -417,6 +431,7 @@ def _check_params(params, arch, d):
             raise ValueError(f"params is missing {name!r}; {arch.label()} needs {arch.param_names()}")
         if not isinstance(params[name], torch.Tensor) or tuple(params[name].shape) != shape:
             raise ValueError(f"params[{name!r}] must be a tensor of shape {shape}")
+    return params
 
 
 def _check_all(params, arch, A, batch):

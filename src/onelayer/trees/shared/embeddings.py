@@ -109,8 +109,6 @@ def with_empty(A: torch.Tensor) -> torch.Tensor:
     The token layouts use it for blocks that hold no node (the goal token's
     second block, padding).
     """
-    if not isinstance(A, torch.Tensor) or A.dim() != 2:
-        raise TypeError("A must be a 2-D torch.Tensor of shape (d, S)")
     return torch.cat([A, torch.zeros(A.shape[0], 1, dtype=A.dtype)], dim=1)
 
 
