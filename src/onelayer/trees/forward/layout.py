@@ -104,16 +104,8 @@ def _flags(cot, eos, shuffle):
     check_bool("shuffle", shuffle)
 
 
-def rf_tokens(
-    tree: Tree,
-    goal: int,
-    rng: np.random.Generator | None = None,
-    *,
-    cot: bool = True,
-    eos: bool = False,
-    shuffle: bool = True,
-    edge_order: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def rf_tokens(tree: Tree, goal: int, rng: np.random.Generator | None = None, *, cot: bool = True, eos: bool = False,
+        shuffle: bool = True, edge_order: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The R-F prompt and targets of one tree, as symbol triples.
 
     ``goal`` is a node *index* (not the root); ``rng`` shuffles the edge tokens (``shuffle=True``, else children
@@ -177,16 +169,9 @@ def _assemble(S, prompts, targets, types, roots, goals, sizes, depths, cot) -> F
     )
 
 
-def forward_batch(
-    trees: Sequence[Tree],
-    goals: Sequence[int],
-    rng: np.random.Generator | None = None,
-    *,
-    cot: bool = True,
-    eos: bool = False,
-    shuffle: bool = True,
-    edge_orders: Sequence[np.ndarray] | None = None,
-) -> ForwardBatch:
+def forward_batch(trees: Sequence[Tree], goals: Sequence[int], rng: np.random.Generator | None = None, *,
+        cot: bool = True, eos: bool = False, shuffle: bool = True,
+        edge_orders: Sequence[np.ndarray] | None = None) -> ForwardBatch:
     """Stack the R-F sequences of several trees (any shapes) into one padded :class:`ForwardBatch`.
 
     All trees must share ``S``. Options as in :func:`rf_tokens`;
@@ -207,17 +192,8 @@ def forward_batch(
     )
 
 
-def perfect_forward_batch(
-    m: int,
-    S: int,
-    batch_size: int,
-    rng: np.random.Generator,
-    *,
-    cot: bool = True,
-    eos: bool = False,
-    shuffle: bool = True,
-    return_trees: bool = False,
-):
+def perfect_forward_batch(m: int, S: int, batch_size: int, rng: np.random.Generator, *, cot: bool = True,
+        eos: bool = False, shuffle: bool = True, return_trees: bool = False):
     """A batch from the training distribution (:func:`onelayer.trees.shared.data.perfect_tree_draws`), built
     without a Python loop over trees; no padding. With ``return_trees=True`` also returns ``(trees, goals,
     edge_orders)`` from which :func:`forward_batch` rebuilds the same batch (used by the tests).
@@ -268,18 +244,9 @@ def perfect_forward_batch(
     return batch, (trees, [int(g) for g in goal], [np.asarray(o).copy() for o in order])
 
 
-def random_forward_batch(
-    S: int,
-    count: int,
-    rng: np.random.Generator,
-    *,
-    max_depth: int,
-    max_children: int = 3,
-    min_depth: int = 0,
-    leaves_only: bool = False,
-    cot: bool = True,
-    eos: bool = False,
-) -> tuple[ForwardBatch, list[Tree]]:
+def random_forward_batch(S: int, count: int, rng: np.random.Generator, *, max_depth: int, max_children: int = 3,
+        min_depth: int = 0, leaves_only: bool = False, cot: bool = True,
+        eos: bool = False) -> tuple[ForwardBatch, list[Tree]]:
     """``count`` random test trees and goals drawn by :func:`onelayer.trees.shared.data.random_trees`, laid out
     in R-F as a padded :class:`ForwardBatch`. Returns the batch and the trees.
     """
