@@ -155,5 +155,7 @@ def test_validation_messages():
         train_forward(two_head(), A, m=0, steps=1, lr=1.0)
     with pytest.raises(TypeError, match="fixed_batch must be"):
         train_forward(two_head(), A, m=2, steps=1, lr=1.0, fixed_batch=3)
+    with pytest.raises(ValueError, match="fixed_batch uses S=10"):
+        train_forward(two_head(), one_hot_embeddings(11), m=2, steps=1, lr=1.0, fixed_batch=batch)
     with pytest.raises(ValueError, match="y must have last dimension"):
         round_tokens(torch.zeros(3, 5), A)

@@ -22,6 +22,7 @@ from ...registry import register
 from ...seeding import numpy_rng
 from ...studies.registry import load
 from ...studies.trees import beyond, forward_beyond, stored_study
+from ...studies.trees.layout_variants import EDGE_STAGES
 from ...studies.trees import forward_alternative_layouts as alternative_layouts, forward_edge_flag as edge_flag, forward_limit_rates as limit_rates, forward_limits as limits, forward_seeds as seeds
 from ...trees.forward.model import loss, single_head, train_forward, two_head
 from ...trees.forward.decoding import ForwardDecodeResult, accuracy_by_type, block_correct, goal_counts, greedy_decode
@@ -385,7 +386,7 @@ def edge_flag_table(quick: bool = False):
 
 def value_map_check(S: int | None = None) -> list[dict]:
     """The least-squares check of :func:`onelayer.studies.trees.forward_edge_flag.value_map_residual` under both readings."""
-    return [edge_flag.value_map_residual(SETTINGS.S if S is None else S, stage) for stage in edge_flag.EDGE_STAGES]
+    return [edge_flag.value_map_residual(SETTINGS.S if S is None else S, stage) for stage in EDGE_STAGES]
 
 
 def edge_flag_verdict(cells: list[dict], edge_stage: str, reduction: str) -> str:

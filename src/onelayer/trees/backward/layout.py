@@ -75,15 +75,8 @@ def _layout_flags(root_token, eos, shuffle):
         raise ValueError("eos=True needs root_token=True: the EOS target (r, r) copies the root token")
 
 
-def backward_tokens(
-    tree: Tree,
-    goal: int,
-    rng: np.random.Generator | None = None,
-    *,
-    root_token: bool = True,
-    eos: bool = False,
-    shuffle: bool = True,
-) -> tuple[np.ndarray, np.ndarray]:
+def backward_tokens(tree: Tree, goal: int, rng: np.random.Generator | None = None, *, root_token: bool = True,
+        eos: bool = False, shuffle: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """The R-B prompt and targets of one tree, as symbol pairs.
 
     Parameters
@@ -141,15 +134,8 @@ def _assemble(S: int, prompts: Sequence[np.ndarray], targets: Sequence[np.ndarra
     )
 
 
-def backward_batch(
-    trees: Sequence[Tree],
-    goals: Sequence[int],
-    rng: np.random.Generator | None = None,
-    *,
-    root_token: bool = True,
-    eos: bool = False,
-    shuffle: bool = True,
-) -> BackwardBatch:
+def backward_batch(trees: Sequence[Tree], goals: Sequence[int], rng: np.random.Generator | None = None, *,
+        root_token: bool = True, eos: bool = False, shuffle: bool = True) -> BackwardBatch:
     """Stack the R-B sequences of several trees (any shapes) into one padded :class:`BackwardBatch`.
 
     All trees must share the vocabulary size ``S``. Options as in :func:`backward_tokens`.
@@ -162,16 +148,8 @@ def backward_batch(
     )
 
 
-def perfect_tree_batch(
-    m: int,
-    S: int,
-    batch_size: int,
-    rng: np.random.Generator,
-    *,
-    root_token: bool = True,
-    eos: bool = False,
-    shuffle: bool = True,
-) -> BackwardBatch:
+def perfect_tree_batch(m: int, S: int, batch_size: int, rng: np.random.Generator, *, root_token: bool = True,
+        eos: bool = False, shuffle: bool = True) -> BackwardBatch:
     """A batch from the training distribution, built without a Python loop over trees.
 
     Perfect binary trees of depth ``m`` (breadth-first node indices as in
@@ -212,18 +190,9 @@ def perfect_tree_batch(
     )
 
 
-def random_tree_batch(
-    S: int,
-    count: int,
-    rng: np.random.Generator,
-    *,
-    max_depth: int,
-    max_children: int = 3,
-    min_depth: int = 0,
-    leaves_only: bool = False,
-    root_token: bool = True,
-    eos: bool = False,
-) -> tuple[BackwardBatch, list[Tree]]:
+def random_tree_batch(S: int, count: int, rng: np.random.Generator, *, max_depth: int, max_children: int = 3,
+        min_depth: int = 0, leaves_only: bool = False, root_token: bool = True,
+        eos: bool = False) -> tuple[BackwardBatch, list[Tree]]:
     """``count`` random test trees with goals (:func:`onelayer.trees.shared.data.random_trees`), as a padded batch.
 
     The maximal depth of each tree is drawn uniformly from

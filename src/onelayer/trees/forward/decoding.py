@@ -22,22 +22,10 @@ __all__ = ["answer_from_cot", "round_tokens", "teacher_forced_correct", "block_c
            "greedy_decode", "cot_correct", "goal_counts"]
 
 def answer_from_cot(second: np.ndarray, stage: np.ndarray, goal: int, first: np.ndarray | None = None) -> np.ndarray | None:
-    """Read the root-to-goal answer out of a generated chain.
-
-    The answer is block 2 of the first forward-stage token and of the tokens
-    after it, up to and including the first token whose block 2 is the goal.
-    When ``first`` (block 1 of the generated tokens) is given and the first
-    forward-stage token is not a turning token (its two node blocks differ:
-    the ``turning=False`` layout), its block 1, the root, leads the answer.
-    Returns ``None`` when the chain has no forward-stage token or never
-    reaches the goal after turning.
-
-    Parameters
-    ----------
-    second, stage:
-        Integer arrays ``(K,)``: block 2 symbols and stage codes of the generated tokens.
-    goal:
-        The goal symbol (known from the prompt).
+    """The root-to-goal answer in a generated chain (``second``, ``stage``: ``(K,)`` block-2 symbols and stage codes):
+    block 2 from the first forward-stage token up to the first that is the ``goal`` symbol, or ``None``. With
+    ``first`` (block 1), a first forward-stage token that is no turning token (the studies' layout without one)
+    leads the answer with its block 1, the root.
     """
     second = np.asarray(second)
     stage = np.asarray(stage)
@@ -126,24 +114,9 @@ def accuracy_by_type(correct: torch.Tensor, batch: ForwardBatch) -> dict[str, fl
 
 @dataclass
 class ForwardDecodeResult:
-    """Greedy autoregressive decoding of a batch.
-
-    Attributes
-    ----------
-    first, second, stage:
-        ``(batch, K)`` generated tokens (padding: ``S, S, 0``).
-    weights:
-        ``(heads, batch, K, L)`` attention weights at every step, or ``None``.
-    step_correct:
-        ``(batch, K)``: generated step equals the target (``False`` on padding).
-    cot_correct:
-        ``(batch,)``: the whole chain of thought is correct.
-    answer_correct:
-        ``(batch,)``: the root-to-goal answer read out of the generated chain of thought
-        (:func:`answer_from_cot`) equals the true path.
-    batch:
-        The decoded batch.
-    """
+    """Greedy decoding of ``batch``: tokens ``first, second, stage`` and ``step_correct`` ``(batch, K)`` (padding
+    ``S, S, 0`` and ``False``), ``weights (heads, batch, K, L)`` or ``None``, and per tree ``cot_correct`` (the whole
+    chain) and ``answer_correct`` (:func:`answer_from_cot` equals the true path)."""
 
     first: torch.Tensor
     second: torch.Tensor
@@ -175,23 +148,10 @@ class ForwardDecodeResult:
 
 
 @torch.no_grad()
-def greedy_decode(
-    params,
-    arch: ForwardArchitecture,
-    A: torch.Tensor,
-    batch: ForwardBatch,
-    *,
-    keep_weights: bool = False,
-) -> ForwardDecodeResult:
-    """Run the model autoregressively from each goal token, for as many steps as the tree has targets.
-
-    At step ``k`` the model reads the prompt and its own previous outputs
-    (rounded to the nearest token by :func:`round_tokens`) and its rounded
-    prediction becomes the next token. The number of steps per tree is its
-    number of targets (``2D + 1``), the stopping rule of the backward part; the
-    answer is then read out of the generated chain. All trees are decoded
-    together. ``keep_weights`` stores every head's attention at every step.
-    """
+def greedy_decode(params, arch: ForwardArchitecture, A: torch.Tensor, batch: ForwardBatch, *,
+        keep_weights: bool = False) -> ForwardDecodeResult:
+    """Run the model from each goal token on its own outputs rounded by :func:`round_tokens`, for as many steps as
+    the tree has targets (``2D + 1``), all trees at once; ``keep_weights`` keeps every head's attention."""
     _check_all(params, arch, A, batch)
     X = forward_token_vectors(batch, A).clone()
     E = with_empty(A).T

@@ -25,13 +25,9 @@ chain of thought has ``2D + 1`` steps (``2m + 1`` on a perfect tree of depth
 step spells the answer, the root-to-goal path ``r, v_{D-1}, ..., g``
 (:func:`onelayer.trees.forward.decoding.answer_from_cot`).
 
-Named variations: ``cot=False`` drops the backward steps (the answer directly); ``turning=False`` emits no
-turning token (``2D`` steps, the stage switches after the root is emitted, so block 1 of the first forward step
-leads the answer); ``edge_stage="s_b"`` flags every prompt edge ``(p, c, b)`` instead of ``(p, c, 0)``
-(:data:`EDGE_STAGES`; :mod:`onelayer.studies.trees.forward_edge_flag`).
-
-Every choice in the table is a reconstruction (:mod:`onelayer.studies.trees.forward_alternative_layouts` measures
-what changes under two alternatives). Batches are right-padded as in :mod:`onelayer.trees.backward.layout`.
+Named variation: ``cot=False`` drops the backward steps (the answer directly). Every choice in the table is a
+reconstruction; :mod:`onelayer.studies.trees.layout_variants` builds the studies' variations (no turning token;
+flagged prompt edges). Batches are right-padded as in :mod:`onelayer.trees.backward.layout`.
 """
 
 from __future__ import annotations
@@ -42,19 +38,16 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ...validation import check_bool, check_choice, check_int
+from ...validation import check_bool, check_int
 from ..shared.data import PaddedBatch, Tree, check_rng, check_trees, pad_sequences, perfect_tree_draws, random_trees, unpadded_fields
 from ..shared.embeddings import with_empty
 
-__all__ = ["EDGE_STAGES", "STAGE_NONE", "STAGE_B", "STAGE_F", "STEP_TYPES", "ForwardBatch", "rf_tokens",
+__all__ = ["STAGE_NONE", "STAGE_B", "STAGE_F", "STEP_TYPES", "ForwardBatch", "rf_tokens",
            "forward_batch", "perfect_forward_batch", "random_forward_batch", "forward_token_vectors",
            "forward_target_vectors", "forward_token_text"]
 
 #: Stage codes: no flag, ``s_b`` (backward), ``s_f`` (forward).
 STAGE_NONE, STAGE_B, STAGE_F = 0, 1, 2
-
-#: Readings of the prompt edges' stage block: ``"empty"`` (``x^(s) = 0``, the default) or ``"s_b"`` (the backward flag).
-EDGE_STAGES = ("empty", "s_b")
 
 #: Names of the step types, indexed by the codes stored in :attr:`ForwardBatch.step_type`.
 STEP_TYPES = ("backward", "turning", "forward", "eos")
@@ -67,7 +60,7 @@ class ForwardBatch(PaddedBatch):
 
     As :class:`onelayer.trees.backward.layout.BackwardBatch`, with a third block ``stage``/``target_stage``;
     ``step_type (batch, K)`` indexes :data:`STEP_TYPES` (``-1`` on padding), ``goal_depth (batch,)`` is ``D``, and
-    ``cot``, ``edge_stage`` record the layout's variations.
+    ``cot`` records the layout's variation.
     """
 
     S: int
@@ -87,7 +80,6 @@ class ForwardBatch(PaddedBatch):
     n_nodes: torch.Tensor
     goal_depth: torch.Tensor
     cot: bool = True
-    edge_stage: str = "empty"
 
     def answers(self) -> list[np.ndarray]:
         """The true root-to-goal paths (labels), one array per tree."""
@@ -100,42 +92,25 @@ class ForwardBatch(PaddedBatch):
         out = []
         for b in range(self.size):
             ans = second[b][rows[b]].copy()
-            if not has_turn[b]:  # no turning token: the root, block 1 of the first forward step, leads
+            if not has_turn[b]:  # no turning token (a studies' variation): the root, block 1 of the first forward step, leads
                 ans = np.concatenate([[first[b, first_fwd[b]]], ans])
             out.append(ans)
         return out
 
 
-def _flags(cot, eos, shuffle, turning=True, edge_stage="empty"):
+def _flags(cot, eos, shuffle):
     check_bool("cot", cot)
     check_bool("eos", eos)
     check_bool("shuffle", shuffle)
-    check_bool("turning", turning)
-    check_choice("edge_stage", edge_stage, EDGE_STAGES)
 
 
-def _edge_code(edge_stage: str) -> int:
-    """The stage code of a prompt edge under ``edge_stage``."""
-    return STAGE_B if edge_stage == "s_b" else STAGE_NONE
-
-
-def rf_tokens(
-    tree: Tree,
-    goal: int,
-    rng: np.random.Generator | None = None,
-    *,
-    cot: bool = True,
-    eos: bool = False,
-    shuffle: bool = True,
-    edge_order: np.ndarray | None = None,
-    turning: bool = True,
-    edge_stage: str = "empty",
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def rf_tokens(tree: Tree, goal: int, rng: np.random.Generator | None = None, *, cot: bool = True, eos: bool = False,
+        shuffle: bool = True, edge_order: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The R-F prompt and targets of one tree, as symbol triples.
 
     ``goal`` is a node *index* (not the root); ``rng`` shuffles the edge tokens (``shuffle=True``, else children
     increase) unless ``edge_order`` (a permutation of ``tree.edges()``) is given; ``eos`` appends the EOS target;
-    ``cot``, ``turning``, ``edge_stage``: the variations of the module docstring. Returns ``prompt (P, 3)``,
+    ``cot``: the variation of the module docstring. Returns ``prompt (P, 3)``,
     ``targets (K, 3)`` (columns ``first, second, stage``) and ``step_type (K,)``.
     """
     if not isinstance(tree, Tree):
@@ -143,7 +118,7 @@ def rf_tokens(
     goal = check_int("goal", goal, low=0, high=tree.n - 1)
     if goal == tree.root:
         raise ValueError("goal must not be the root (the path would be empty)")
-    _flags(cot, eos, shuffle, turning, edge_stage)
+    _flags(cot, eos, shuffle)
     lab, S = tree.labels, tree.S
     edges = tree.edges()
     if edge_order is not None:
@@ -157,7 +132,7 @@ def rf_tokens(
     r, g = lab[tree.root], lab[goal]
     prompt = np.concatenate(
         [
-            np.stack([lab[edges[:, 0]], lab[edges[:, 1]], np.full(len(edges), _edge_code(edge_stage), dtype=np.int64)], axis=1),
+            np.stack([lab[edges[:, 0]], lab[edges[:, 1]], np.full(len(edges), STAGE_NONE, dtype=np.int64)], axis=1),
             [[r, r, STAGE_F], [S, g, STAGE_B]],
         ]
     )
@@ -167,9 +142,8 @@ def rf_tokens(
     if cot:
         rows += [[path[j], path[j + 1], STAGE_B] for j in range(D)]
         types += [_BACK] * D
-    if turning:
-        rows.append([r, r, STAGE_F])
-        types.append(_TURN)
+    rows.append([r, r, STAGE_F])
+    types.append(_TURN)
     rows += [[path[j + 1], path[j], STAGE_F] for j in range(D - 1, -1, -1)]
     types += [_FWD] * D
     if eos:
@@ -178,7 +152,7 @@ def rf_tokens(
     return prompt.astype(np.int64), np.asarray(rows, dtype=np.int64), np.asarray(types, dtype=np.int64)
 
 
-def _assemble(S, prompts, targets, types, roots, goals, sizes, depths, cot, edge_stage) -> ForwardBatch:
+def _assemble(S, prompts, targets, types, roots, goals, sizes, depths, cot) -> ForwardBatch:
     pad = pad_sequences(S, prompts, targets)
     seq, tgt = pad["seq"], pad["targets"]
     stype = np.full(pad["target_mask"].shape, -1, dtype=np.int64)
@@ -191,61 +165,40 @@ def _assemble(S, prompts, targets, types, roots, goals, sizes, depths, cot, edge
         target_second=as_t(tgt[..., 1].copy()), target_stage=as_t(tgt[..., 2].copy()),
         target_mask=as_t(pad["target_mask"]), step_type=as_t(stype), prompt_len=as_t(pad["prompt_len"]), root=as_t(np.asarray(roots, dtype=np.int64)),
         goal=as_t(np.asarray(goals, dtype=np.int64)), n_nodes=as_t(np.asarray(sizes, dtype=np.int64)),
-        goal_depth=as_t(np.asarray(depths, dtype=np.int64)), cot=cot, edge_stage=edge_stage,
+        goal_depth=as_t(np.asarray(depths, dtype=np.int64)), cot=cot,
     )
 
 
-def forward_batch(
-    trees: Sequence[Tree],
-    goals: Sequence[int],
-    rng: np.random.Generator | None = None,
-    *,
-    cot: bool = True,
-    eos: bool = False,
-    shuffle: bool = True,
-    edge_orders: Sequence[np.ndarray] | None = None,
-    turning: bool = True,
-    edge_stage: str = "empty",
-) -> ForwardBatch:
+def forward_batch(trees: Sequence[Tree], goals: Sequence[int], rng: np.random.Generator | None = None, *,
+        cot: bool = True, eos: bool = False, shuffle: bool = True,
+        edge_orders: Sequence[np.ndarray] | None = None) -> ForwardBatch:
     """Stack the R-F sequences of several trees (any shapes) into one padded :class:`ForwardBatch`.
 
     All trees must share ``S``. Options as in :func:`rf_tokens`;
     ``edge_orders`` gives one explicit edge permutation per tree.
     """
     trees, goals, S = check_trees(trees, goals)
-    check_choice("edge_stage", edge_stage, EDGE_STAGES)
     if edge_orders is not None and len(edge_orders) != len(trees):
         raise ValueError(f"edge_orders must have one entry per tree: {len(trees)} trees, {len(edge_orders)} orders")
     orders = edge_orders if edge_orders is not None else [None] * len(trees)
     parts = [
-        rf_tokens(t, g, rng, cot=cot, eos=eos, shuffle=shuffle, edge_order=o, turning=turning, edge_stage=edge_stage)
+        rf_tokens(t, g, rng, cot=cot, eos=eos, shuffle=shuffle, edge_order=o)
         for t, g, o in zip(trees, goals, orders)
     ]
     return _assemble(
         S, [p for p, _, _ in parts], [t for _, t, _ in parts], [ty for _, _, ty in parts],
         [t.label_of(t.root) for t in trees], [t.label_of(g) for t, g in zip(trees, goals)],
-        [t.n for t in trees], [t.depth_of(g) for t, g in zip(trees, goals)], cot, edge_stage,
+        [t.n for t in trees], [t.depth_of(g) for t, g in zip(trees, goals)], cot,
     )
 
 
-def perfect_forward_batch(
-    m: int,
-    S: int,
-    batch_size: int,
-    rng: np.random.Generator,
-    *,
-    cot: bool = True,
-    eos: bool = False,
-    shuffle: bool = True,
-    return_trees: bool = False,
-    turning: bool = True,
-    edge_stage: str = "empty",
-):
+def perfect_forward_batch(m: int, S: int, batch_size: int, rng: np.random.Generator, *, cot: bool = True,
+        eos: bool = False, shuffle: bool = True, return_trees: bool = False):
     """A batch from the training distribution (:func:`onelayer.trees.shared.data.perfect_tree_draws`), built
     without a Python loop over trees; no padding. With ``return_trees=True`` also returns ``(trees, goals,
     edge_orders)`` from which :func:`forward_batch` rebuilds the same batch (used by the tests).
     """
-    _flags(cot, eos, shuffle, turning, edge_stage)
+    _flags(cot, eos, shuffle)
     check_bool("return_trees", return_trees)
     draws = perfect_tree_draws(m, S, batch_size, rng, shuffle=shuffle)
     m, S, n, batch_size = draws.m, draws.S, draws.n, draws.batch_size
@@ -255,7 +208,7 @@ def perfect_forward_batch(
     r = plab[:, m]
     full = lambda v: np.full((batch_size, 1), v, dtype=np.int64)  # noqa: E731
     edges = np.stack([labels[rows, parent[order]], labels[rows, child[order]],
-                      np.full((batch_size, n - 1), _edge_code(edge_stage), np.int64)], -1)
+                      np.full((batch_size, n - 1), STAGE_NONE, np.int64)], -1)
     prompt = np.concatenate(
         [edges, np.stack([r, r, full(STAGE_F)[:, 0]], -1)[:, None], np.stack([full(S)[:, 0], plab[:, 0], full(STAGE_B)[:, 0]], -1)[:, None]],
         axis=1,
@@ -264,9 +217,8 @@ def perfect_forward_batch(
     if cot:
         blocks.append(np.stack([plab[:, :m], plab[:, 1:], np.full((batch_size, m), STAGE_B)], -1))
         types += [_BACK] * m
-    if turning:
-        blocks.append(np.stack([r, r, full(STAGE_F)[:, 0]], -1)[:, None])
-        types.append(_TURN)
+    blocks.append(np.stack([r, r, full(STAGE_F)[:, 0]], -1)[:, None])
+    types.append(_TURN)
     rev = plab[:, ::-1]  # r = v_m, ..., v_0 = g
     blocks.append(np.stack([rev[:, :m], rev[:, 1:], np.full((batch_size, m), STAGE_F)], -1))
     types += [_FWD] * m
@@ -282,7 +234,7 @@ def perfect_forward_batch(
         target_first=as_t(tgt[..., 0].copy()), target_second=as_t(tgt[..., 1].copy()),
         target_stage=as_t(tgt[..., 2].copy()),
         step_type=as_t(np.broadcast_to(np.asarray(types), (batch_size, K)).copy()),
-        goal_depth=torch.full((batch_size,), m, dtype=torch.int64), cot=cot, edge_stage=edge_stage,
+        goal_depth=torch.full((batch_size,), m, dtype=torch.int64), cot=cot,
         **unpadded_fields(batch_size, P, K, r, plab[:, 0], n),
     )
     if not return_trees:
@@ -292,24 +244,13 @@ def perfect_forward_batch(
     return batch, (trees, [int(g) for g in goal], [np.asarray(o).copy() for o in order])
 
 
-def random_forward_batch(
-    S: int,
-    count: int,
-    rng: np.random.Generator,
-    *,
-    max_depth: int,
-    max_children: int = 3,
-    min_depth: int = 0,
-    leaves_only: bool = False,
-    cot: bool = True,
-    eos: bool = False,
-    turning: bool = True,
-    edge_stage: str = "empty",
-) -> tuple[ForwardBatch, list[Tree]]:
+def random_forward_batch(S: int, count: int, rng: np.random.Generator, *, max_depth: int, max_children: int = 3,
+        min_depth: int = 0, leaves_only: bool = False, cot: bool = True,
+        eos: bool = False) -> tuple[ForwardBatch, list[Tree]]:
     """``count`` random test trees and goals drawn by :func:`onelayer.trees.shared.data.random_trees`, laid out
     in R-F as a padded :class:`ForwardBatch`. Returns the batch and the trees.
     """
-    _flags(cot, eos, True, turning, edge_stage)
+    _flags(cot, eos, True)
     trees, goals = random_trees(S, count, rng, max_depth=max_depth, max_children=max_children,
                                 min_depth=min_depth, leaves_only=leaves_only)
     for tree in trees:
@@ -317,14 +258,7 @@ def random_forward_batch(
         # stands where the stored batches (drawn before the layouts were
         # separated) had it, so every stored result stays the same.
         rng.permutation(len(tree.edges()))
-    return forward_batch(trees, goals, rng, cot=cot, eos=eos, turning=turning, edge_stage=edge_stage), trees
-
-
-def _check_batch_and_A(batch, A):
-    if not isinstance(batch, ForwardBatch):
-        raise TypeError(f"batch must be a ForwardBatch, got {type(batch).__name__}")
-    if not isinstance(A, torch.Tensor) or A.dim() != 2 or A.shape[1] != batch.S:
-        raise ValueError(f"A must be a tensor of shape (d, S={batch.S})")
+    return forward_batch(trees, goals, rng, cot=cot, eos=eos), trees
 
 
 def _vectors(first, second, stage, A):
@@ -336,15 +270,13 @@ def _vectors(first, second, stage, A):
 def forward_token_vectors(batch: ForwardBatch, A: torch.Tensor) -> torch.Tensor:
     """Materialise the teacher-forced tokens ``[a_first; a_second; stage]``: shape ``(batch, L, 2d + 2)``.
 
-    Padding tokens are zero vectors. ``A`` has shape ``(d, S)``.
+    Padding tokens are zero vectors. ``A`` has shape ``(d, S)`` (the model's entry points check both).
     """
-    _check_batch_and_A(batch, A)
     return _vectors(batch.first, batch.second, batch.stage, A)
 
 
 def forward_target_vectors(batch: ForwardBatch, A: torch.Tensor) -> torch.Tensor:
     """The targets as vectors, shape ``(batch, K, 2d + 2)`` (zero on padded targets)."""
-    _check_batch_and_A(batch, A)
     Y = _vectors(batch.target_first, batch.target_second, batch.target_stage, A)
     return Y * batch.target_mask[..., None].to(Y.dtype)
 
