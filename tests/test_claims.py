@@ -27,7 +27,8 @@ class _Links(html.parser.HTMLParser):
 
 def _row(**kw):
     row = {"claim": "Theorem 9 holds", "source": "[paper]", "reading": "-", "settings": "K = 6",
-           "measurement": "3/4 = 0.750 [0.301, 0.954]", "verdict": "holds", "chapter": "x", "doc": "walks/theorem31",
+           "measurement": "3/4 = 0.750 [0.301, 0.954]", "verdict": "holds", "class": "holds", "chapter": "x",
+           "doc": "walks/theorem31",
            "id": "walks/theorem31:theorem-3-1-item-3-v"}
     return {**row, **kw}
 
@@ -57,16 +58,6 @@ def test_every_claim_has_a_paper_a_statement_and_a_class():
 ])
 def test_combine(classes, expected):
     assert claims.combine(classes) == expected
-
-
-def test_reading_class_refines_holds_from_the_module_verdict():
-    assert claims.reading_class(_row(verdict="holds exactly")) == "exact"
-    assert claims.reading_class(_row(verdict="holds", measurement="exact check in float64: True")) == "exact"
-    assert claims.reading_class(_row(verdict="holds in most runs")) == "most"
-    assert claims.reading_class(_row(verdict="fails in every run (0/20)")) == "fails"
-    assert claims.reading_class(_row(verdict="undecided: both stall")) == "undecided"
-    with pytest.raises(ValueError, match="names no class"):
-        claims.reading_class(_row(verdict="the remainder grows", id="walks/x:y"))
 
 
 def test_grid_links_every_cell_to_the_claims_section_and_colours_it():
@@ -152,3 +143,5 @@ def test_rate_class_reads_the_interval():
         claims.rate_class(0.5)
     with pytest.raises(ValueError, match="class must"):
         claims.reading_class(_row(**{"class": "green"}))
+    with pytest.raises(ValueError, match="no class"):
+        claims.reading_class({k: v for k, v in _row().items() if k != "class"})

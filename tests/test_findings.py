@@ -73,26 +73,12 @@ def test_row_ids_are_stable_and_unique_within_a_chapter():
         findings.row_ids([{"claim": "x"}])
 
 
-@pytest.mark.parametrize("verdict, expected", [
-    ("holds", "holds"), ("holds exactly", "holds"), ("agrees: one full head stalls, two heads converge", "holds"),
-    ("confirmed, with fewer walks than the transformer needs", "holds"), ("by symmetry", "holds"),
-    ("fails: at every norm tried", "fails"), ("disagrees: one full head converges", "fails"),
-    ("not reproduced under any reading tried", "fails"), ("false as stated for p = 0.5: a fitted V", "fails"),
-    ("partly: some runs", "partly"), ("depends on the norm: both", "partly"),
-    ("holds on the population only; on a sample the rows differ", "partly"),
-    ("Task 1 fails in every run (0/40); Task 2 holds in every run (40/40)", "partly"),
-    ("bounded holds, but the two phases are not distinguished: h2", "partly"),
-    ("undecided: one full head stalls, and so do two heads", "undecided"),
-    ("the remainder grows (bounded would be slope 0)", None),
-])
-def test_verdict_class_reads_the_headline(verdict, expected):
-    assert findings.verdict_class(verdict) == expected
+def test_every_stored_row_carries_its_class():
+    from onelayer import claims
 
-
-def test_stored_verdicts_mostly_have_a_class():
-    vague = [r["id"] for r in findings.load() if findings.verdict_class(r["verdict"]) is None]
-    # Rows whose verdict names no class cannot be repeated on the landing page; at present two (walks/theorem31).
-    assert len(vague) <= 2, f"verdicts that state neither holds, fails, partly nor undecided: {vague}"
+    rows = findings.load()
+    assert all(r.get("class") in claims.CLASSES for r in rows), \
+        [r["id"] for r in rows if r.get("class") not in claims.CLASSES]
 
 
 def test_theorem_map_reads_the_chapters_blocks():

@@ -5,17 +5,18 @@ verdict section).
 A claim is the statement (MyST math), the paper it is about, the paper's numbered result or figure it tests (the
 rows of a paper's verdict grid), its source tag and its readings. Each reading carries what the chapter measured
 (the settings and the measurement, as the chapter module computed them from its stored studies) and a verdict
-*class*: ``holds``, ``most`` (holds in most runs), ``partly``, ``fails``, ``undecided`` or ``exact`` (an exact
-check that holds). The words a page shows (:data:`WORDS`) and the colour class of a cell (``verdict-<class>``, styled
-in ``book/_static/onelayer.css``) are generated from the class; no page types a verdict and no test parses one back
-from prose: a sentence that repeats a verdict names the claim with ``<!-- finding: ID -->`` and
+*class*, which the module derives from its numbers (:func:`rate_class` for a rate of runs, :func:`exact_class` for an
+exact check, :func:`combine` over settings): ``holds``, ``most`` (holds in most runs), ``partly``, ``fails``,
+``undecided`` or ``exact`` (an exact check that holds). The words a page shows (:data:`WORDS`) and the colour class
+of a cell (``verdict-<class>``, styled in ``book/_static/onelayer.css``) are generated from the class; no page types a
+verdict and no test parses one back from prose: a sentence that repeats a verdict names the claim with ``<!-- finding: ID -->`` and
 ``tests/test_reader_claims.py`` checks that the id exists.
 
 The measurements are the stored rows of :mod:`onelayer.findings` (``book/data/findings.json``, collected from the
 chapter modules' ``verdict_rows()``); :func:`load` groups the rows of one claim (its readings) into one
 :class:`Claim` and adds what the rows do not carry: the paper, the result, the statement in MyST math
-(:data:`STATEMENTS`). Every claim links to its evidence: the anchor ``claim-<slug>`` in its chapter
-(:func:`anchor`), which the chapter's verdict section carries.
+(:data:`STATEMENTS`). Every claim links to its evidence: the label ``(claim-<slug>)=`` (:func:`anchor`) on the
+section of its chapter that measures it.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ from . import findings
 from .paths import data_path
 from .rates import Rate
 
-__all__ = ["CLASSES", "WORDS", "STATEMENTS", "Reading", "Claim", "rate_class", "exact_class", "reading_class", "combine", "build", "load",
+__all__ = ["CLASSES", "WORDS", "STATEMENTS", "Reading", "Claim", "rate_class", "exact_class", "reading_class",
+           "combine", "build", "load",
            "anchor", "claim_markdown", "paper_markdown", "chapter_markdown", "grid_html", "grids_html",
            "counts", "counts_line", "PAPER_TITLES", "GRIDS", "write_grids"]
 
@@ -106,9 +108,9 @@ class Claim:
 
 
 def combine(classes: Iterable[str]) -> str:
-    """The class of several readings (or settings): one class if they agree; ``holds`` with ``exact`` is ``holds``,
-    ``holds`` with ``most`` is ``most``; ``undecided`` with one decided class keeps that class only if every other
-    reading is decided the same way, else ``partly``; any mix of holding and failing is ``partly``."""
+    """The class of several readings (or settings): their class if they agree; ``exact`` with ``holds`` is ``holds``,
+    and either with ``most`` is ``most``; any other mix (holding and failing, or a decided class with ``undecided``)
+    is ``partly``."""
     seen = set(classes)
     for c in seen:
         if c not in CLASSES:
@@ -121,8 +123,6 @@ def combine(classes: Iterable[str]) -> str:
         return "holds"
     if seen <= {"exact", "holds", "most"}:
         return "most"
-    if seen == {"undecided", "fails"}:
-        return "fails" if False else "partly"
     return "partly"
 
 
@@ -148,35 +148,13 @@ def exact_class(ok: bool) -> str:
 
 
 def reading_class(row: Mapping) -> str:
-    """The class of one stored row: its ``class`` where the chapter module gives it from its numbers
-    (:func:`rate_class`, :func:`exact_class`, :func:`combine`).
-
-    Otherwise (rows not yet converted) the rows' verdict classes (holds, fails, partly, undecided) are :func:`onelayer.findings.verdict_class` of the
-    verdict the chapter module generates from its numbers; ``holds`` is refined to ``exact`` for an exact check
-    (the module's verdict says "exactly", or its measurement is an exact check) and to ``most`` when the module's
-    verdict says the claim holds in most (not all) runs or seeds."""
-    if "class" in row:  # the module gave the class from its numbers (rate_class, exact_class, combine)
-        if row["class"] not in CLASSES:
-            raise ValueError(f"row {row.get('id')!r}: class must be one of {CLASSES}, got {row['class']!r}")
-        return row["class"]
-    verdict = str(row["verdict"])
-    cls = UNWORDED.get(str(row.get("id"))) or findings.verdict_class(verdict)
-    if cls is None:
-        raise ValueError(f"row {row.get('id')!r}: its verdict names no class: {verdict!r}")
-    if cls != "holds":
-        return cls
-    head = verdict.split(":", 1)[0].lower()
-    if "exactly" in head or str(row["measurement"]).startswith("exact check"):
-        return "exact"
-    if re.search(r"\bmost\b|\bmostly\b", head):
-        return "most"
-    return "holds"
-
-
-#: The two rows whose verdict states its numbers without a verdict word, and the class those numbers give: the
-#: remainder of Lemma C.7 grows in every sample (a bounded remainder fails), and K = 4 locks in about as often as K = 6
-#: with overlapping intervals (the runs cannot tell whether the condition K > 4 is needed).
-UNWORDED = {"walks/theorem31:lemma-c-7-v-beta-pi": "fails", "walks/theorem31:theorem-3-1-needs-k-4": "undecided"}
+    """The class of one stored row: its ``class``, which the chapter module gives from its numbers
+    (:func:`rate_class`, :func:`exact_class`, :func:`combine`, or a rule of its own over means and exact checks)."""
+    if "class" not in row:
+        raise ValueError(f"row {row.get('id')!r} has no class (its chapter module's verdict_rows() must give one)")
+    if row["class"] not in CLASSES:
+        raise ValueError(f"row {row.get('id')!r}: class must be one of {CLASSES}, got {row['class']!r}")
+    return row["class"]
 
 
 # --- the claims' metadata the rows do not carry: paper, result, statement in MyST -----------------------------------

@@ -11,8 +11,8 @@ findings``, or ``make findings``), the Findings page and the parts' introduction
 ``tests/test_findings.py`` collects them afresh and fails when the stored rows differ (the command to run is in the
 message).
 
-Each row has a stable ``id`` (:func:`row_ids`, ``<doc>:<slug of the claim>``) and its verdict a class (holds, fails,
-partly, undecided: :func:`verdict_class`, read from the verdict the chapter module generates): a sentence of the
+Each row has a stable ``id`` (:func:`row_ids`, ``<doc>:<slug of the claim>``) and a verdict ``class`` that the module
+derives from its numbers (:mod:`onelayer.claims`); ``verdict`` is the module's account in words. A sentence of the
 landing page or of a part's introduction that repeats a verdict names its claim with ``<!-- finding: ID -->``, and
 ``tests/test_reader_claims.py`` checks that the claim exists. :func:`theorem_map` reads the chapters' theorem and lemma
 blocks (the papers' numbers and the book's labels) for the Findings page's map.
@@ -33,8 +33,8 @@ from .paths import REPOSITORY_DATA, data_path
 from .registry import CHAPTERS_PACKAGE, chapter_modules
 from .store import read_json, to_jsonable, write_json
 
-__all__ = ["KEYS", "STORED", "KIND", "COMMAND", "VERDICT_CLASSES", "chapter_doc", "chapter_title",
-           "book_order", "collect", "row_ids", "verdict_class", "write", "load", "differences",
+__all__ = ["KEYS", "STORED", "KIND", "COMMAND", "chapter_doc", "chapter_title",
+           "book_order", "collect", "row_ids", "write", "load", "differences",
            "theorem_map", "theorem_map_markdown"]
 
 #: The stored rows, inside the data directory; their kind; the command that rewrites them.
@@ -43,7 +43,7 @@ KIND = "onelayer-findings"
 COMMAND = "python -m onelayer findings"
 
 #: The keys of a verdict row (``verdict_rows()`` of a chapter module).
-KEYS = ("claim", "source", "reading", "settings", "measurement", "verdict", "chapter")
+KEYS = ("claim", "source", "reading", "settings", "measurement", "verdict", "class", "chapter")
 
 
 def chapter_doc(module: str) -> str:
@@ -152,40 +152,6 @@ def row_ids(rows: Sequence[Mapping]) -> list[str]:
         seen[base] = seen.get(base, 0) + 1
         out.append(base if seen[base] == 1 else f"{base}-{seen[base]}")
     return out
-
-
-#: The verdict classes, most specific first, with the words that state each in a verdict cell (:func:`verdict_class`).
-VERDICT_CLASSES = {
-    "undecided": ("undecided", "not a test"),
-    "partly": ("partly", "partial", "depends", " only", "but ", "minority", "not on every", "not every"),
-    "fails": ("fails", "false", "disagree", "not reproduced", "contradict"),
-    "holds": ("holds", "agrees", "confirmed", "supported", "by symmetry", "reproduced"),
-}
-
-
-def _clause_class(clause: str) -> str | None:
-    clause = f" {clause.strip().lower()} "
-    for name, words in VERDICT_CLASSES.items():
-        if any(w in clause for w in words):
-            return name
-    return None
-
-
-def verdict_class(verdict: str) -> str | None:
-    """The class of a verdict cell: ``"holds"``, ``"fails"``, ``"partly"``, ``"undecided"``, or None if it names none.
-
-    Read from the headline (the text before the first colon), clause by clause (``;``): a qualified clause (only,
-    but, depends, minority...) is ``"partly"``, and clauses of different classes (``Task 1 fails ...; Task 2 holds``)
-    make the verdict ``"partly"``. Examples: ``"holds on the population only; ..."`` -> partly, ``"disagrees: one full
-    head converges"`` -> fails, ``"confirmed, with fewer walks ..."`` -> holds.
-    """
-    if not isinstance(verdict, str):
-        raise TypeError(f"verdict must be a str, not {type(verdict).__name__}")
-    headline = verdict.split(":", 1)[0]
-    classes = {c for c in map(_clause_class, headline.split(";")) if c is not None}
-    if not classes:
-        return None
-    return classes.pop() if len(classes) == 1 else "partly"
 
 
 # --- the theorem map: the papers' numbered results and the book's blocks that state them ------------------------------

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...claims import combine, exact_class, rate_class
 from ...formatting import near_zero_text, number_text, rounded
 from ...rates import Rate, rate
 from ...registry import register
@@ -471,7 +472,7 @@ def verdict_rows() -> list[dict]:
         {"claim": "the two Task-2 questions have the same token average", "source": "[paper]", "reading": "-",
          "settings": "the exact task (both questions)",
          "measurement": f"largest difference of the two token averages: {near_zero_text(gap)}",
-         "verdict": "holds" if gap < 1e-12 else "fails", "chapter": "qa"},
+         "verdict": "holds" if gap < 1e-12 else "fails", "class": exact_class(bool(gap < 1e-12)), "chapter": "qa"},
     ]
     for normalize in qa_seeds.NORMALIZATIONS:
         r, f = _find(rates, 1, normalize=normalize), _find(frozen, 1, normalize=normalize)
@@ -483,7 +484,8 @@ def verdict_rows() -> list[dict]:
                                      + (f"; seed 0 from step {r['seed0_first_learned']}"
                                         if r["seed0_first_learned"] is not None else "")
                                      + f"; attention frozen, only V trained: {still.text()}"),
-                     "verdict": share_verdict(trained) + "; " + attention_verdict(trained, still), "chapter": "qa"})
+                     "verdict": share_verdict(trained) + "; " + attention_verdict(trained, still),
+                     "class": rate_class(trained), "chapter": "qa"})
     for normalize in qa_seeds.NORMALIZATIONS:
         r, f = _find(rates, 2, normalize=normalize), _find(frozen, 2, normalize=normalize)
         rows.append({"claim": "Task 2 stays at about 50% (Figure 7)", "source": "[paper]", "reading": r["reading"],
@@ -492,7 +494,8 @@ def verdict_rows() -> list[dict]:
                                      + (f"; from zero the two questions' outputs differ by at most "
                                         f"{near_zero_text(zero_tied)}" if normalize == "keys_and_query" else "")
                                      + f"; attention frozen, only V trained: {f['rates']['near_chance'].text()}"),
-                     "verdict": share_verdict(r["rates"]["near_chance"]), "chapter": "qa"})
+                     "verdict": share_verdict(r["rates"]["near_chance"]), "class": rate_class(r["rates"]["near_chance"]),
+                     "chapter": "qa"})
     r1, r2 = _find(rates, 1, hidden=s.relu_hidden), _find(rates, 2, hidden=s.relu_hidden)
     rows.append({"claim": "with a hidden ReLU layer Task 1 is learned and Task 2 is not (Figure 10)", "source": "[paper]",
                  "reading": "f = A ReLU(V X S), m = 19, all Gaussian (ours; Appendix F.2 does not give the form)",
@@ -502,6 +505,7 @@ def verdict_rows() -> list[dict]:
                                  f"{r2['rates']['near_chance'].text()}"),
                  "verdict": (f"Task 1 {share_verdict(r1['rates'][f'learned_{last}'])}; "
                              f"Task 2 {share_verdict(r2['rates']['near_chance'])}"),
+                 "class": combine([rate_class(r1["rates"][f"learned_{last}"]), rate_class(r2["rates"]["near_chance"])]),
                  "chapter": "qa"})
     for normalize in qa_seeds.NORMALIZATIONS:
         for placement in ("attention", "output", "both"):
@@ -517,5 +521,6 @@ def verdict_rows() -> list[dict]:
                                    else "")),
                 "verdict": (f"Task 1 {share_verdict(t1['rates'][f'learned_{first}'])}; "
                             f"Task 2 {share_verdict(t2['rates']['near_chance'])}"),
+                "class": combine([rate_class(t1["rates"][f"learned_{first}"]), rate_class(t2["rates"]["near_chance"])]),
                 "chapter": "qa"})
     return rows
