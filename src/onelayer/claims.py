@@ -374,10 +374,7 @@ def build(rows: Sequence[Mapping]) -> list[Claim]:
         paper, result, statement = STATEMENTS[first["id"]]
         readings = []
         for row in members:
-            label = str(row["reading"])
-            if paper == "walks":
-                label = label.replace(" [summary]", "")
-            readings.append(Reading(label=label, settings=str(row["settings"]),
+            readings.append(Reading(label=str(row["reading"]), settings=str(row["settings"]),
                                     measurement=str(row["measurement"]), detail=str(row["verdict"]),
                                     cls=reading_class(row), id=str(row["id"])))
         out.append(Claim(id=first["id"], doc=doc, paper=paper, result=result, statement=statement,
@@ -435,9 +432,11 @@ def counts(claims: Sequence[Claim]) -> Counter:
 
 
 def counts_line(claims: Sequence[Claim]) -> str:
-    """One line: ``n claims, m readings: a holds exactly, b hold, ...`` (HTML, each class in its colour)."""
+    """One line: ``n claims, m readings: a holds exactly, b holds, ...`` (HTML), each class after a square in its
+    colour: the count and the legend of the grid above it."""
     n = counts(claims)
-    parts = [f'<span class="verdict-{c}">{LETTERS[c]} {n[c]} {WORDS[c]}</span>' for c in CLASSES if n[c]]
+    parts = [f'<span class="onelayer-cell verdict-{c}" aria-hidden="true">{LETTERS[c]}</span>&nbsp;{n[c]} {WORDS[c]}'
+             for c in CLASSES if n[c]]
     return (f'<p class="onelayer-counts">{len(claims)} claims, {sum(n.values())} readings: ' + ", ".join(parts)
             + "</p>")
 

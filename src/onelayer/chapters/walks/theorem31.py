@@ -623,7 +623,7 @@ def verdict_rows() -> list[dict]:
     rate_holds = sr["slope"][1] >= -0.5 - s.slope_tol and sr["slope"][2] <= -0.5 + s.slope_tol
     rows.append({
         "claim": "Theorem 3.1 item 3: V/||V|| -> Pi^T/||Pi^T|| at rate T^(-1/2)", "source": "[paper]",
-        "reading": "our reading of a lost display: the Frobenius distance of the normalised matrices [summary]",
+        "reading": "our reading of a lost display: the Frobenius distance of the normalised matrices",
         "settings": (f"p=0.7, K=6, N=97, M=1000, {m} training samples (data seeds) of 1000 walks, "
                      f"{swept['direction_steps']} steps, log-loss "
                      f"(the paper's) and squared loss; best entrywise power (Pi^T)^a; the rate over {sr['samples']} "
@@ -647,7 +647,7 @@ def verdict_rows() -> list[dict]:
     grows = dr["grows"]
     rows.append({
         "claim": "Lemma C.7: V = beta Pi^T + a bounded remainder", "source": "[paper]",
-        "reading": "our reading of a partly lost display: the remainder is min over beta of ||V - beta Pi^T||_F [summary]",
+        "reading": "our reading of a partly lost display: the remainder is min over beta of ||V - beta Pi^T||_F",
         "settings": (f"p=0.7, K=6, N=97, M=1000, log-loss, {swept['remainder_steps']} steps, {m} training samples (data "
                      f"seeds) of 1000 walks"),
         "measurement": (f"over {m} training samples: min over beta of ||V - beta Pi^T||_F {mean_text(dr['residual_first'])} "
