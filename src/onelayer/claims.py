@@ -392,7 +392,7 @@ def write_grids(path=None) -> str:
     path written."""
     target = data_path(GRIDS) if path is None else path
     with open(target, "w", encoding="utf-8") as f:
-        f.write(grids_html(load(), page="index") + "\n")
+        f.write(grids_html(load(), page="index", level=3) + "\n")
     return str(target)
 
 
@@ -447,16 +447,17 @@ def _cell(claim: Claim, reading: Reading, k: int, page: str) -> str:
             f'title="{html.escape(title)}" aria-label="{html.escape(title)}">{LETTERS[reading.cls]}</a>')
 
 
-def grid_html(claims: Sequence[Claim], *, page: str = "findings", title: str | None = None) -> str:
+def grid_html(claims: Sequence[Claim], *, page: str = "findings", title: str | None = None, level: int = 3) -> str:
     """A paper's verdict grid: one line per numbered result (statements of ours last), one small cell per reading of
     each claim under it, coloured by class and linking to the claim's evidence in its chapter; the count per class
-    under it. ``page``: the document the grid is shown on (links are relative to it)."""
+    under it. ``page``: the document the grid is shown on (links are relative to it); ``title``: a heading of
+    ``level`` above the grid."""
     claims = list(claims)
     groups = _groups(claims)
     order = [g for g in groups if g != "ours"] + (["ours"] if "ours" in groups else [])
     out = ['<div class="onelayer-grid">']
     if title:
-        out.append(f"<h3>{html.escape(title)}</h3>")
+        out.append(f'<h{level} class="onelayer-grid-title">{html.escape(title)}</h{level}>')
     out.append('<table class="onelayer-verdict-grid"><tbody>')
     for g in order:
         cells = []
@@ -471,11 +472,12 @@ def grid_html(claims: Sequence[Claim], *, page: str = "findings", title: str | N
     return "\n".join(out)
 
 
-def grids_html(claims: Sequence[Claim], *, page: str = "findings") -> str:
-    """Both papers' grids (:func:`grid_html`) side by side on a wide screen, one above the other on a narrow one."""
+def grids_html(claims: Sequence[Claim], *, page: str = "findings", level: int = 2) -> str:
+    """Both papers' grids (:func:`grid_html`) side by side on a wide screen, one above the other on a narrow one,
+    each under a heading of ``level`` (2 right under a page's title, 3 under a section's)."""
     claims = list(claims)
     return ('<div class="onelayer-grids">'
-            + "".join(grid_html([c for c in claims if c.paper == p], page=page, title=PAPER_TITLES[p])
+            + "".join(grid_html([c for c in claims if c.paper == p], page=page, title=PAPER_TITLES[p], level=level)
                       for p in ("walks", "trees"))
             + "</div>")
 
