@@ -14,7 +14,7 @@ Rows (format and measurement method: :mod:`benchmarks.harness`):
   *every* seed. ``max_abs_diff`` is the largest difference of the final ``B``.
 * ``trees population recursion: closed form vs autograd``: 2,000 steps of
   exact population gradient descent at ``m = 4, S = 31``;
-  :func:`onelayer.studies.trees.scaling.population_run` (hand-written gradient in
+  :func:`onelayer.studies.trees.scaling.runs.population_run` (hand-written gradient in
   NumPy) against :func:`onelayer.trees.backward.dynamics.population_gd` (autograd on the
   canonical tree). ``max_abs_diff`` is over the trajectories of ``h1`` and ``h2``.
 """
@@ -40,7 +40,7 @@ def _row(name: str, config: str, ours, reference, *, steps: int, quick: bool, di
 
 def run(quick: bool = False) -> list[dict]:
     """The rows of the module docstring."""
-    from onelayer.studies.trees import scaling
+    from onelayer.studies.trees.scaling import runs as ts_runs
     from onelayer.studies.trees import backward_batched as batched
     from onelayer.trees.backward import dynamics, model
     from onelayer.trees.shared import embeddings
@@ -68,7 +68,7 @@ def run(quick: bool = False) -> list[dict]:
     pop_steps, pm, pS = cfg["pop_steps"], 4, 31
 
     def closed():
-        return scaling.population_run(pm, pS, max_steps=pop_steps)
+        return ts_runs.population_run(pm, pS, max_steps=pop_steps)
 
     def autograd():
         return dynamics.population_gd(pm, pS, steps=pop_steps, lr=LR)

@@ -41,8 +41,7 @@ import torch
 from benchmarks.harness import make_row, peak_rss_mb, time_call
 from onelayer.trees.shared.embeddings import one_hot_embeddings
 from onelayer.trees.forward.layout import forward_target_vectors, forward_token_vectors, perfect_forward_batch
-from onelayer.trees.forward.architecture import dense_matrices, init_params, two_head
-from onelayer.trees.forward.model import train_forward
+from onelayer.trees.forward.model import dense_matrices, init_params, train_forward, two_head
 
 __all__ = ["run", "reference_train"]
 

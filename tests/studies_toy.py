@@ -4,6 +4,8 @@ into onelayer.studies.registry.MODULES)."""
 
 from __future__ import annotations
 
+import dataclasses
+import os
 from dataclasses import dataclass
 
 import torch
@@ -51,3 +53,13 @@ def summarize(settings: Settings, records: list[dict]) -> dict:
 STUDY = Study(name="toy", stored="studies/toy.json", kind="toy", settings=Settings(),
               quick=Settings(seeds=2, sizes=(8,), steps=5), members=members, run_member=run_member,
               summarize=summarize, description="the runner tests' toy study")
+
+
+def run_member_timed(settings: Settings, member: Member) -> dict:
+    """``run_member`` with a reading of the machine that ran it, ``worker`` (the process id: not a function of the
+    member, as a wall time is not; no clock in a test), a measured field of :data:`TIMED`."""
+    return {**run_member(settings, member), "worker": os.getpid()}
+
+
+#: The toy study with a measured field, ``worker`` (the runner stores it apart and never compares it).
+TIMED = dataclasses.replace(STUDY, run_member=run_member_timed, measured=("worker",))

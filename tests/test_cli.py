@@ -10,7 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from onelayer import cli, registry, store, sweeps
+from onelayer import cli, registry, store
+from onelayer.studies import registry as studies_registry, runner
+
+# The command line's behaviour (exit codes, messages, files written): no floating-point result is compared here.
+pytestmark = pytest.mark.structural
 
 ENV = {**os.environ, "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
 
@@ -135,40 +139,24 @@ def test_works_from_a_temporary_directory_with_another_data_dir(tmp_path):
     res = run("--data-dir", str(data), "info", cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     assert f"data directory: {data.resolve()} (from $ONELAYER_DATA)" in res.stdout
-    res = run("sweep", "--list", cwd=tmp_path, env_extra={"ONELAYER_DATA": str(data)})
+    res = run("study", "--list", cwd=tmp_path, env_extra={"ONELAYER_DATA": str(data)})
     assert res.returncode == 0, res.stderr
-    assert len(res.stdout.splitlines()) == len(sweeps.SWEEPS)
-    for name, sw in sweeps.SWEEPS.items():
-        assert str(data.resolve() / sw.stored) in res.stdout and name in res.stdout
+    known = studies_registry.studies()
+    assert len(res.stdout.splitlines()) == len(known)
+    for name, study in known.items():
+        assert str(data.resolve() / study.stored) in res.stdout and name in res.stdout
     res = run("make", "selector-error-vs-lambda", "--out", "figs", "--quick", cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     assert (tmp_path / "figs" / "selector-error-vs-lambda.png").exists()
 
 
-def test_sweep_usage_errors(capsys):
-    for argv, message in ((["sweep"], "name a sweep"), (["sweep", "nope"], "unknown sweep 'nope'"),
-                          (["sweep", "--list", "walks-scaling"], "either --list or NAME"),
-                          (["--data-dir", " ", "info"], "--data-dir must not be empty"),
+def test_usage_errors(capsys):
+    for argv, message in ((["--data-dir", " ", "info"], "--data-dir must not be empty"),
                           (["list", "--bogus"], "unrecognized arguments: --bogus")):
         with pytest.raises(SystemExit) as info:
             cli.main(argv)
         assert info.value.code == 2
         assert message in capsys.readouterr().err
-
-
-def test_every_sweep_entry_point_exists_and_takes_out():
-    for sw in sweeps.SWEEPS.values():
-        main = sw.load_main()
-        with pytest.raises(SystemExit) as info:
-            main(["--help"])
-        assert info.value.code == 0
-
-
-def test_sweeps_get_validates():
-    with pytest.raises(ValueError, match="unknown sweep"):
-        sweeps.get("nope")
-    with pytest.raises(TypeError, match="name"):
-        sweeps.get(3)
 
 
 def test_bench_subcommand_hands_options_to_the_benchmarks(capsys):
@@ -177,16 +165,23 @@ def test_bench_subcommand_hands_options_to_the_benchmarks(capsys):
     assert info.value.code == 0 and "--quick" in capsys.readouterr().out
 
 
-def test_quick_sweep_from_a_temporary_directory_writes_into_the_data_dir(tmp_path):
-    """``sweep NAME`` without --out writes the sweep's file in the data directory, versioned, readable back."""
-    from onelayer.studies.walks import scaling
+def test_quick_study_from_a_temporary_directory_writes_into_the_data_dir(tmp_path):
+    """``study NAME`` without --out writes the study's file in the data directory, versioned, readable back."""
+    from onelayer.studies.walks.scaling import stored as ws_stored
 
     data = tmp_path / "data"
-    res = run("--data-dir", str(data), "sweep", "walks-scaling", "--quick", cwd=tmp_path)
+    res = run("--data-dir", str(data), "study", "walks-scaling", "--quick", "--only", "p0.7-N-", "critical-attention",
+              cwd=tmp_path)
     assert res.returncode == 0, res.stderr
-    stored = data / sweeps.get("walks-scaling").stored
-    assert store.read_json(stored, kind="walks-scaling")["meta"]["quick"] is True
-    assert scaling.load(stored)["meta"]["quick"] is True
+    assert "still missing" in res.stdout  # only some members: the file waits for the rest
+    res = run("--data-dir", str(data), "study", "walks-scaling", "--quick", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    stored = data / studies_registry.get("walks-scaling").stored.replace(".json", ".quick.json")
+    content = store.read_json(stored, kind="walks-scaling")
+    assert content["quick"] is True and content["provenance"]["members"]["reused"] == 12
+    loaded = ws_stored.load(stored)
+    assert loaded["meta"]["quick"] is True and len(loaded["critical"]) == 4
+    assert all(row["seconds_per_step"] > 0 for row in loaded["studies"]["p=0.7"]["N"])  # measured, kept
 
 
 def test_findings_writes_and_checks_the_stored_rows(tmp_path, monkeypatch, capsys):
@@ -207,15 +202,15 @@ def test_findings_writes_and_checks_the_stored_rows(tmp_path, monkeypatch, capsy
     assert "verdict" in err and findings.COMMAND in err
 
 
-def test_make_sweeps_runs_every_registered_sweep():
+def test_make_studies_runs_every_registered_study_and_no_sweep_remains():
     from pathlib import Path
 
-    from onelayer import sweeps
-
-    makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
-    target = makefile.split("\nsweeps:", 1)[1].split("\n\n", 1)[0]
-    missing = [name for name in sweeps.SWEEPS if f"onelayer sweep {name}" not in target]
-    assert not missing, f"make sweeps does not run: {missing}"
+    root = Path(__file__).resolve().parents[1]
+    makefile = (root / "Makefile").read_text()
+    assert "\nsweeps:" not in makefile and "onelayer sweep" not in makefile
+    assert not (root / "src" / "onelayer" / "sweeps.py").exists()
+    with pytest.raises(SystemExit):
+        cli.main(["sweep", "--list"])
 
 
 def _bad_folders(tmp_path: Path) -> dict[str, tuple[Path, str]]:
@@ -226,20 +221,20 @@ def _bad_folders(tmp_path: Path) -> dict[str, tuple[Path, str]]:
 
 
 @pytest.mark.parametrize("kind", ["cannot create", "cannot write"])
-@pytest.mark.parametrize("command", ["make", "sweep", "findings", "bench"])
+@pytest.mark.parametrize("command", ["make", "study", "findings", "bench"])
 def test_an_output_folder_that_cannot_be_written_costs_one_line(command, kind, tmp_path, capsys, monkeypatch):
     folder, reason = _bad_folders(tmp_path)[kind]
     monkeypatch.setenv("ONELAYER_DATA", str(tmp_path))  # --data-dir sets it in this process: restored afterwards
     called = []
     monkeypatch.setattr(registry, "make", lambda *a, **k: called.append(a))
-    monkeypatch.setattr(sweeps, "run", lambda *a, **k: called.append(a))
+    monkeypatch.setattr(runner, "run", lambda *a, **k: called.append(a))
     argv = {"make": ["make", "walks-fig4", "--out", str(folder)],
-            "sweep": ["sweep", "walks-scaling", "--out", str(folder / "scaling.json")],
+            "study": ["study", "walks-scaling", "--out", str(folder / "scaling.json")],
             "findings": ["--data-dir", str(folder), "findings"],
             "bench": ["bench", "--only", "core", "--out", str(folder)]}[command]
     if command == "findings" and kind == "cannot write":
         monkeypatch.setattr("onelayer.paths.data_path", lambda rel: folder / "findings.json")
-    if command == "sweep" and kind == "cannot write":
+    if command == "study" and kind == "cannot write":
         argv[-1] = str(folder / "scaling.json")
     try:
         code = cli.main(argv)

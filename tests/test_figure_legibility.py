@@ -23,6 +23,9 @@ from matplotlib.text import Text
 from onelayer import plots, registry
 from onelayer.seeding import setup
 
+# Figure sizes and font sizes (set, not computed): nothing here moves with another CPU's last bits.
+pytestmark = pytest.mark.structural
+
 #: Tolerance on the width, inches (new_figure sets MAX_WIDTH exactly; a float round trip may add 1e-12).
 WIDTH_TOL = 1e-6
 

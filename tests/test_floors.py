@@ -36,7 +36,7 @@ SHARED_THIRD_PARTY = PAPER_THIRD_PARTY + ("tqdm",)
 #: The book side: what the chapters use to show, store and check results. Studies import none of it.
 BOOK = ("onelayer.chapters", "onelayer.chapter", "onelayer.figures", "onelayer.plots", "onelayer.plotted",
         "onelayer.widgets", "onelayer.scrubber", "onelayer.registry", "onelayer.findings", "onelayer.cli",
-        "onelayer.sweeps", "onelayer.execution", "onelayer.tables", "onelayer.formatting", "onelayer.__main__",
+        "onelayer.execution", "onelayer.tables", "onelayer.formatting", "onelayer.__main__",
         "matplotlib", "ipywidgets", "IPython")
 
 

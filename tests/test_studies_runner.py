@@ -226,7 +226,7 @@ def test_adopted_results_make_the_same_bytes_as_a_run_and_say_so_in_provenance(r
     content = store.read_json(reference, kind="toy")
     results = {r["key"]: r["result"] for r in content["members"]}
     out = tmp_path / "toy.json"
-    runner.adopt(TOY, results, source="old/toy.json", command="python -m onelayer sweep toy", made={"seconds": 3.5},
+    runner.adopt(TOY, results, source="old/toy.json", command="python old_toy.py", made={"seconds": 3.5},
                  out=out)
     assert stored(out) == stored(reference)
     prov = store.read_json(out, kind="toy")["provenance"]
@@ -238,3 +238,58 @@ def test_adopted_results_make_the_same_bytes_as_a_run_and_say_so_in_provenance(r
         runner.adopt(TOY, {k: v for k, v in results.items() if k != first}, source="s", command="c", out=out)
     with pytest.raises(ValueError, match="source must be"):
         runner.adopt(TOY, results, source="", command="c", out=out)
+
+
+def test_verify_cheapest_selects_by_recorded_seconds_skips_above_the_cap_and_fails_on_a_planted_change(
+        reference, toy_registered, tmp_path, capsys):
+    """``study verify --all --cheapest``: each study's cheapest member by its recorded seconds (the runner's
+    ``member_seconds``), skipped (not failed) above ``--max-seconds``; a planted change in that stored member FAILS."""
+    record = json.loads(reference.read_text())
+    seconds = record["provenance"]["member_seconds"]
+    assert set(seconds) == {r["key"] for r in record["members"]}, "the runner records each member's wall seconds"
+    record["provenance"]["member_seconds"] = {k: 5.0 for k in seconds} | {"n024-s03": 1.0}  # recorded, not timed
+    path = toy_registered / TOY.stored
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(record, indent=1))
+
+    assert cli.main(["study", "verify", "--all", "--cheapest"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("ok      toy [n024-s03, recorded 1.0 s (member seconds)]"), out
+    assert out[-1].startswith("total: 1 ok, 0 skipped, 0 FAILED of 1 studies")
+
+    assert cli.main(["study", "verify", "--all", "--cheapest", "--max-seconds", "0.5"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "skipped toy: cheapest member n024-s03 recorded 1.0 s (member seconds) > 0.5 s", out
+    assert out[-1].startswith("total: 0 ok, 1 skipped, 0 FAILED of 1 studies")
+
+    planted = next(r for r in record["members"] if r["key"] == "n024-s03")
+    planted["result"]["trace"] *= 1 + 1e-6
+    path.write_text(json.dumps(record, indent=1))
+    assert cli.main(["study", "verify", "--all", "--cheapest"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("FAILED  toy [n024-s03]: 1 difference(s), largest relative difference 1.0e-06"), out
+    assert "n024-s03.result.trace: stored" in out[0]
+    assert out[-1].startswith("total: 0 ok, 0 skipped, 1 FAILED of 1 studies")
+    assert cli.main(["study", "toy", "--cheapest"]) == 2 and "options of 'study verify'" in capsys.readouterr().err
+
+
+def test_measured_fields_are_stored_apart_never_compared_and_not_part_of_the_bytes(tmp_path, capsys):
+    """A study's measured fields (readings of the machine, such as wall seconds; here the worker's process id) sit
+    beside the result: stored, shown by verify, never failing it, and left out of stored_without_provenance (the
+    comparison across engines)."""
+    study = studies_toy.TIMED
+    one, two = tmp_path / "one.json", tmp_path / "two.json"
+    runner.run(study, quick=True, out=one)
+    runner.run(study, quick=True, out=two, jobs=2)
+    members = store.read_json(one, kind="toy")["members"]
+    assert all(set(m) == {"key", "fields", "result", "measured"} and "worker" not in m["result"] for m in members)
+    assert members[0]["measured"]["worker"] == os.getpid()  # jobs=1 runs here; jobs=2 in loky workers
+    assert store.read_json(two, kind="toy")["members"][0]["measured"]["worker"] != os.getpid()
+    assert stored(one) == stored(two)
+    record = json.loads(one.read_text())
+    record["members"][0]["measured"]["worker"] = -1  # a reading of another machine: shown, not compared
+    one.write_text(json.dumps(record, indent=1))
+    assert runner.verify(study, sample=2, path=one)
+    assert "measured, not compared: worker stored -1, now" in capsys.readouterr().out
+    with pytest.raises(TypeError, match="measured"):
+        dataclasses.replace(TOY, measured="seconds")

@@ -52,6 +52,7 @@ def test_mean_text_and_validation():
         seeds.run_member(seeds.Settings(steps=15, record_every=10), seeds.members(seeds.Settings())[0])
 
 
+@pytest.mark.recompute
 def test_stored_seed_study_matches_a_recomputed_prefix():
     """The first 100 steps of seeds 0 and 1 (one-hot) and of draw 1 with seed 0 (Gaussian) retrace the stored runs."""
     data = registry.load("trees-backward-seeds")
@@ -74,11 +75,13 @@ def test_stored_seed_study_matches_a_recomputed_prefix():
                                            rtol=1e-9, atol=1e-12)  # tol: batched members, summation order
 
 
+@pytest.mark.recompute
 def test_the_cheapest_stored_seed_member_recomputes_equal():
     """The runner's verify on the cheapest member (one-hot seed 0, the full 1,500 steps) agrees with the stored record."""
     assert runner.verify(seeds.STUDY, sample=1, echo=None)
 
 
+@pytest.mark.recompute
 def test_stored_beyond_study_matches_recomputed_members():
     """The first run of each family (one member each) recomputes equal to its stored record."""
     data = registry.load("trees-backward-beyond")
@@ -94,6 +97,7 @@ def test_stored_beyond_study_matches_recomputed_members():
         assert again["train_loss"] == pytest.approx(record["result"]["train_loss"], rel=1e-9)  # tol: summation order
 
 
+@pytest.mark.recompute
 def test_own_test_study_ties_to_the_seed_study_and_recomputes():
     """Issue 31: the Gaussian draws on their own test trees. On the shared test set at step 1,500 each draw gives the
     stored seed study's count again (same draw, seed, steps and test set); the cheapest member recomputes equal."""

@@ -12,7 +12,7 @@ from onelayer.trees.shared.embeddings import one_hot_embeddings
 from onelayer.figures.trees_forward import accuracy_by_type_figure, attention_by_step_figure, construction_attention_figure, example_batch, heads_depth_figure, loss_table_figure, rescaling_figure, roles_figure, scalars_figure, scale_sweep_figure, step_labels
 from onelayer.tables import text_table
 from onelayer.trees.forward.dynamics import ROLE_METRICS, SCALAR_NAMES
-from onelayer.trees.forward.architecture import full_heads, init_params
+from onelayer.trees.forward.model import full_heads, init_params
 from onelayer.studies.trees.forward_limits import AUTHORS_TABLE, TABLE_STEPS, table_rows
 from onelayer.widgets import slider_app
 

@@ -16,7 +16,6 @@ from onelayer.trees.forward.layout import (
     STAGE_F,
     STEP_TYPES,
     ForwardBatch,
-    answer_from_cot,
     forward_batch,
     forward_target_vectors,
     forward_token_text,
@@ -25,6 +24,7 @@ from onelayer.trees.forward.layout import (
     perfect_forward_batch,
     random_forward_batch,
 )
+from onelayer.trees.forward.decoding import answer_from_cot
 from onelayer.seeding import generator
 
 FAST = settings(max_examples=30, deadline=None)
@@ -155,47 +155,4 @@ def test_validation_messages():
         forward_batch([t], [4, 5], rng)
     with pytest.raises(ValueError, match="trees must contain"):
         forward_batch([], [], rng)
-    with pytest.raises(ValueError, match="A must be a tensor of shape"):
-        forward_token_vectors(forward_batch([t], [4], rng), one_hot_embeddings(8))
 
-
-def test_edge_stage_s_b_flags_only_the_prompt_edges():
-    t = data.example_tree()
-    prompt, targets, types = rf_tokens(t, 4, shuffle=False, edge_stage="s_b")
-    base, base_targets, base_types = rf_tokens(t, 4, shuffle=False)
-    text = [forward_token_text(x, t.S) for x in prompt]
-    assert sorted(text[:-2]) == sorted(["[5;3;b]", "[5;8;b]", "[3;1;b]", "[3;7;b]", "[8;2;b]", "[8;6;b]"])
-    assert (prompt[:-2, 2] == STAGE_B).all() and (base[:-2, 2] == STAGE_NONE).all()
-    assert np.array_equal(prompt[:, :2], base[:, :2]) and np.array_equal(prompt[-2:], base[-2:])  # exact: integer symbols
-    assert np.array_equal(targets, base_targets) and np.array_equal(types, base_types)  # exact: integer symbols
-
-
-@FAST
-@given(m=st.integers(1, 4), batch=st.integers(1, 5), seed=st.integers(0, 10_000), turning=st.booleans())
-def test_edge_stage_vectorised_batch_equals_tree_by_tree(m, batch, seed, turning):
-    S = 2 ** (m + 1) - 1 + 3
-    fast, (trees, goals, orders) = perfect_forward_batch(m, S, batch, np.random.default_rng(seed), return_trees=True,
-                                                         turning=turning, edge_stage="s_b")
-    slow = forward_batch(trees, goals, edge_orders=orders, turning=turning, edge_stage="s_b")
-    for name in ForwardBatch.__dataclass_fields__:
-        a, b = getattr(fast, name), getattr(slow, name)
-        assert (torch.equal(a, b) if isinstance(a, torch.Tensor) else a == b), name  # exact: integer and boolean fields
-    assert fast.edge_stage == "s_b"
-    n_edges = 2 ** (m + 1) - 2
-    assert (fast.stage[:, :n_edges] == STAGE_B).all()
-    # the same draw under the default reading differs in the edges' stage block only
-    empty = perfect_forward_batch(m, S, batch, np.random.default_rng(seed), turning=turning)
-    assert (empty.stage[:, :n_edges] == STAGE_NONE).all() and torch.equal(empty.stage[:, n_edges:], fast.stage[:, n_edges:])  # exact: integer symbols
-    assert torch.equal(empty.first, fast.first) and torch.equal(empty.second, fast.second)  # exact: integer symbols
-
-
-def test_edge_stage_random_batch_and_validation():
-    b, trees = random_forward_batch(20, 6, np.random.default_rng(3), max_depth=3, edge_stage="s_b")
-    for i, tree in enumerate(trees):
-        assert (b.stage[i, : tree.n - 1] == STAGE_B).all()
-    with pytest.raises(ValueError, match="edge_stage"):
-        rf_tokens(data.example_tree(), 4, shuffle=False, edge_stage="b")
-    with pytest.raises(ValueError, match="edge_stage"):
-        perfect_forward_batch(2, 9, 2, np.random.default_rng(0), edge_stage="none")
-    with pytest.raises(ValueError, match="edge_stage"):
-        forward_batch([data.example_tree()], [4], shuffle=False, edge_stage="s_f")

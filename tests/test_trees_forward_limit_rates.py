@@ -1,4 +1,4 @@
-"""The 20-seed sweep of the limits chapter (onelayer.studies.trees.forward_limit_rates): the full-heads part's joint profile."""
+"""The 20-seed study of the limits chapter (onelayer.studies.trees.forward_limit_rates): the full-heads part's joint profile."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import torch
 
 from onelayer.chapters.trees import forward_limits as chapter
 from onelayer.studies.trees import forward_limit_rates as limit_rates
-from onelayer.trees.forward.architecture import two_head
+from onelayer.trees.forward.model import two_head
 from onelayer.trees.forward.construction import constructed_params
 from onelayer.trees.forward.decoding import greedy_decode
 from onelayer.trees.forward.layout import random_forward_batch
@@ -41,6 +41,7 @@ def test_heads_runs_validates_its_settings():
         limit_rates.heads_runs(limit_rates.QUICK["heads"], [-1])
 
 
+@pytest.mark.recompute
 def test_stored_heads_part_has_every_cell_and_reproduces_seed_0():
     """Seed 0 of the stored m = 2, batch 32, 300-step cell, recomputed alone (one member instead of 20): the same
     training fit and the same joint profile, goal by goal."""

@@ -11,7 +11,7 @@ import torch
 from onelayer.trees.shared.embeddings import one_hot_embeddings
 from onelayer.trees.forward.dynamics import ROLE_METRICS, role_metrics, specialization_statement
 from onelayer.trees.forward.layout import perfect_forward_batch
-from onelayer.trees.forward.architecture import init_params, single_head
+from onelayer.trees.forward.model import init_params, single_head
 from onelayer.studies import runner
 from onelayer.studies.trees import forward_limits as limits, stored_study
 from onelayer.studies.trees.forward_limits import run_config
@@ -34,6 +34,7 @@ def test_an_extra_budget_is_its_own_member():
     assert row["budget"] == 7 and row["final_step"] <= 7
 
 
+@pytest.mark.recompute
 def test_cheapest_stored_member_recomputes():
     assert runner.verify(limits.STUDY, sample=1, echo=None)
 
@@ -60,6 +61,7 @@ def test_validation():
     assert len(ROLE_METRICS) == 12 and torch.get_default_dtype() == torch.float64
 
 
+@pytest.mark.recompute
 def test_stored_study_matches_the_current_code():
     """The stored heads-by-depth file is reproduced by today's code: recompute the start of one stored run."""
     from onelayer.studies.trees.forward_limits import load_stored

@@ -17,8 +17,19 @@ from onelayer.trees.forward.layout import (
     random_forward_batch,
 )
 from onelayer.trees.forward.decoding import accuracy_by_type, greedy_decode, round_tokens, teacher_forced_correct
-from onelayer.trees.forward.architecture import ForwardArchitecture, full_heads, init_params, single_head, two_head
-from onelayer.trees.forward.model import attention, head_outputs, loss, predict, literal_predict, train_forward
+from onelayer.trees.forward.model import (
+    attention,
+    ForwardArchitecture,
+    full_heads,
+    head_outputs,
+    init_params,
+    literal_predict,
+    loss,
+    predict,
+    single_head,
+    train_forward,
+    two_head,
+)
 
 ARCHS = [two_head(), single_head(), full_heads(1), full_heads(3), ForwardArchitecture("structured", ("stage", "swap", "swap"))]
 
@@ -144,5 +155,7 @@ def test_validation_messages():
         train_forward(two_head(), A, m=0, steps=1, lr=1.0)
     with pytest.raises(TypeError, match="fixed_batch must be"):
         train_forward(two_head(), A, m=2, steps=1, lr=1.0, fixed_batch=3)
+    with pytest.raises(ValueError, match="fixed_batch uses S=10"):
+        train_forward(two_head(), one_hot_embeddings(11), m=2, steps=1, lr=1.0, fixed_batch=batch)
     with pytest.raises(ValueError, match="y must have last dimension"):
         round_tokens(torch.zeros(3, 5), A)

@@ -1,5 +1,5 @@
 """The learning-rate rescaling check over seeds (onelayer.studies.trees.forward_rescaling): the batched members are the
-separate runs, the comparison at equal eta_eff * t, and the stored sweep against a recomputation."""
+separate runs, the comparison at equal eta_eff * t, and the stored study against a recomputation."""
 
 from __future__ import annotations
 
@@ -8,10 +8,9 @@ import pytest
 
 from onelayer.studies.registry import load
 from onelayer.studies.trees import forward_rescaling as rescaling, stored_study
-from onelayer.trees.forward.architecture import two_head
-from onelayer.trees.forward.model import train_forward
+from onelayer.trees.forward.model import train_forward, two_head
 from onelayer.trees.shared.embeddings import one_hot_embeddings
-from onelayer.trees.shared.losses import LossOptions
+from onelayer.trees.shared.data import LossOptions
 
 
 def test_eta_eff_puts_the_sum_on_the_mean_scale():
@@ -65,6 +64,7 @@ def test_arguments_are_validated():
         rescaling.rescaling_seeds(A, seeds=[-1])
 
 
+@pytest.mark.recompute
 def test_stored_study_matches_a_recomputation():
     """Seeds 0 and 5 of every stored member (one run setting), the first recorded steps recomputed: the fixed-batch
     losses agree."""

@@ -1,5 +1,5 @@
 """Seeded training of the forward structured models (onelayer.studies.trees.forward_seeded_training): the batched members
-reproduce the separate runs, the split rates, and the stored sweep against a recomputation."""
+reproduce the separate runs, the split rates, and the stored study against a recomputation."""
 
 from __future__ import annotations
 
@@ -59,6 +59,7 @@ def test_arguments_are_validated():
         st.batched_structured_loss({}, {}, values="dense")
 
 
+@pytest.mark.recompute
 def test_stored_study_matches_a_recomputation():
     """Seed 1 of the stored learned-value runs (init 0.1) recomputed for 300 steps with the separate trainer, and
     seed 0 of the stored two-head runs against a fresh tracked run to step 300 (its early phase times and head 1's

@@ -17,9 +17,9 @@ from onelayer.trees.forward.construction import (
 from onelayer.studies.trees.inputs import gaussian_embeddings
 from onelayer.trees.shared.embeddings import one_hot_embeddings
 from onelayer.trees.forward.layout import perfect_forward_batch, random_forward_batch
+from onelayer.studies.trees.layout_variants import random_batch
 from onelayer.trees.forward.decoding import greedy_decode
-from onelayer.trees.forward.architecture import full_heads, two_head
-from onelayer.trees.forward.model import loss
+from onelayer.trees.forward.model import full_heads, loss, two_head
 
 
 @pytest.fixture(scope="module")
@@ -106,10 +106,10 @@ def test_one_stage_entry_gives_a_construction_without_the_turning_token():
     full = with_stage_entry(A, "one full head", "WKQ1", "f", "b", -2 * mu, lam=lam, mu=mu, kappa=kappa)
     assert float(full["WKQ1"][2 * 15 + 1, 2 * 15]) == -2 * mu  # exact: the value written
     for turning, expected in ((False, 1.0), (True, 0.0)):
-        batch, _ = random_forward_batch(15, 64, np.random.default_rng(3), max_depth=4, turning=turning)
+        batch, _ = random_batch(15, 64, np.random.default_rng(3), max_depth=4, turning=turning)
         assert greedy_decode(changed, two_head(), A, batch).cot_accuracy == expected  # exact: a share of all chains
         assert greedy_decode(full, full_heads(1), A, batch).cot_accuracy == expected  # exact: a share of all chains
-    batch, _ = random_forward_batch(15, 64, np.random.default_rng(3), max_depth=4, turning=False)
+    batch, _ = random_batch(15, 64, np.random.default_rng(3), max_depth=4, turning=False)
     rows = stage_entry_search(A, batch, lam=lam, mu=mu, kappa=kappa, multiples=(-2.0, 0.0))
     assert len(rows) == 24 and sum(r["original"] for r in rows) == 3  # the constructed zeros V1[f,b], V2[b,f], WKQ1[f,b]
     right = {(r["matrix"], r["key"], r["query"], r["multiple"]) for r in rows if r["chains_right"] == r["chains"]}

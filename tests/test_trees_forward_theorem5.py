@@ -17,7 +17,7 @@ from onelayer.trees.forward.dynamics import (
 )
 from onelayer.trees.forward.layout import random_forward_batch
 from onelayer.trees.forward.decoding import greedy_decode
-from onelayer.trees.forward.architecture import two_head
+from onelayer.trees.forward.model import two_head
 
 
 @pytest.fixture(scope="module")

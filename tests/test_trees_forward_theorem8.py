@@ -1,4 +1,4 @@
-"""Theorem 8 (reconstruction) and the limits: generalization to any tree, one head, no chain of thought, the sweep."""
+"""Theorem 8 (reconstruction) and the limits: generalization to any tree, one head, no chain of thought, the study."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ import pytest
 from onelayer.trees.shared.embeddings import one_hot_embeddings
 from onelayer.trees.forward.layout import forward_batch, perfect_forward_batch, random_forward_batch
 from onelayer.trees.forward.decoding import greedy_decode
-from onelayer.trees.forward.architecture import full_heads, single_head, two_head
-from onelayer.trees.forward.model import train_forward
+from onelayer.trees.forward.model import full_heads, single_head, train_forward, two_head
 from onelayer.paths import data_path
 from onelayer.studies.trees.forward_limits import NORMALISATIONS, architecture, load_stored, params_from_json, run_config
 

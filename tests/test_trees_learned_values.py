@@ -9,8 +9,7 @@ import torch
 from onelayer.trees.forward.construction import constructed_params
 from onelayer.trees.forward.layout import forward_target_vectors, perfect_forward_batch
 from onelayer.studies.trees.forward_learned_values import attention_match, division_of_labour, head_asymmetry, learned_value_params, learned_values_runs, lv_loss
-from onelayer.trees.forward.architecture import two_head
-from onelayer.trees.forward.model import attention, head_outputs
+from onelayer.trees.forward.model import attention, head_outputs, two_head
 from onelayer.trees.shared.embeddings import one_hot_embeddings
 
 

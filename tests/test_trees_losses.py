@@ -1,9 +1,9 @@
-"""The loss normalisation both trees models share (onelayer.trees.shared.losses)."""
+"""The loss normalisation both trees models share (onelayer.trees.shared.data)."""
 
 import pytest
 import torch
 
-from onelayer.trees.shared.losses import LossOptions, normalised
+from onelayer.trees.shared.data import LossOptions, normalised
 
 
 def test_normalised_divides_by_positions_or_trees_and_halves():

@@ -17,12 +17,12 @@ from onelayer.trees.backward import model
 from onelayer.studies.trees import backward_batched as bs
 from onelayer.figures.trees_scaling import scaling_figure
 from onelayer.studies import runner
-from onelayer.studies.trees import scaling
+from onelayer.studies.trees.scaling import criteria as ts_criteria, fits as ts_fits, rows as ts_rows, runs as ts_runs, stored as ts_stored
 from onelayer.trees.backward import dynamics
 from onelayer.studies.trees.inputs import gaussian_embeddings
 from onelayer.trees.shared import embeddings
 
-STORED = data_path(scaling.STUDY.stored)
+STORED = data_path(ts_stored.STUDY.stored)
 
 
 # --- the batched trainer ------------------------------------------------------------------------------------------
@@ -104,7 +104,7 @@ def test_trainer_validation():
 
 @pytest.mark.parametrize("m,S,lr,options", [(2, 7, 1.0, model.LossOptions()), (3, 20, 4.0, model.LossOptions("sum", False))])
 def test_population_run_equals_symmetry_population_gd(m, S, lr, options):
-    fast = scaling.population_run(m, S, lr=lr, max_steps=150, options=options)
+    fast = ts_runs.population_run(m, S, lr=lr, max_steps=150, options=options)
     ref = dynamics.population_gd(m, S, steps=150, lr=lr, options=options)
     for key in ("h1", "h2", "loss", "correct_weight"):
         np.testing.assert_allclose(fast[key], ref[key], rtol=0, atol=1e-12)
@@ -112,45 +112,45 @@ def test_population_run_equals_symmetry_population_gd(m, S, lr, options):
 
 
 def test_population_stop_and_criteria():
-    full = scaling.population_run(3, 15, max_steps=900)
-    for crit in (scaling.Criterion(), scaling.Criterion("accuracy"), scaling.Criterion("loss", 0.05),
-                 scaling.Criterion("attention", 0.5)):
-        t = scaling.population_steps(3, 15, criterion=crit)
+    full = ts_runs.population_run(3, 15, max_steps=900)
+    for crit in (ts_criteria.Criterion(), ts_criteria.Criterion("accuracy"), ts_criteria.Criterion("loss", 0.05),
+                 ts_criteria.Criterion("attention", 0.5)):
+        t = ts_runs.population_steps(3, 15, criterion=crit)
         assert t == float(crit.crossing(full["steps"], full))  # exact: recorded steps
         assert crit.met(full)[int(t)] and not crit.met(full)[int(t) - 1]
-    assert math.isnan(scaling.population_steps(3, 15, max_steps=100))
+    assert math.isnan(ts_runs.population_steps(3, 15, max_steps=100))
     # teacher-forced accuracy is perfect long before the attention concentrates
-    assert scaling.population_steps(3, 15, criterion="accuracy") < scaling.population_steps(3, 15) / 5
+    assert ts_runs.population_steps(3, 15, criterion="accuracy") < ts_runs.population_steps(3, 15) / 5
 
 
 def test_criterion_and_size_validation():
-    assert scaling.Criterion().threshold == 0.9 and scaling.Criterion("loss").threshold == 0.01
-    assert scaling.Criterion("accuracy").describe() == "teacher-forced accuracy >= 1"
+    assert ts_criteria.Criterion().threshold == 0.9 and ts_criteria.Criterion("loss").threshold == 0.01
+    assert ts_criteria.Criterion("accuracy").describe() == "teacher-forced accuracy >= 1"
     with pytest.raises(ValueError, match="criterion must be one of"):
-        scaling.Criterion("speed")
+        ts_criteria.Criterion("speed")
     with pytest.raises(ValueError, match="threshold must be in"):
-        scaling.Criterion("loss", 1.0)
+        ts_criteria.Criterion("loss", 1.0)
     with pytest.raises(ValueError, match="threshold must be in"):
-        scaling.Criterion("attention", 0.0)
+        ts_criteria.Criterion("attention", 0.0)
     with pytest.raises(TypeError, match="criterion must be a Criterion"):
-        scaling.population_steps(2, 7, criterion=0.9)
+        ts_runs.population_steps(2, 7, criterion=0.9)
     with pytest.raises(ValueError, match="S must be an integer in"):
-        scaling.population_run(3, 14)
+        ts_runs.population_run(3, 14)
     with pytest.raises(ValueError, match="lr must be in"):
-        scaling.population_run(2, 7, lr=0.0)
+        ts_runs.population_run(2, 7, lr=0.0)
     with pytest.raises(TypeError, match=r"sizes\[0\] must be a pair"):
-        scaling.population_rows([3])
-    with pytest.raises(ValueError, match="sweep must be one of"):
-        scaling.size_grid("width")
+        ts_rows.population_rows([3])
+    with pytest.raises(ValueError, match="grid must be one of"):
+        ts_criteria.size_grid("width")
     with pytest.raises(ValueError, match="arch must be one of"):
-        scaling.forward_steps_vs_depth(arch="three_head")
+        ts_rows.forward_steps_vs_depth(arch="three_head")
     with pytest.raises(ValueError, match="local_slopes needs at least two rows"):
-        scaling.local_slopes([{"n_nodes": 7, "population_steps": 5.0}])
+        ts_fits.local_slopes([{"n_nodes": 7, "population_steps": 5.0}])
     with pytest.raises(ValueError, match="linear_model needs rows"):
-        scaling.linear_model([{"tokens": 9, "S": 7, "population_steps": 5.0}])
+        ts_fits.linear_model([{"tokens": 9, "S": 7, "population_steps": 5.0}])
     with pytest.raises(ValueError, match="it has no 'runs'"):
-        scaling.sampled_rows({}, "depth")
-    assert scaling.nodes(4) == 31 and scaling.tokens(4) == 35
+        ts_rows.sampled_rows({}, "depth")
+    assert ts_criteria.nodes(4) == 31 and ts_criteria.tokens(4) == 35
 
 
 # --- the measured scaling -----------------------------------------------------------------------------------------
@@ -158,33 +158,33 @@ def test_criterion_and_size_validation():
 
 def test_measured_scaling_of_the_population_recursion():
     """The slopes the chapter reports: ~1 in S at fixed depth; ~2 in N for the end of the symmetric start."""
-    labels = scaling.population_rows([(3, S) for S in (15, 31, 63, 127)])
-    slope_S = scaling.fit_table([], label_rows=labels)[0]
+    labels = ts_rows.population_rows([(3, S) for S in (15, 31, 63, 127)])
+    slope_S = ts_fits.fit_table([], label_rows=labels)[0]
     assert slope_S["series"] == "labels: population" and 0.95 < slope_S["slope"] < 1.08
-    depth = scaling.population_rows([(m, scaling.nodes(m)) for m in (2, 3, 4, 5)], criterion="accuracy")
-    by_x = {r["x"]: r["slope"] for r in scaling.fit_table(depth)}
+    depth = ts_rows.population_rows([(m, ts_criteria.nodes(m)) for m in (2, 3, 4, 5)], criterion="accuracy")
+    by_x = {r["x"]: r["slope"] for r in ts_fits.fit_table(depth)}
     assert 1.9 < by_x["tokens"] < 2.1
-    depth_default = scaling.population_rows("depth")
-    local = scaling.local_slopes(depth_default)
+    depth_default = ts_rows.population_rows("depth")
+    local = ts_fits.local_slopes(depth_default)
     assert all(b > a for a, b in zip(local, local[1:])) and 1.1 < local[0] and local[-1] < 2  # rising towards 2
-    model_fit = scaling.linear_model(depth_default)  # T ~ S (c1 N + c0), default criterion
+    model_fit = ts_fits.linear_model(depth_default)  # T ~ S (c1 N + c0), default criterion
     assert 0.45 < model_fit["c1"] < 0.65 and 25 < model_fit["c0"] < 45 and model_fit["max_rel_error"] < 0.06
-    paper = scaling.population_rows([(4, 31)])[0]
+    paper = ts_rows.population_rows([(4, 31)])[0]
     assert paper["population_steps"] == 1736  # m=4, S=31, lr 1: attention on the correct edge reaches 0.9
 
 
 def test_tiny_grid_rows_figure_and_table(tmp_path):
-    stored = scaling.compute()  # the study's quick members, run here
+    stored = ts_stored.compute()  # the study's quick members, run here
     assert [r["S"] for r in stored["runs"]["labels"]] == [9]
-    rows = scaling.population_rows([(2, 7)])
-    extra = {(r["m"], r["S"]): r for r in scaling.sampled_rows(stored, "depth")}
+    rows = ts_rows.population_rows([(2, 7)])
+    extra = {(r["m"], r["S"]): r for r in ts_rows.sampled_rows(stored, "depth")}
     row = {**rows[0], **extra[(2, 7)]}
     assert row["sampled_converged"] == 2 and abs(row["sampled_median"] / row["population_steps"] - 1) < 0.1
-    table = scaling.scaling_table([row])
+    table = ts_rows.scaling_table([row])
     assert set(table[0]) >= {"m", "S", "n", "N", "population", "SGD median", "converged"}
-    times = scaling.step_times([(2, 7), (3, 15)], members=2, batch_size=4, steps=1)
+    times = ts_runs.step_times([(2, 7), (3, 15)], members=2, batch_size=4, steps=1)
     assert all(t["sampled_s_per_step"] > 0 for t in times)
-    fwd = scaling.forward_steps_vs_depth({"heads_depth": [
+    fwd = ts_rows.forward_steps_vs_depth({"heads_depth": [
         {"arch": "two_head", "m": 2, "S": 17, "steps_to_converge": 100, "budget": 500, "steps": [0, 25], "lr": 2.0},
         {"arch": "two_head", "m": 3, "S": 25, "steps_to_converge": 400, "budget": 500, "steps": [0, 25], "lr": 2.0},
         {"arch": "two_head", "m": 4, "S": 41, "steps_to_converge": None, "budget": 500, "steps": [0, 50], "lr": 2.0}]})
@@ -194,15 +194,15 @@ def test_tiny_grid_rows_figure_and_table(tmp_path):
     assert len([ax for ax in fig.axes if ax.get_visible()]) == 3
     plt.close(fig)
     out = tmp_path / "scaling.json"
-    runner.run(scaling.STUDY, quick=True, out=out)
+    runner.run(ts_stored.STUDY, quick=True, out=out)
     assert [m["key"] for m in json.loads(out.read_text())["members"]] == ["depth-m2-S007", "labels-m2-S009"]
-    assert scaling.load_stored(out)["runs"] == stored["runs"]  # exact: the same seeded runs, through the runner
+    assert ts_stored.load_stored(out)["runs"] == stored["runs"]  # exact: the same seeded runs, through the runner
 
 
-def test_forward_rows_from_the_stored_sweep():
-    if not data_path(scaling.FORWARD_SWEEP).exists():
+def test_forward_rows_from_the_stored_study():
+    if not data_path(ts_stored.FORWARD_LIMITS).exists():
         pytest.skip("book/trees/data/forward_sweep.json not generated")
-    rows = scaling.forward_steps_vs_depth()
+    rows = ts_rows.forward_steps_vs_depth()
     assert [r["m"] for r in rows] == [2, 3, 4, 5]
     assert all(r["steps_to_converge"] > 0 for r in rows[:3])
     assert math.isnan(rows[3]["steps_to_converge"]) and rows[3]["lower_bound"] >= 3000
@@ -217,20 +217,22 @@ def test_forward_rows_from_the_stored_sweep():
 def stored():
     if not STORED.exists():
         pytest.skip("book/trees/data/scaling.json not generated yet (python -m onelayer study trees-scaling)")
-    return scaling.load_stored()
+    return ts_stored.load_stored()
 
 
+@pytest.mark.recompute
 def test_the_smallest_stored_member_recomputes_equal():
     """The cheapest member (depth m = 2, eight seeds), recomputed by the runner's verify, equals its stored record."""
     if not STORED.exists():
         pytest.skip("book/trees/data/scaling.json not generated yet")
-    assert runner.verify(scaling.STUDY, sample=1, echo=None)
+    assert runner.verify(ts_stored.STUDY, sample=1, echo=None)
 
 
+@pytest.mark.recompute
 def test_stored_runs_recompute(stored):
     """Seed 0 of the smallest stored run, retrained now, gives the stored crossings and curves."""
     run = stored["runs"]["depth"][0]
-    again = scaling.sampled_run(run["m"], run["S"], steps=run["budget"], seeds=[0], lr=stored["lr"],
+    again = ts_runs.sampled_run(run["m"], run["S"], steps=run["budget"], seeds=[0], lr=stored["lr"],
                                 batch_size=stored["batch_size"], protocol=stored["protocol"],
                                 focus=list(run["population_crossings"].values()))
     assert again["steps"] == run["steps"]
@@ -240,16 +242,16 @@ def test_stored_runs_recompute(stored):
 
 
 def test_stored_sampled_runs_track_the_population(stored):
-    for sweep in ("depth", "labels"):
-        rows = scaling.scaling_rows(sweep, stored=stored)
+    for grid in ("depth", "labels"):
+        rows = ts_rows.scaling_rows(grid, stored=stored)
         sampled = [r for r in rows if "sampled_median" in r]
-        assert len(sampled) == len(stored["runs"][sweep])
+        assert len(sampled) == len(stored["runs"][grid])
         for r in sampled:
             assert r["sampled_converged"] == r["seeds"]
             assert 0.995 < r["ratio"] < 1.01, r  # SGD crosses at most 1% after the population
 
 
 def test_stored_sgd_attention_follows_the_population_curve(stored):
-    gaps = scaling.trajectory_gaps(stored, "depth")
-    assert [g["m"] for g in gaps] == list(scaling.SAMPLED_DEPTHS)
+    gaps = ts_rows.trajectory_gaps(stored, "depth")
+    assert [g["m"] for g in gaps] == list(ts_criteria.SAMPLED_DEPTHS)
     assert all(g["max_weight_gap"] < 2e-3 and g["final_weight"] > 0.9 for g in gaps)

@@ -1,4 +1,4 @@
-"""Issue 14 item 4: the heads x depth sweep over seeds, and where the multi-head full models fail."""
+"""Issue 14 item 4: the heads x depth study over seeds, and where the multi-head full models fail."""
 
 from __future__ import annotations
 
@@ -55,6 +55,7 @@ def test_stored_profiles_account_for_every_test_tree():
             assert abs(sum(n * a for n, a in groups) / 1024 - r["test_path_accuracy"]) < 1e-9
 
 
+@pytest.mark.recompute
 def test_a_stored_seeded_member_recomputes():
     stored = {m["key"]: m for m in load("trees-forward-seeds")["members"]}
     row = stored["m2-full2-s001"]["result"]
@@ -67,8 +68,8 @@ def test_a_stored_seeded_member_recomputes():
     assert found == []
 
 
-def test_seed_zero_rerun_equals_the_limits_sweep():
-    """Seed 0 of the seeded protocol is the limits sweep's own run, to round-off (one cheap cell)."""
+def test_seed_zero_rerun_equals_the_limits_study():
+    """Seed 0 of the seeded protocol is the limits study's own run, to round-off (one cheap cell)."""
     row = next(r for r in limits.load_stored()["heads_depth"] if r["arch"] == "full1" and r["m"] == 2)
     again = seeds.stored_run("full1", 2, 0)
     assert np.allclose(again["loss"], row["loss"], rtol=1e-12, atol=0) and again["test_path_accuracy"] == row["test_path_accuracy"]

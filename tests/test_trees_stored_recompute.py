@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from onelayer.paths import data_path
-from onelayer.studies.trees import scaling
+from onelayer.studies.trees.scaling import rows as ts_rows
 from onelayer.studies.trees.forward_limits import STORED, TABLE_STEPS, load_stored, run_config
 
 if not data_path(STORED).exists():  # pragma: no cover
@@ -23,8 +23,9 @@ def _row(rows, **keys):
 
 
 @pytest.mark.parametrize("arch", ["two_head", "full1", "full2"])
+@pytest.mark.recompute
 def test_heads_depth_m2_rows_recompute(stored, arch):
-    """The m = 2 cells of the heads x depth sweep, retrained now: same losses, convergence step and test accuracy."""
+    """The m = 2 cells of the heads x depth study, retrained now: same losses, convergence step and test accuracy."""
     r = _row(stored["heads_depth"], arch=arch, m=2)
     again = run_config(arch, m=2, S=r["S"], steps=r["budget"], lr=r["lr"], init_scale=r["init_scale"],
                        record_every=25, test_trees=1024, batch_size=r["batch_size"], stop_at_convergence=True)
@@ -65,6 +66,7 @@ def test_sum_one_rows_equal_mean_half_at_14x_step(stored, arch):
     np.testing.assert_allclose(14 * np.asarray(again["loss"]), r["loss"][: len(grid)], rtol=1e-8)
 
 
+@pytest.mark.recompute
 def test_headline_table_full_head_row_recomputes_to_500_steps(stored):
     """One full head, sum/1, lr 0.2: recomputed to step 500 (a third of the table) it gives the stored 0.151."""
     r = _row(stored["loss_table"], arch="full1", norm="sum, 1")
@@ -77,6 +79,6 @@ def test_headline_table_full_head_row_recomputes_to_500_steps(stored):
 
 
 def test_forward_rows_are_the_stored_numbers(stored):
-    rows = scaling.forward_steps_vs_depth(stored)
+    rows = ts_rows.forward_steps_vs_depth(stored)
     assert [r["steps_to_converge"] for r in rows[:3]] == [200, 625, 2300]
     assert rows[3]["lower_bound"] == 8000  # the longer run also failed

@@ -24,6 +24,7 @@ def test_the_stored_study_is_complete(stored):
     assert all(r["d_last"] < r["d_first"] and r["slope"] < 0 for r in stored["samples"])
 
 
+@pytest.mark.recompute
 def test_stored_samples_are_recomputed(stored):
     """Samples 5 and 6 recomputed alone (a batch of two instead of the stored member's forty: about 20 s instead of
     two minutes; ``python -m onelayer study verify walks-direction-slopes`` recomputes the whole member)."""

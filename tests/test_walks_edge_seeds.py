@@ -3,6 +3,8 @@ recomputed member and against the 40 samples of walks-seed-rates, which it conta
 
 from __future__ import annotations
 
+import pytest
+
 from onelayer.studies import registry, runner
 from onelayer.studies.walks import edge_seeds, seed_rates
 
@@ -24,5 +26,6 @@ def test_the_summary_counts_the_runs():
         assert by["earlier"]["optimal_parent"] + by["new"]["optimal_parent"] == by["all"]["optimal_parent"]
 
 
+@pytest.mark.recompute
 def test_a_stored_member_is_recomputed():
     assert runner.verify(edge_seeds.STUDY, sample=1, echo=None)

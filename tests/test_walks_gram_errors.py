@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from onelayer.studies import registry, runner
 from onelayer.studies.walks import gram_errors
 
@@ -15,6 +17,7 @@ def test_the_stored_study_covers_its_settings():
     assert len(data["rows"]) == len(cells) * c["seeds"]
 
 
+@pytest.mark.recompute
 def test_a_stored_member_is_recomputed():
     """The cheapest member (one cell of 40 samples, 50 steps), recomputed by the runner, equals its record."""
     assert runner.verify(gram_errors.STUDY, sample=1, echo=None)

@@ -65,6 +65,7 @@ def test_arguments_are_validated():
         qa_seeds.seed_run(1, 0, frozen=1)
 
 
+@pytest.mark.recompute
 def test_the_stored_study_is_recomputed_on_a_small_case():
     stored = qa_seeds.payload(registry.load(qa_seeds.STUDY.name))
     n = qa_seeds.STUDY.settings.seeds
@@ -81,6 +82,7 @@ def test_the_stored_study_is_recomputed_on_a_small_case():
             assert live["accuracy"] == pytest.approx(kept["accuracy"], abs=1e-12)  # tol: sums of 32 weights 1/32
 
 
+@pytest.mark.recompute
 def test_the_cheapest_stored_member_is_recomputed():
     assert runner.verify(qa_seeds.STUDY, sample=1, echo=None)
 
@@ -99,6 +101,7 @@ def test_frozen_attention_keeps_the_attention_and_moves_v():
     assert frozen["steps"] == trained["steps"] and frozen["accuracy"][0] == trained["accuracy"][0]  # exact: one start
 
 
+@pytest.mark.recompute
 def test_the_frozen_control_is_recomputed_and_pairs_with_the_trained_runs():
     assert runner.verify(qa_frozen.STUDY, sample=1, echo=None)
     frozen = qa_seeds.payload(registry.load(qa_frozen.STUDY.name))

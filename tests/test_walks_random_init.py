@@ -11,56 +11,56 @@ from onelayer.rates import rate
 from onelayer.walks.model import WalkTransformer
 from onelayer.walks.data import walk_population
 from onelayer.studies import registry, runner
-from onelayer.studies.walks import random_init as ri
+from onelayer.studies.walks.random_init import readings as ri_readings, runs as ri_runs, stored as ri_stored
 from onelayer.figures import walks_random_init as random_init_figures
 
 
 @pytest.fixture(scope="module")
-def sweep():
-    return ri.payload(registry.load(ri.STUDY.name))
+def study():
+    return ri_stored.payload(registry.load(ri_stored.STUDY.name))
 
 
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
-    report = runner.run(ri.STUDY, quick=True, out=tmp_path_factory.mktemp("ri") / "quick.json")
-    return ri.payload(registry.load(ri.STUDY.name, path=report.path))
+    report = runner.run(ri_stored.STUDY, quick=True, out=tmp_path_factory.mktemp("ri") / "quick.json")
+    return ri_stored.payload(registry.load(ri_stored.STUDY.name, path=report.path))
 
 
 # -- the stored study ---------------------------------------------------------------------------------------------------
 
-def test_stored_study_is_complete(sweep):
-    meta = sweep["meta"]
+def test_stored_study_is_complete(study):
+    meta = study["meta"]
     for key in ("K", "N", "M", "sigma", "epsilon", "n_train", "n_test", "steps"):
-        assert meta[key] == ri.PAPER[key], key
-    assert [tuple(r) for r in meta["readings"]] == list(ri.READINGS)
+        assert meta[key] == ri_runs.PAPER[key], key
+    assert [tuple(r) for r in meta["readings"]] == list(ri_runs.READINGS)
     assert meta["seeds"] == list(range(20)) and meta["detail_seeds"] == [0, 1, 2]
     expected = len(meta["normalizations"]) * len(meta["readings"]) * len(meta["ps"]) * len(meta["seeds"])
-    assert len(sweep["runs"]) == expected == 720
-    for r in sweep["runs"]:
+    assert len(study["runs"]) == expected == 720
+    for r in study["runs"]:
         assert r["steps"][0] == 0 and r["steps"][-1] == 1000
         detail = r["config"]["seed"] in meta["detail_seeds"]
-        assert set(r["curves"]) == (set(ri.RECORD_KEYS) if detail else {"optimal_fraction"})
+        assert set(r["curves"]) == (set(ri_runs.RECORD_KEYS) if detail else {"optimal_fraction"})
         assert ("V" in r) == ("profile" in r) == detail
-        assert set(r["final"]) == set(ri.RECORD_KEYS)
+        assert set(r["final"]) == set(ri_runs.RECORD_KEYS)
         assert r["final"]["optimal_fraction"] == r["curves"]["optimal_fraction"][-1]  # exact: the same stored number
         assert 0 <= r["peak"][0] < meta["N"] and 0 < r["peak"][1] <= 1
-        assert sorted(r["table"], key=int) == [str(s) for s in ri.TABLE_STEPS]
+        assert sorted(r["table"], key=int) == [str(s) for s in ri_runs.TABLE_STEPS]
 
 
-def test_a_summary_run_is_reproducible(sweep):
+def test_a_summary_run_is_reproducible(study):
     """Recompute one whole summary run (seed 7, 1000 steps) and compare every stored number."""
     settings = dict(p=0.5, normalize="keys", reduction="mean", lr=1.0, seed=7)
-    live = ri.run_config(ri.RunConfig(**settings), detail=False)
-    stored = ri.find_run(sweep, **settings)
+    live = ri_runs.run_config(ri_runs.RunConfig(**settings), detail=False)
+    stored = ri_readings.find_run(study, **settings)
     assert live.pop("seconds") > 0  # the wall time, which the study does not store (a measure of the machine)
     assert set(live) == set(stored) and live["steps"] == stored["steps"]
     np.testing.assert_allclose(live["curves"]["optimal_fraction"], stored["curves"]["optimal_fraction"], rtol=1e-7,
                                atol=1e-9)  # tol: 10 stored digits
-    for k in ri.RECORD_KEYS:
+    for k in ri_runs.RECORD_KEYS:
         np.testing.assert_allclose(live["final"][k], stored["final"][k], rtol=1e-7, atol=1e-9, err_msg=k)
     assert live["peak"][0] == stored["peak"][0]
     np.testing.assert_allclose(live["peak"][1], stored["peak"][1], rtol=1e-7)  # tol: 10 stored digits
-    for s in ri.TABLE_STEPS:
+    for s in ri_runs.TABLE_STEPS:
         for part in ("example", "variance"):
             np.testing.assert_allclose(live["table"][str(s)][part], stored["table"][str(s)][part], rtol=1e-6, atol=1e-12)
 
@@ -71,10 +71,11 @@ def test_a_summary_run_is_reproducible(sweep):
     dict(p=0.5, normalize="keys_and_query", reduction="sum", lr=0.1, seed=2),
     dict(p=1.0, normalize="none", reduction="mean", lr=3.0, seed=19),
 ])
-def test_stored_runs_are_reproducible(sweep, settings):
+@pytest.mark.recompute
+def test_stored_runs_are_reproducible(study, settings):
     """Recompute the first 100 steps of a stored run and compare every recorded number."""
-    live = ri.run_config(ri.RunConfig(**settings), steps=100, table_steps=(100,), snapshot_steps=(100,))
-    stored = ri.find_run(sweep, **settings)
+    live = ri_runs.run_config(ri_runs.RunConfig(**settings), steps=100, table_steps=(100,), snapshot_steps=(100,))
+    stored = ri_readings.find_run(study, **settings)
     n = len(live["steps"])
     assert live["steps"] == stored["steps"][:n]
     for k in stored["curves"]:  # every curve of a detailed run, the optimal fraction of a summary
@@ -85,11 +86,11 @@ def test_stored_runs_are_reproducible(sweep, settings):
         np.testing.assert_allclose(live["table"]["100"][part], stored["table"]["100"][part], rtol=1e-6, atol=1e-12)
 
 
-def test_no_reading_reproduces_the_papers_ordering(sweep):
-    rows = ri.ordering_table(sweep)
+def test_no_reading_reproduces_the_papers_ordering(study):
+    rows = ri_readings.ordering_table(study)
     assert len(rows) == 360
     assert sum(r["paper_pattern"] for r in rows) == 0
-    per = ri.setting_rates(rows)
+    per = ri_readings.setting_rates(rows)
     assert len(per) == 18 and all(r["n"] == 20 and r["p=0.5 only"].k == 0 for r in per)
     assert all(r["p=0.5 only"].high < 0.17 for r in per)  # 0/20: Wilson upper bound 0.161
     first = [r["first"] for r in rows]
@@ -99,20 +100,20 @@ def test_no_reading_reproduces_the_papers_ordering(sweep):
     assert all(abs(r["final_one"] - 1 / 6) < 0.05 for r in literal)
 
 
-def test_closest_reading_to_the_authors_table(sweep):
+def test_closest_reading_to_the_authors_table(study):
     dist = {}
-    for r in sweep["runs"]:
+    for r in study["runs"]:
         c = r["config"]
         if c["p"] == 1.0:  # exact: a config value read back
-            dist.setdefault((c["normalize"], c["reduction"], c["lr"]), []).append(ri.table_distance(r))
+            dist.setdefault((c["normalize"], c["reduction"], c["lr"]), []).append(ri_readings.table_distance(r))
     best = min(dist, key=lambda k: np.mean(dist[k]))
     assert best == ("keys_and_query", "mean", 1.0)
     assert np.mean(dist[best]) < 1.0 < np.mean(dist[("keys_and_query", "mean", 0.01)])
-    tv = ri.table_variances(sweep, normalize=best[0], reduction=best[1], lr=best[2])
+    tv = ri_readings.table_variances(study, normalize=best[0], reduction=best[1], lr=best[2])
     assert tv["seeds"] == 20 and tv["pattern"].low > 0.5  # the authors' picture in most seeds
     assert all(s["log10_ratio"][2] < 0 for s in tv["steps"])  # ours smaller than theirs at every step
-    run = ri.find_run(sweep, p=1.0, normalize=best[0], reduction=best[1], lr=best[2], seed=0)
-    var = [np.mean(run["table"][str(s)]["variance"]) for s in ri.TABLE_STEPS]
+    run = ri_readings.find_run(study, p=1.0, normalize=best[0], reduction=best[1], lr=best[2], seed=0)
+    var = [np.mean(run["table"][str(s)]["variance"]) for s in ri_runs.TABLE_STEPS]
     assert all(b > a for a, b in zip(var, var[1:]))  # the perturbation grows, as in the authors' table
     assert run["curves"]["optimal_fraction"][-1] < 0.5  # p = 1 not learned within 1000 steps
 
@@ -120,11 +121,11 @@ def test_closest_reading_to_the_authors_table(sweep):
 # -- the pieces ----------------------------------------------------------------------------------------------------------
 
 def test_sum_is_mean_with_a_larger_step():
-    a = ri.run_config(ri.RunConfig(p=0.5, reduction="sum", lr=0.01), steps=20, record_every=10, table_steps=(),
+    a = ri_runs.run_config(ri_runs.RunConfig(p=0.5, reduction="sum", lr=0.01), steps=20, record_every=10, table_steps=(),
                       snapshot_steps=(20,), N=25, M=200, n_train=1000, n_test=100)
-    b = ri.run_config(ri.RunConfig(p=0.5, reduction="mean", lr=10.0), steps=20, record_every=10, table_steps=(),
+    b = ri_runs.run_config(ri_runs.RunConfig(p=0.5, reduction="mean", lr=10.0), steps=20, record_every=10, table_steps=(),
                       snapshot_steps=(20,), N=25, M=200, n_train=1000, n_test=100)
-    assert ri.RunConfig(p=0.5, reduction="sum", lr=0.01).effective_lr == pytest.approx(10.0)
+    assert ri_runs.RunConfig(p=0.5, reduction="sum", lr=0.01).effective_lr == pytest.approx(10.0)
     assert np.abs(np.array(a["V"]["20"]) - np.array(b["V"]["20"])).max() < 1e-10
 
 
@@ -133,7 +134,7 @@ def test_weighted_token_is_constant_in_the_symmetric_state():
     model = WalkTransformer(K=6, N=25, M=100, positions="exact")
     data = walk_population(6, 1.0, 25)
     hist = model.train(model.init(), data, steps=5, lr=1.0)
-    example, var = ri.weighted_token_stats(model, hist.params, data)
+    example, var = ri_runs.weighted_token_stats(model, hist.params, data)
     assert np.allclose(example, example[0]) and var.max() < 1e-30
 
 
@@ -143,23 +144,23 @@ def test_optimal_fraction_and_learned_step():
     Pi = ring.transition_matrix(6, 0.5)
     last = torch.tensor([0, 0, 3, 3])
     pred = torch.tensor([1, 5, 3, 2])  # optimal, optimal, not, optimal
-    assert ri.optimal_fraction(pred, last, Pi) == pytest.approx(0.75)
-    assert ri.learned_step([0, 10, 20, 30], [0.1, 0.96, 0.5, 0.97]) == 30.0  # exact: a recorded step
-    assert ri.learned_step([0, 10, 20], [0.99, 0.99, 0.99]) == 0.0  # exact: a recorded step
-    assert np.isnan(ri.learned_step([0, 10], [0.99, 0.5]))
+    assert ri_runs.optimal_fraction(pred, last, Pi) == pytest.approx(0.75)
+    assert ri_readings.learned_step([0, 10, 20, 30], [0.1, 0.96, 0.5, 0.97]) == 30.0  # exact: a recorded step
+    assert ri_readings.learned_step([0, 10, 20], [0.99, 0.99, 0.99]) == 0.0  # exact: a recorded step
+    assert np.isnan(ri_readings.learned_step([0, 10], [0.99, 0.5]))
 
 
 def test_table_distance_of_the_authors_table_is_zero():
-    fake = {"table": {str(s): {"example": list(ex), "variance": list(v)} for s, (ex, v) in ri.AUTHORS_TABLE.items()}}
-    assert ri.table_distance(fake) == 0.0  # exact: the same mean twice, log10(x / x) = 0
+    fake = {"table": {str(s): {"example": list(ex), "variance": list(v)} for s, (ex, v) in ri_runs.AUTHORS_TABLE.items()}}
+    assert ri_readings.table_distance(fake) == 0.0  # exact: the same mean twice, log10(x / x) = 0
     fake10 = {"table": {k: {"variance": [10 * x for x in v["variance"]]} for k, v in fake["table"].items()}}
-    assert ri.table_distance(fake10) == pytest.approx(1.0)
-    assert np.isnan(ri.table_distance({"table": {}}))
+    assert ri_readings.table_distance(fake10) == pytest.approx(1.0)
+    assert np.isnan(ri_readings.table_distance({"table": {}}))
 
 
 def test_quick_study_and_figures(quick):
     assert len(quick["runs"]) == 4 and quick["meta"]["N"] == 13
-    rows = ri.ordering_table(quick)
+    rows = ri_readings.ordering_table(quick)
     assert len(rows) == 2
     run = quick["runs"][1]
     for fig in (random_init_figures.figure_curves({"a": quick["runs"][0], "b": run}), random_init_figures.figure_ordering(rows),
@@ -173,40 +174,41 @@ def test_quick_study_and_figures(quick):
     plt.close("all")
 
 
+@pytest.mark.recompute
 def test_a_stored_member_is_recomputed_by_the_runner():
     """The cheapest member (one run of 1000 steps, about 2 s), recomputed by the runner, equals its record."""
-    assert runner.verify(ri.STUDY, sample=1, echo=None)
+    assert runner.verify(ri_stored.STUDY, sample=1, echo=None)
 
 
 def test_random_init_validation_errors():
     with pytest.raises(ValueError, match="normalize"):
-        ri.RunConfig(p=0.5, normalize="query")
+        ri_runs.RunConfig(p=0.5, normalize="query")
     with pytest.raises(ValueError, match="reduction"):
-        ri.RunConfig(p=0.5, reduction="median")
+        ri_runs.RunConfig(p=0.5, reduction="median")
     with pytest.raises(ValueError, match="lr"):
-        ri.RunConfig(p=0.5, lr=0.0)
+        ri_runs.RunConfig(p=0.5, lr=0.0)
     with pytest.raises(ValueError, match="p must"):
-        ri.RunConfig(p=1.5)
+        ri_runs.RunConfig(p=1.5)
     with pytest.raises(TypeError, match="cfg"):
-        ri.run_config({"p": 0.5})
+        ri_runs.run_config({"p": 0.5})
     with pytest.raises(ValueError, match="threshold"):
-        ri.learned_step([0], [1.0], threshold=2.0)
+        ri_readings.learned_step([0], [1.0], threshold=2.0)
     with pytest.raises(KeyError):
-        ri.find_run({"runs": []}, p=0.5, normalize="keys", reduction="mean", lr=1.0)
+        ri_readings.find_run({"runs": []}, p=0.5, normalize="keys", reduction="mean", lr=1.0)
 
 
 # -- the rates over seeds -------------------------------------------------------------------------------------------------
 
 def _fake_run(p, seed, fractions, parent=0.0, lag2=0.0, normalize="keys", lr=1.0, variances=None, example=None):
     table = {str(s): {"example": list(example or [1 / 6] * 6), "variance": [v] * 6}
-             for s, v in zip(ri.TABLE_STEPS, variances or [1e-6] * len(ri.TABLE_STEPS))}
+             for s, v in zip(ri_runs.TABLE_STEPS, variances or [1e-6] * len(ri_runs.TABLE_STEPS))}
     return {"config": {"p": p, "normalize": normalize, "reduction": "mean", "lr": lr, "seed": seed},
             "steps": [0, 10, 20], "curves": {"optimal_fraction": list(fractions)},
             "final": {"optimal_fraction": fractions[-1], "parent_attention": parent, "lag2_attention": lag2},
             "table": table}
 
 
-def _fake_sweep():
+def _fake_study():
     """Two settings x 4 seeds with known outcomes: setting A (lr=1) has the paper's pattern in seeds 0 and 1, both
     learned in seed 2 (p=1 first), neither in seed 3; setting B (lr=3) has p=1 only in every seed."""
     yes, no, late = [0.2, 0.96, 0.99], [0.2, 0.3, 0.4], [0.2, 0.5, 0.97]
@@ -220,57 +222,58 @@ def _fake_sweep():
 
 
 def test_setting_rates_count_every_outcome_per_setting():
-    rows = ri.ordering_table(_fake_sweep())
+    rows = ri_readings.ordering_table(_fake_study())
     assert [r["outcome"] for r in rows[:4]] == ["p=0.5 only", "p=0.5 only", "both", "neither"]
-    a, b = ri.setting_rates(rows)
+    a, b = ri_readings.setting_rates(rows)
     assert (a["lr"], a["n"], b["lr"], b["n"]) == (1.0, 4, 3.0, 4)  # exact: config values read back
-    assert [a[o].k for o in ri.OUTCOMES] == [2, 0, 1, 1] and (a["both_n"], a["p=1 first"]) == (1, 1)
-    assert [b[o].k for o in ri.OUTCOMES] == [0, 4, 0, 0]
+    assert [a[o].k for o in ri_readings.OUTCOMES] == [2, 0, 1, 1] and (a["both_n"], a["p=1 first"]) == (1, 1)
+    assert [b[o].k for o in ri_readings.OUTCOMES] == [0, 4, 0, 0]
     assert a["p=0.5 only"].text() == rate(2, 4).text()
     with pytest.raises(TypeError, match="rows"):
-        ri.setting_rates("rows")
+        ri_readings.setting_rates("rows")
 
 
 def test_learned_attention_over_all_learned_runs_and_per_setting():
-    out = ri.learned_attention(_fake_sweep())
+    out = ri_readings.learned_attention(_fake_study())
     assert (out["all"]["n"], out["all"]["runs"]) == (3, 8)
     assert (out["all"]["parent"].k, out["all"]["lag2"].k) == (2, 1)
     a, b = out["settings"]
     assert (a["n"], a["parent"].k, a["lag2"].k) == (3, 2, 1) and (b["n"], b["parent"]) == (0, None)
-    assert ri.learned_attention(_fake_sweep(), attention=0.99)["all"]["parent"].k == 0
+    assert ri_readings.learned_attention(_fake_study(), attention=0.99)["all"]["parent"].k == 0
     with pytest.raises(ValueError, match="attention"):
-        ri.learned_attention(_fake_sweep(), attention=1.5)
+        ri_readings.learned_attention(_fake_study(), attention=1.5)
 
 
 def test_table_variances_over_the_seeds():
-    out = ri.table_variances(_fake_sweep(), normalize="keys", reduction="mean", lr=1.0)
+    out = ri_readings.table_variances(_fake_study(), normalize="keys", reduction="mean", lr=1.0)
     assert out["seeds"] == 4 and out["pattern"].k == 4  # every fake run grows by a decade a step, at 1/6
     for k, step in enumerate(out["steps"]):
         mean, lo, hi = step["variance"]
         assert mean == pytest.approx(1e-6 * 10 ** k, rel=1e-9) and lo == pytest.approx(mean, rel=1e-9)  # tol: equal seeds
-        assert step["authors"] == pytest.approx(np.mean(ri.AUTHORS_TABLE[step["step"]][1]), rel=1e-12)
+        assert step["authors"] == pytest.approx(np.mean(ri_runs.AUTHORS_TABLE[step["step"]][1]), rel=1e-12)
         assert step["log10_ratio"][0] == pytest.approx(np.log10(mean / step["authors"]), abs=1e-9)
-    flat = ri.table_variances(_fake_sweep(), normalize="keys", reduction="mean", lr=3.0)
+    flat = ri_readings.table_variances(_fake_study(), normalize="keys", reduction="mean", lr=3.0)
     assert flat["pattern"].k == 0  # constant variances do not grow
     with pytest.raises(ValueError, match="two seeds"):
-        ri.table_variances(_fake_sweep(), normalize="none", reduction="mean", lr=1.0)
+        ri_readings.table_variances(_fake_study(), normalize="none", reduction="mean", lr=1.0)
     with pytest.raises(ValueError, match="drift"):
-        ri.table_variances(_fake_sweep(), normalize="keys", reduction="mean", lr=1.0, drift=0.0)
+        ri_readings.table_variances(_fake_study(), normalize="keys", reduction="mean", lr=1.0, drift=0.0)
 
 
 def test_summary_runs_keep_only_what_the_rates_need():
     kw = dict(steps=10, record_every=5, N=13, M=50, n_train=20, n_test=20, table_steps=(5,), snapshot_steps=(10,))
-    full = ri.run_config(ri.RunConfig(p=0.5, seed=3), **kw)
-    summary = ri.run_config(ri.RunConfig(p=0.5, seed=3), detail=False, **kw)
+    full = ri_runs.run_config(ri_runs.RunConfig(p=0.5, seed=3), **kw)
+    summary = ri_runs.run_config(ri_runs.RunConfig(p=0.5, seed=3), detail=False, **kw)
     assert set(full) - set(summary) == {"V", "profile"} and set(summary["curves"]) == {"optimal_fraction"}
     assert summary["curves"]["optimal_fraction"] == full["curves"]["optimal_fraction"]  # exact: the same run
     assert summary["final"] == full["final"] == {k: v[-1] for k, v in full["curves"].items()}  # exact: the same run
     prof = np.array(full["profile"])
     assert summary["peak"][0] == int(prof.argmax()) and summary["peak"][1] == pytest.approx(prof.max(), rel=1e-9)
     with pytest.raises(TypeError, match="detail"):
-        ri.run_config(ri.RunConfig(p=0.5), detail="no", **kw)
+        ri_runs.run_config(ri_runs.RunConfig(p=0.5), detail="no", **kw)
 
 
+@pytest.mark.recompute
 def test_the_initial_attention_study_is_recomputed():
     """The cheapest stored member of walks-initial-attention (one initialisation scored on 1000 test walks)."""
     from onelayer.studies.walks.random_init import initial_attention

@@ -15,32 +15,33 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
+from onelayer import store  # noqa: E402
 from onelayer.paths import data_path  # noqa: E402
-from onelayer.studies.walks import scaling as sc  # noqa: E402
+from onelayer.studies.walks.scaling import critical as ws_critical, runs as ws_runs, stored as ws_stored, summary as ws_summary  # noqa: E402
 from onelayer.studies.walks import batched as sw  # noqa: E402
 from onelayer.figures import walks_scaling as scaling_figures  # noqa: E402
 from onelayer.walks.model import WalkTransformer  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-STORED = data_path(sc.STORED)
+STORED = data_path(ws_stored.STORED)
 
 
 @pytest.fixture(scope="module")
 def quick_study():
     torch.set_default_dtype(torch.float64)
-    return sc.scaling_study(quick=True)
+    return ws_runs.scaling_study(quick=True)
 
 
 @pytest.fixture(scope="module")
 def stored():
-    return sc.load(STORED)
+    return ws_stored.load(STORED)
 
 
 # -- the measurement ----------------------------------------------------------------------------------------
 def test_quick_study_rows(quick_study):
-    assert set(quick_study) == set(sc.AXES)
+    assert set(quick_study) == set(ws_runs.AXES)
     for axis, rows in quick_study.items():
-        assert [(r["N"], r["M"]) for r in rows] == sc.default_sizes(axis, quick=True)
+        assert [(r["N"], r["M"]) for r in rows] == ws_runs.default_sizes(axis, quick=True)
         for r in rows:
             assert r["axis"] == axis and r["seeds"] == 3
             for q in ("T_parent", "T_optimal"):
@@ -67,13 +68,13 @@ def test_per_seed_steps_and_lags_agree_with_the_summary(quick_study):
 
 def test_a_seed_that_locks_onto_lag_two_is_reported():
     """Along the curve at N = 193 (M = 2682), seed 11 of the scaling chapter settles on x_(N-2) (measured)."""
-    row = sc.measure([(193, 2682)], seeds=(11, 0), timing_steps=0)[0]
+    row = ws_runs.measure([(193, 2682)], seeds=(11, 0), timing_steps=0)[0]
     assert row["top_lag_seeds"] == [2, 1] and math.isnan(row["T_optimal_seeds"][0]) and row["T_optimal_seeds"][1] == 3
 
 
 def test_paper_size_converges_in_two_and_three_steps_and_small_M_is_slower():
     """Theorem 3.1 at the paper's size (N = 97, M = 1000), and the slowdown at M = 100 (measured: 5-8 steps)."""
-    rows = sc.measure([(97, 1000), (97, 100)], seeds=(0, 1, 2), n_test=300, timing_steps=0)
+    rows = ws_runs.measure([(97, 1000), (97, 100)], seeds=(0, 1, 2), n_test=300, timing_steps=0)
     paper, small = rows
     assert (paper["T_parent_min"], paper["T_parent_max"], paper["T_parent_converged"]) == (2, 2, 3)
     assert (paper["T_optimal_min"], paper["T_optimal_max"], paper["T_optimal_converged"]) == (3, 3, 3)
@@ -84,7 +85,7 @@ def test_paper_size_converges_in_two_and_three_steps_and_small_M_is_slower():
 
 
 def test_step2_log_odds_scale_like_M_squared_over_N_squared():
-    rows = sc.measure([(25, 400), (25, 800), (49, 800)], seeds=(0, 1), n_train=400, n_test=200, steps=2,
+    rows = ws_runs.measure([(25, 400), (25, 800), (49, 800)], seeds=(0, 1), n_train=400, n_test=200, steps=2,
                       timing_steps=0)
     lo = [r["log_odds2"] for r in rows]
     assert lo[1] / lo[0] == pytest.approx(4.0, rel=0.05)  # M doubled
@@ -94,7 +95,7 @@ def test_step2_log_odds_scale_like_M_squared_over_N_squared():
 def test_step2_logits_are_quadratic_in_M():
     """The closed form behind critical_M: z = (M/2) A + (M/2)^2 B, checked against direct training at M = 300."""
     N, seeds = 25, (0, 1)
-    A, B = sc.step2_logit_parts(N, seeds=seeds, n_train=300, n_test=100)
+    A, B = ws_critical.step2_logit_parts(N, seeds=seeds, n_train=300, n_test=100)
     model = WalkTransformer(K=6, N=N, M=300)
     train = sw.walk_batched_data(6, N, 300, ps=0.7, seeds=seeds)
     test = sw.walk_batched_data(6, N, 100, ps=0.7, seeds=[s + 1000 for s in seeds])
@@ -104,7 +105,7 @@ def test_step2_logits_are_quadratic_in_M():
 
 
 def test_critical_M_is_the_step2_threshold():
-    rows = sc.critical_M((13, 25, 49), seeds=(0,), n_train=400, n_test=200)
+    rows = ws_critical.critical_M((13, 25, 49), seeds=(0,), n_train=400, n_test=200)
     M = [r["M_crit"] for r in rows]
     assert M[0] < M[1] < M[2]
     # at N = 25, one seed: just above M_crit the parent is selected at step 2, just below it is not
@@ -117,7 +118,7 @@ def test_critical_M_is_the_step2_threshold():
         params = sw.train_batched(model, train, steps=2).params
         parent = float(sw.forward_pass(model, params, test)["S"][0, :, -2].mean())
         assert (parent >= 0.99) is selected, (factor, parent)
-    leak = sc.critical_M((13, 25, 49), seeds=(0,), n_train=400, n_test=200, criterion="log_odds", c=0.25)
+    leak = ws_critical.critical_M((13, 25, 49), seeds=(0,), n_train=400, n_test=200, criterion="log_odds", c=0.25)
     assert all(r["criterion"] == "log_odds" and r["selected"] == 1 for r in leak)
 
 
@@ -127,7 +128,7 @@ def test_stored_study_is_complete(stored):
     assert set(stored["studies"]) == {"p=0.7", "p=0.5"}
     for study in stored["studies"].values():
         assert set(study) == {"N", "M", "curve", "N_more_walks"}
-        assert [r["M"] for r in study["M"]] == list(sc.M_GRID)
+        assert [r["M"] for r in study["M"]] == list(ws_runs.M_GRID)
         assert all(r["seeds"] == 16 for rows in study.values() for r in rows)
     assert set(stored["critical"]) == {"attention", "log_odds", "attention, more walks", "log_odds, more walks"}
 
@@ -137,7 +138,7 @@ def test_stored_point_is_reproducible(stored):
     meta = stored["meta"]["defaults"]
     row = stored["studies"]["p=0.7"]["curve"][0]
     assert (row["N"], row["M"]) == (13, 47)
-    live = sc.measure([(13, 47)], p=0.7, seeds=meta["seeds"], n_train=meta["n_train"], n_test=meta["n_test"],
+    live = ws_runs.measure([(13, 47)], p=0.7, seeds=meta["seeds"], n_train=meta["n_train"], n_test=meta["n_test"],
                       steps=meta["steps"], timing_steps=0, axis="curve")[0]
     for key in ("T_parent", "T_parent_min", "T_parent_max", "T_parent_converged", "T_optimal", "T_optimal_min",
                 "T_optimal_max", "T_optimal_converged"):
@@ -148,39 +149,45 @@ def test_stored_point_is_reproducible(stored):
 def test_stored_study_shows_the_measured_scaling(stored):
     """The claims of the module docstring, checked on the stored numbers."""
     study = stored["studies"]["p=0.7"]
-    fits = sc.slopes(study)
+    fits = ws_summary.slopes(study)
     assert fits["log_odds2 vs M"]["slope"] == pytest.approx(2.0, abs=0.05)
     assert -2.3 < fits["log_odds2 vs N"]["slope"] < -1.8
     assert all(r["T_parent"] == 2 and r["T_optimal"] == 3 for r in study["curve"] if r["N"] >= 49)
     lost_1000 = sum(r["seeds"] - r["T_parent_converged"] for r in study["N"])
     lost_more = sum(r["seeds"] - r["T_parent_converged"] for r in study["N_more_walks"])
     assert lost_more < lost_1000
-    crit = {k: sc.slopes({}, rows)[f"M_crit vs N ({rows[0]['criterion']})"]["slope"]
+    crit = {k: ws_summary.slopes({}, rows)[f"M_crit vs N ({rows[0]['criterion']})"]["slope"]
             for k, rows in stored["critical"].items()}
     assert 0.95 < crit["attention, more walks"] < 1.25 and 1.35 < crit["log_odds, more walks"] < 1.75
 
 
-def test_command_line_quick(tmp_path):
+def test_the_study_keeps_the_first_scripts_rows_and_its_timings_as_measured(tmp_path):
+    """The stored study is read in the first script's layout; a quick run through the runner stores the rows' wall
+    seconds as measured fields (beside the result, not in it)."""
+    from onelayer.studies import runner
+
+    assert ws_stored.STUDY.measured == ("seconds_per_step", "member_seconds_per_step")
     out = tmp_path / "scaling.json"
-    assert sc.main(["--out", str(out), "--quick"]) == 0
-    data = sc.load(out)
-    assert data["meta"]["quick"] is True and len(data["critical"]) == 4
-    with pytest.raises(FileNotFoundError, match="python -m onelayer.studies.walks.scaling"):
-        sc.load(tmp_path / "missing.json")
+    report = runner.run(ws_stored.STUDY, quick=True, out=out, only=["p0.5-curve-", "critical-log-odds-walks00200"])
+    assert report.path is None and report.computed == 6
+    member = store.read_json(runner.members_dir(out) / "p0.5-curve-N0013-M00047.json")
+    assert set(member["measured"]) == set(ws_stored.STUDY.measured) and not set(member["result"]) & set(ws_stored.STUDY.measured)
+    with pytest.raises(FileNotFoundError):
+        ws_stored.load(tmp_path / "missing.json")
 
 
 # -- reductions and figures ------------------------------------------------------------------------------------
 def test_slopes_cost_model_and_tables(quick_study):
-    fits = sc.slopes(quick_study)
+    fits = ws_summary.slopes(quick_study)
     assert 1.8 < fits["log_odds2 vs M"]["slope"] < 3.0  # 300 walks, three sizes: near the stored 2.0
     assert "seconds_per_step vs curve" in fits
-    cost = sc.cost_model(quick_study)
+    cost = ws_summary.cost_model(quick_study)
     assert set(cost) == {"c_us", "a_ns", "b_ns", "max_rel_err"}
-    rows = sc.table(quick_study)
+    rows = ws_summary.table(quick_study)
     assert len(rows) == sum(len(r) for r in quick_study.values()) and "ms/step" not in rows[0]
-    assert "ms/step" in sc.table(quick_study, wall=True)[0]
+    assert "ms/step" in ws_summary.table(quick_study, wall=True)[0]
     assert isinstance(rows[0]["T_parent"], int) and rows[0]["T_parent ok"] == "3/3"
-    empty = sc.cost_model({"N": [dict(quick_study["N"][0], member_seconds_per_step=float("nan"))]})
+    empty = ws_summary.cost_model({"N": [dict(quick_study["N"][0], member_seconds_per_step=float("nan"))]})
     assert math.isnan(empty["a_ns"])
 
 
@@ -191,8 +198,8 @@ def test_figures(quick_study):
     fig = scaling_figures.figure(quick_study, wall=False)
     assert len(fig.axes) == 2
     plt.close(fig)
-    crit = sc.critical_M((13, 25), seeds=(0,), n_train=200, n_test=100)
-    assert sc.critical_table(crit)[0]["ok"] == "1/1"
+    crit = ws_critical.critical_M((13, 25), seeds=(0,), n_train=200, n_test=100)
+    assert ws_summary.critical_table(crit)[0]["ok"] == "1/1"
     fig = scaling_figures.critical_figure({"attention >= 0.99": crit})
     assert fig.axes[0].get_yscale() == "log"
     plt.close(fig)
@@ -216,21 +223,21 @@ def test_figures(quick_study):
 def test_measure_validation(kwargs, error, match):
     args = {"sizes": [(13, 47)], **kwargs}
     with pytest.raises(error, match=match):
-        sc.measure(args.pop("sizes"), **args)
+        ws_runs.measure(args.pop("sizes"), **args)
 
 
 def test_other_validation():
     with pytest.raises(ValueError, match="axis"):
-        sc.default_sizes("K")
+        ws_runs.default_sizes("K")
     with pytest.raises(ValueError, match="axes"):
-        sc.scaling_study(axes=("N", "depth"))
+        ws_runs.scaling_study(axes=("N", "depth"))
     with pytest.raises(ValueError, match="criterion"):
-        sc.critical_M((13,), criterion="loss")
+        ws_critical.critical_M((13,), criterion="loss")
     with pytest.raises(ValueError, match="threshold"):
-        sc.critical_M((13,), threshold=1.5)
+        ws_critical.critical_M((13,), threshold=1.5)
     with pytest.raises(ValueError, match="c must be"):
-        sc.critical_M((13,), c=0.0)
+        ws_critical.critical_M((13,), c=0.0)
     with pytest.raises(ValueError, match="Ns"):
-        sc.critical_M(())
+        ws_critical.critical_M(())
     with pytest.raises(ValueError, match="Ns\\[0\\]"):
-        sc.critical_M((2,))
+        ws_critical.critical_M((2,))

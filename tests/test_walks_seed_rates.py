@@ -45,6 +45,7 @@ def test_stored_study_has_the_full_settings(stored):
     assert len(stored["direction"]) == c.direction_seeds >= 20
 
 
+@pytest.mark.recompute
 def test_stored_first_steps_recompute(stored):
     again = first_steps.first_steps_samples(stored["meta"]["settings"]["first_p"], seeds=[0, 7, 399])
     rows = {r["seed"]: r for r in stored["first_steps"]}
@@ -52,6 +53,7 @@ def test_stored_first_steps_recompute(stored):
         _same(r, rows[r["seed"]], list(r), 1e-12)  # tol: the same batched sums in other member batches
 
 
+@pytest.mark.recompute
 def test_stored_direction_recompute(stored):
     c = stored["meta"]["settings"]
     again = direction.direction_samples(c["direction_p"], seeds=[0, 39], direction_steps=c["direction_steps"],
@@ -61,6 +63,7 @@ def test_stored_direction_recompute(stored):
         _same(r, rows[r["seed"]], list(r), 1e-9)  # tol: member batches of another size
 
 
+@pytest.mark.recompute
 def test_stored_edge_recompute(stored):
     again = edge.edge_table((0.99,), seeds=[0, 6, 39])
     rows = {(r["K"], r["p"], r["seed"]): r for r in stored["edge"]}
@@ -75,6 +78,7 @@ def test_stored_edge_recompute(stored):
 ROUNDOFF_AMPLIFIED = {"fig5_max_spread": 1e-2}
 
 
+@pytest.mark.recompute
 def test_stored_figure45_recompute(stored):
     for reading in ("sin", "exact"):
         again = sensitivity.figure45_seeds(40.0, positions=reading, seeds=[1, 2])
@@ -86,6 +90,7 @@ def test_stored_figure45_recompute(stored):
                 assert r[key] == pytest.approx(ref[key], rel=rel), key  # tol: amplified round-off, see above
 
 
+@pytest.mark.recompute
 def test_the_cheapest_stored_member_is_recomputed():
     """The 400 first-step samples (three steps each, about 15 s), recomputed by the runner, equal their record."""
     assert runner.verify(seed_rates.STUDY, sample=1, echo=None)

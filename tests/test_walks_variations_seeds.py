@@ -30,6 +30,7 @@ def test_the_stored_study_is_complete(stored):
         assert math.isnan(r["T0_inv_sqrt_d"]) or r["T0_inv_sqrt_d"] > r["T0_one"]
 
 
+@pytest.mark.recompute
 def test_a_stored_point_is_recomputed(stored):
     """Seed 3 at p = 0.7 of both experiments, recomputed alone (the batch of one member)."""
     (live,) = vs.logit_scale_seeds((0.7,), seeds=(3,), steps=FULL.scale_steps)
@@ -56,6 +57,7 @@ def test_seed_zero_is_the_chapters_single_run():
     assert np.allclose(seeded["lag_attention"], check["lag_attention"][1:4], rtol=1e-9, atol=1e-12)  # tol: round-off
 
 
+@pytest.mark.recompute
 def test_the_cheapest_stored_member_is_recomputed():
     """The cheapest member (a lag-2 block of 20 seeds, a few seconds), recomputed by the runner, equals its record."""
     assert runner.verify(vs.STUDY, sample=1, echo=None)

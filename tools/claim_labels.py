@@ -27,7 +27,7 @@ SECTIONS = {
     "walks/theorem31:theorem-3-1-needs-k-4": "## The edge of the theorem",
     "walks/theorem41:theorem-4-1-for-p-1": "## The invariants, checked exactly",
     "walks/theorem41:figures-4-and-5-together-zero": "## Which reconstructed choices decide",
-    "walks/random_init:figure-6-small-random-init-p": "## The sweep:",
+    "walks/random_init:figure-6-small-random-init-p": "## The study:",
     "walks/random_init:figure-13-the-authors-table-p": "## Figure 13:",
     "walks/random_init:figure-11-trained-on-p-1": "## Figures 11 and 12:",
     "walks/qa:the-two-task-2-questions-have": "## The token averages",

@@ -5,25 +5,24 @@ One program, one subcommand per job::
     python -m onelayer list                          # every figure/table, one line each
     python -m onelayer make NAME [NAME ...] --out DIR [--quick]
     python -m onelayer make --all --out DIR [--quick]
-    python -m onelayer sweep --list                  # the stored sweeps the chapters load
-    python -m onelayer sweep NAME [--out FILE] [sweep options]
     python -m onelayer study --list                  # the studies (onelayer.studies.registry)
     python -m onelayer study NAME [--jobs N] [--quick] [--only KEY_PREFIX ...] [--dask ADDRESS|local] [--restart]
     python -m onelayer study verify NAME [--sample K] [--seed S]
+    python -m onelayer study verify --all --cheapest [--max-seconds S]   # each study's cheapest member
     python -m onelayer bench [--quick] [--only NAME]  # benchmarks (from a repository checkout)
     python -m onelayer findings [--check]            # every chapter's verdict rows -> book/data/findings.json
     python -m onelayer info                          # version and data directory
 
 ``make`` writes ``DIR/NAME.png``, ``DIR/NAME.json`` (the numbers) and, for
 tables, ``DIR/NAME.csv``; see :mod:`onelayer.registry` for the registry and how
-to add a figure. ``sweep`` runs one of :data:`onelayer.sweeps.SWEEPS` and writes
+to add a figure. ``study`` runs one of the stored studies (:mod:`onelayer.studies.registry`) and writes
 its JSON file, by default into the data directory. Every JSON and CSV file is
 written through :mod:`onelayer.store` (with a schema version).
 
 ``--data-dir DIR`` (before the subcommand) or the environment variable
 ``ONELAYER_DATA`` sets the data directory (default: the repository's ``book``
 folder; see :mod:`onelayer.paths`). Exit codes: 0 on success, 1 if a figure or
-sweep failed while running (or a study's verify found a difference), 2 for a usage error (unknown name, bad
+study failed while running (or a study's verify found a difference), 2 for a usage error (unknown name, bad
 option, an output folder that cannot be created or written: one line naming it and why).
 """
 
@@ -51,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=f"Run '{PROG} COMMAND --help' for the options of a command.",
     )
     parser.add_argument("--version", action="version", version=f"onelayer {__version__}")
-    parser.add_argument("--data-dir", metavar="DIR", help="data directory for stored sweeps (default: $ONELAYER_DATA, else the repository's book/)")
+    parser.add_argument("--data-dir", metavar="DIR", help="data directory for stored studies (default: $ONELAYER_DATA, else the repository's book/)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
     sub.required = True
 
@@ -69,17 +68,6 @@ def build_parser() -> argparse.ArgumentParser:
     p_make.add_argument("--out", required=True, metavar="DIR", help="output directory (created if needed)")
     p_make.add_argument("--quick", action="store_true", help="fast variants (fewer steps, coarser grids), for tests")
     p_make.set_defaults(subparser=p_make)
-
-    p_sweep = sub.add_parser(
-        "sweep",
-        help="run a stored sweep (minutes to an hour) and write its JSON file",
-        description="Run one stored sweep; the options after NAME are the sweep's own ('sweep NAME --help'). "
-        "--out defaults to the sweep's file in the data directory.",
-    )
-    p_sweep.add_argument("--list", action="store_true", help="list the sweeps with their files and typical minutes")
-    p_sweep.add_argument("name", nargs="?", metavar="NAME", help="a name shown by 'sweep --list'")
-    p_sweep.add_argument("options", nargs=argparse.REMAINDER, help="the sweep's own options")
-    p_sweep.set_defaults(subparser=p_sweep)
 
     p_study = sub.add_parser(
         "study",
@@ -102,6 +90,11 @@ def build_parser() -> argparse.ArgumentParser:
     p_study.add_argument("--sample", default="3", metavar="K", help="verify: members to recompute (default 3, "
                          "always including the cheapest)")
     p_study.add_argument("--seed", default="0", metavar="S", help="verify: seed of the sample (default 0)")
+    p_study.add_argument("--all", action="store_true", help="verify: every study (with --cheapest)")
+    p_study.add_argument("--cheapest", action="store_true", help="verify: only each study's cheapest member, by its "
+                         "recorded seconds (else its cost hint); one line per study and a total")
+    p_study.add_argument("--max-seconds", metavar="S", help="verify --cheapest: skip a study whose cheapest member "
+                         "is recorded above S seconds (selected by the stored seconds; nothing is timed out)")
     p_study.set_defaults(subparser=p_study)
 
     p_bench = sub.add_parser(
@@ -182,26 +175,6 @@ def _make(args, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
-def _sweep(args, parser: argparse.ArgumentParser) -> int:
-    from . import sweeps
-    from .paths import data_path
-
-    if args.list:
-        if args.name:
-            parser.error("give either --list or NAME, not both")
-        width = max(len(n) for n in sweeps.SWEEPS)
-        for name, sw in sweeps.SWEEPS.items():
-            print(f"{name:<{width}}  ~{sw.minutes} min  {data_path(sw.stored)}  {sw.description}")
-        return 0
-    if not args.name:
-        parser.error(f"name a sweep ('{PROG} sweep --list' shows them)")
-    if args.name not in sweeps.SWEEPS:
-        parser.error(f"unknown sweep {args.name!r}; the sweeps are: {', '.join(sweeps.SWEEPS)}")
-    if not any(a in ("-h", "--help") for a in args.options):
-        _check_output_folder(sweeps.output_file(args.name, args.options).parent)
-    return sweeps.run(args.name, args.options)
-
-
 def _study_usage(message: str) -> int:
     print(f"{PROG} study: error: {message}", file=sys.stderr)
     return 2
@@ -228,6 +201,14 @@ def _study(args, argv: Sequence[str] | None) -> int:
         return 0
     verifying = args.name == "verify"
     name = args.target if verifying else args.name
+    if (args.all or args.cheapest or args.max_seconds is not None) and not verifying:
+        return _study_usage("--all, --cheapest and --max-seconds are options of 'study verify'")
+    if verifying and args.all:
+        if name:
+            return _study_usage("give either --all or NAME, not both")
+        if not args.cheapest:
+            return _study_usage("'study verify --all' needs --cheapest (each study's cheapest member)")
+        return _verify_cheapest(list(registry.studies().values()), args.max_seconds)
     if not name or (args.target and not verifying):
         return _study_usage(f"name one study ('{PROG} study --list' shows them), or 'study verify NAME'")
     try:
@@ -238,6 +219,8 @@ def _study(args, argv: Sequence[str] | None) -> int:
         sample, seed = _count(args.sample, 1), _count(args.seed, 0)
         if sample is None or seed is None:
             return _study_usage(f"--sample must be an integer >= 1 and --seed >= 0, got {args.sample!r} and {args.seed!r}")
+        if args.cheapest:
+            return _verify_cheapest([study], args.max_seconds, path=args.out, quick=args.quick)
         try:
             return 0 if runner.verify(study, sample=sample, seed=seed, path=args.out, quick=args.quick) else 1
         except (FileNotFoundError, ValueError) as exc:
@@ -320,6 +303,36 @@ def _check_output_folder(folder) -> None:
         raise _OutputFolderExit(str(exc)) from None
 
 
+def _verify_cheapest(studies, max_seconds: str | None, path=None, quick: bool = False) -> int:
+    """``study verify [--all] --cheapest``: one line per study (ok / skipped / FAILED) and a total; exit 1 if any
+    failed (a skipped study is not a failure)."""
+    import time
+
+    from .studies import runner
+
+    limit = None
+    if max_seconds is not None:
+        try:
+            limit = float(max_seconds)
+        except ValueError:
+            limit = None
+        if limit is None or not limit > 0:
+            return _study_usage(f"--max-seconds must be a number > 0, got {max_seconds!r}")
+    counts = {"ok": 0, "skipped": 0, "FAILED": 0}
+    start = time.perf_counter()
+    for study in studies:
+        try:
+            status, line = runner.verify_cheapest(study, max_seconds=limit, path=path, quick=quick)
+        except (FileNotFoundError, ValueError) as exc:
+            status, line = "FAILED", f"FAILED  {study.name}: {exc}"
+        counts[status] += 1
+        print(line, flush=True)
+    print(f"total: {counts['ok']} ok, {counts['skipped']} skipped, {counts['FAILED']} FAILED of {len(studies)} "
+          f"studies in {time.perf_counter() - start:.0f} s" + (f" (cheapest members recorded above {limit:g} s "
+                                                                "skipped)" if limit is not None else ""))
+    return 1 if counts["FAILED"] else 0
+
+
 def _info() -> int:
     from . import __version__
     from .paths import ENV_VAR, data_dir
@@ -341,8 +354,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     matplotlib.use("Agg")  # files only: never open a window
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
-    if extra:  # options that belong to a sweep or to the benchmarks are handed on; elsewhere they are errors
-        if args.command not in ("sweep", "bench"):
+    if extra:  # options that belong to the benchmarks are handed on; elsewhere they are errors
+        if args.command != "bench":
             parser.error(f"unrecognized arguments: {' '.join(extra)}")
         args.options = [*extra, *args.options]
     if args.data_dir is not None:
@@ -350,12 +363,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error("--data-dir must not be empty")
         from .paths import ENV_VAR
 
-        os.environ[ENV_VAR] = args.data_dir  # read at call time by onelayer.paths, also by the sweep modules
+        os.environ[ENV_VAR] = args.data_dir  # read at call time by onelayer.paths, also by the study modules
     try:
         if args.command == "list":
             return _list(args)
-        if args.command == "sweep":
-            return _sweep(args, args.subparser)
         if args.command == "study":
             return _study(args, argv)
         if args.command == "bench":

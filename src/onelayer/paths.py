@@ -1,11 +1,11 @@
 """Where the package finds its stored data: one data directory for every part.
 
-The stored sweeps and study results that chapters load (``walks/...json``,
+The stored studies that chapters load (``walks/...json``,
 ``trees/...json``) live under one *data directory*. By default it is the
 repository's ``book/`` folder, where the chapters sit; set the environment
 variable ``ONELAYER_DATA`` (or pass ``--data-dir`` to ``python -m onelayer``) to
 use another one, for instance when the package is installed elsewhere or a
-sweep should not overwrite the committed results.
+study should not overwrite the committed results.
 
 Every file inside it is named by a path relative to it, e.g.
 ``data_path("walks/data/scaling.json")``; no module computes its own location

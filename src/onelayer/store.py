@@ -1,12 +1,12 @@
 """One file format for every number the package writes: JSON and CSV with a schema version.
 
 Every JSON file that :mod:`onelayer` writes (a figure's numbers from
-``python -m onelayer make``, a stored sweep from ``python -m onelayer sweep``)
+``python -m onelayer make``, a stored study from ``python -m onelayer study``)
 is one object whose first two keys are
 
 * ``"schema_version"``: :data:`SCHEMA_VERSION`, raised whenever the layout of
   any file changes, so a reader can refuse files it does not understand;
-* ``"kind"``: what the file holds (a figure's name, or a sweep's name).
+* ``"kind"``: what the file holds (a figure's name, or a study's kind).
 
 The rest of the object is the kind's own content. A CSV file (a figure's
 table) starts with one comment line ``# schema_version: 1, kind: NAME`` and then

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from onelayer.chapters import scaling as chapter
-from onelayer.studies.trees import scaling as tree_scaling
+from onelayer.studies.trees.scaling import runs as ts_runs
 
 KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "class", "chapter"}
 
@@ -39,7 +39,7 @@ def test_eta_exercise_matches_the_population_recursion():
     rows = chapter.eta_table()
     s = chapter.SETTINGS
     assert [r["lr"] for r in rows] == list(s.eta_lrs)
-    assert rows[1]["T"] == tree_scaling.population_steps(s.eta_m, s.eta_S, lr=rows[1]["lr"])
+    assert rows[1]["T"] == ts_runs.population_steps(s.eta_m, s.eta_S, lr=rows[1]["lr"])
     products = [r["lr x T"] for r in rows]
     # the heuristic: only eta t matters, so eta T is nearly constant (within 10% here)
     assert max(products) / min(products) < 1.1

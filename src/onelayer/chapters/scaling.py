@@ -22,10 +22,10 @@ from ..formatting import number_text
 from ..power_laws import fit_power_law
 from ..rates import mean_interval, rate
 from ..registry import register
-from ..studies.trees import scaling as tree_scaling
+from ..studies.trees.scaling import criteria as ts_criteria, fits as ts_fits, rows as ts_rows, runs as ts_runs, stored as ts_stored
 from ..figures.trees_scaling import scaling_figure
 from ..validation import check_bool
-from ..studies.walks import scaling as walk_scaling
+from ..studies.walks.scaling import critical as ws_critical, runs as ws_runs, stored as ws_stored, summary as ws_summary
 from ..walks.positions import M_for
 
 __all__ = ["Settings", "SETTINGS", "walks_study", "walks_table", "walks_reader_tables", "walks_glue", "walks_scaling", "walks_cost",
@@ -38,7 +38,8 @@ __all__ = ["Settings", "SETTINGS", "walks_study", "walks_table", "walks_reader_t
 @dataclass(frozen=True)
 class Settings:
     """What the chapter runs beyond the defaults of :mod:`onelayer.studies.walks.scaling` and :mod:`onelayer.studies.trees.scaling`
-    (grids, seeds and thresholds there: ``walk_scaling.DEFAULTS``, ``tree_scaling.DEPTHS``, ...) [ours]."""
+    (grids, seeds and thresholds there: ``onelayer.studies.walks.scaling.runs.DEFAULTS``,
+    ``onelayer.studies.trees.scaling.criteria.DEPTHS``, ...) [ours]."""
 
     #: data seeds (independent training samples) of the live walks grids and of the critical-M sets: 20, so that the
     #: verdicts' exponents are means over 20 samples with their intervals (issue 22); quick mode keeps its 3 seeds
@@ -69,7 +70,7 @@ class Settings:
 SETTINGS = Settings()
 
 #: the chapter's tables: columns (at most six, to fit the text column) and the headers a reader sees
-WALKS_GRIDS = {"N": f"N varies at M = {walk_scaling.M_FIXED}", "M": f"M varies at N = {walk_scaling.N_FIXED}",
+WALKS_GRIDS = {"N": f"N varies at M = {ws_runs.M_FIXED}", "M": f"M varies at N = {ws_runs.N_FIXED}",
                "curve": "along M = ceil(N^1.5)"}
 WALKS_COLUMNS = ["N", "M", "T_parent", "T_optimal", "converged", "log_odds2"]
 WALKS_HEADERS = {"T_parent": "T_parent (min-max)", "T_optimal": "T_opt (min-max)",
@@ -94,12 +95,12 @@ def walks_study(quick: bool = False) -> dict[str, list[dict]]:
 
 @lru_cache(maxsize=2)
 def _walks_study(quick: bool) -> dict[str, list[dict]]:
-    return walk_scaling.scaling_study(quick=quick) if quick else walk_scaling.scaling_study(seeds=SETTINGS.walks_seeds)
+    return ws_runs.scaling_study(quick=quick) if quick else ws_runs.scaling_study(seeds=SETTINGS.walks_seeds)
 
 
 def walks_table(quick: bool = False) -> list[dict]:
     """The rounded rows of :func:`walks_study` (one per size)."""
-    return walk_scaling.table(walks_study(quick))
+    return ws_summary.table(walks_study(quick))
 
 
 def walks_reader_tables(quick: bool = False) -> dict[str, list[dict]]:
@@ -116,7 +117,7 @@ def walks_reader_tables(quick: bool = False) -> dict[str, list[dict]]:
 
 def walks_glue(quick: bool = False) -> dict:
     """The numbers the prose quotes: step counts along the curve, the log-odds slopes, the smallest-``M`` row."""
-    rows, fits = walks_table(quick), walk_scaling.slopes(walks_study(quick))
+    rows, fits = walks_table(quick), ws_summary.slopes(walks_study(quick))
     curve = [r for r in rows if r["sweep"] == "curve"]
     small_M = [r for r in rows if r["sweep"] == "M"][0]
     return {"w_curve_Tpar": sorted({int(r["T_parent"]) for r in curve}),
@@ -130,13 +131,13 @@ def walks_glue(quick: bool = False) -> dict:
 def walks_scaling(quick: bool = False):
     """Steps to converge, step-2 log-odds and seconds per step against ``N`` and ``M``, with fitted power laws."""
     study = walks_study(quick)
-    return walk_scaling_figures.figure(study), {"slopes": walk_scaling.slopes(study), "cost_model": walk_scaling.cost_model(study),
-                                        "table": walk_scaling.table(study, wall=True)}
+    return walk_scaling_figures.figure(study), {"slopes": ws_summary.slopes(study), "cost_model": ws_summary.cost_model(study),
+                                        "table": ws_summary.table(study, wall=True)}
 
 
 def walks_cost(quick: bool = False) -> str:
     """The fitted cost of one GD step and member (wall time: machine-dependent, shown but not compared)."""
-    cost = walk_scaling.cost_model(walks_study(quick))
+    cost = ws_summary.cost_model(walks_study(quick))
     return (f"time per step and member ~ {cost['c_us']:.0f} us + {cost['a_ns']:.1f} ns x n N + {cost['b_ns']:.2f} ns x M N"
             f"\n(largest relative error of the fit {cost['max_rel_err']:.0%})")
 
@@ -150,17 +151,17 @@ def critical_sets(quick: bool = False) -> dict[str, list[dict]]:
 def _critical_sets(quick: bool) -> dict[str, list[dict]]:
     s = SETTINGS
     Ns, seeds = ((s.critical_quick_Ns, s.critical_quick_seeds) if quick
-                 else (walk_scaling.CRITICAL_N, s.walks_seeds))
-    return {s.critical_labels[0]: walk_scaling.critical_M(Ns, seeds=seeds),
-            s.critical_labels[1]: walk_scaling.critical_M(Ns, seeds=seeds, criterion="log_odds")}
+                 else (ws_runs.CRITICAL_N, s.walks_seeds))
+    return {s.critical_labels[0]: ws_critical.critical_M(Ns, seeds=seeds),
+            s.critical_labels[1]: ws_critical.critical_M(Ns, seeds=seeds, criterion="log_odds")}
 
 
 @register("walks-scaling-critical-m", "Scaling: smallest M that selects the parent at step 2 against N (attention >= 0.99 and log-odds >= N/4)")
 def walks_critical_m(quick: bool = False):
     """:func:`critical_sets` as a table, its fitted slopes (``M_crit ~ N^slope``) and the log-log figure."""
     sets = critical_sets(quick)
-    rows = [row for rows in sets.values() for row in walk_scaling.critical_table(rows)]
-    slopes = {label: walk_scaling.slopes({}, rows)[f"M_crit vs N ({rows[0]['criterion']})"] for label, rows in sets.items()}
+    rows = [row for rows in sets.values() for row in ws_summary.critical_table(rows)]
+    slopes = {label: ws_summary.slopes({}, rows)[f"M_crit vs N ({rows[0]['criterion']})"] for label, rows in sets.items()}
     return walk_scaling_figures.critical_figure(sets), {"slopes": slopes, "table": rows}
 
 
@@ -199,9 +200,9 @@ def stored_walks_table() -> list[dict]:
     """The stored 16-seed grid (``book/walks/data/scaling.json``): the ``N`` sweeps with 1000 and 4000 walks (at
     ``M = 1000``), one row per size with the number of training walks, the median step and the converged seeds."""
     s = SETTINGS
-    study = walk_scaling.load()["studies"][s.stored_study]
+    study = ws_stored.load()["studies"][s.stored_study]
     walks = {sweep: rows[0]["n_train"] for sweep, rows in study.items() if rows}
-    rows = walk_scaling.table(study)
+    rows = ws_summary.table(study)
     return [{"walks": walks[r["sweep"]], "N": r["N"], "M": r["M"], "T_parent": r["T_parent"],
              "parent_ok": r["T_parent ok"], "optimal_ok": r["T_optimal ok"], "log_odds2": r["log_odds2"]}
             for r in rows if r["sweep"] in s.stored_sweeps and r["N"] >= s.stored_min_N]
@@ -211,7 +212,7 @@ def half_p_table() -> list[dict]:
     """The exercise: steps to converge along ``M = ceil(N^1.5)`` at ``p = 1/2``."""
     s = SETTINGS
     sizes = [(N, M_for(N)) for N in s.half_Ns]
-    return walk_scaling.measure(sizes, p=s.half_p, seeds=s.half_seeds, axis="curve")
+    return ws_runs.measure(sizes, p=s.half_p, seeds=s.half_seeds, axis="curve")
 
 
 # --- trees ------------------------------------------------------------------------------------------------------
@@ -226,15 +227,15 @@ def trees_runs(quick: bool = False) -> dict[str, list[dict]]:
 def _trees_runs(quick: bool) -> dict[str, list[dict]]:
     s = SETTINGS
     if quick:
-        stored = tree_scaling.compute()  # the study's quick members, run here
-        depth = tree_scaling.scaling_rows("depth", sizes=list(s.trees_quick_depth), stored=stored)
-        labels = tree_scaling.scaling_rows("labels", sizes=list(s.trees_quick_labels), stored=stored)
+        stored = ts_stored.compute()  # the study's quick members, run here
+        depth = ts_rows.scaling_rows("depth", sizes=list(s.trees_quick_depth), stored=stored)
+        labels = ts_rows.scaling_rows("labels", sizes=list(s.trees_quick_labels), stored=stored)
         members, batch_size, steps = s.trees_quick_timing
-        times = tree_scaling.step_times(list(s.trees_quick_depth), members=members, batch_size=batch_size, steps=steps)
+        times = ts_runs.step_times(list(s.trees_quick_depth), members=members, batch_size=batch_size, steps=steps)
     else:
-        depth, labels = tree_scaling.scaling_rows("depth"), tree_scaling.scaling_rows("labels")
-        times = tree_scaling.step_times("depth")
-    return {"depth": depth, "labels": labels, "forward": tree_scaling.forward_steps_vs_depth(), "times": times}
+        depth, labels = ts_rows.scaling_rows("depth"), ts_rows.scaling_rows("labels")
+        times = ts_runs.step_times("depth")
+    return {"depth": depth, "labels": labels, "forward": ts_rows.forward_steps_vs_depth(), "times": times}
 
 
 def trees_table(quick: bool = False) -> dict[str, list[dict]]:
@@ -243,7 +244,7 @@ def trees_table(quick: bool = False) -> dict[str, list[dict]]:
     runs = trees_runs(quick)
     out = {}
     for grid in ("depth", "labels"):
-        rows = tree_scaling.scaling_table(runs[grid])
+        rows = ts_rows.scaling_table(runs[grid])
         out[grid] = [{**r, "SGD": "-" if r.get("SGD median") is None
                       else f"{r['SGD median']:g} ({r['SGD min']:g}-{r['SGD max']:g})",
                       "converged": r.get("converged") or "-"} for r in rows]
@@ -253,21 +254,21 @@ def trees_table(quick: bool = False) -> dict[str, list[dict]]:
 @lru_cache(maxsize=1)
 def trees_gaps() -> list[dict]:
     """Per depth: the largest gap between a stored SGD run's attention and the population curve, and its step."""
-    return tree_scaling.trajectory_gaps(tree_scaling.load_stored(), "depth")
+    return ts_rows.trajectory_gaps(ts_stored.load_stored(), "depth")
 
 
 def trees_fits(quick: bool = False) -> tuple[list[dict], dict]:
     """The fitted power laws (labels, depth, forward) and the numbers the prose quotes (slopes, the two-term model)."""
     runs = trees_runs(quick)
-    fits = tree_scaling.fit_table(runs["depth"], runs["labels"], forward_rows=runs["forward"])
+    fits = ts_fits.fit_table(runs["depth"], runs["labels"], forward_rows=runs["forward"])
     by_key = {(f["series"], f["x"]): f for f in fits}
-    model_fit = tree_scaling.linear_model(runs["depth"])
+    model_fit = ts_fits.linear_model(runs["depth"])
     glue = {"t_lab_slope": round(by_key[("labels: population", "S")]["slope"], 2),
             "t_depth_slope": round(by_key[("depth: population", "n_nodes")]["slope"], 2),
             "t_depth_sgd_slope": round(by_key[("depth: sampled median", "n_nodes")]["slope"], 2),
             "t_c1": round(model_fit["c1"], 2), "t_c0": round(model_fit["c0"], 1),
             "t_model_err": round(100 * model_fit["max_rel_error"], 1),
-            "t_local": ", ".join(f"{x:.2f}" for x in tree_scaling.local_slopes(runs["depth"])),
+            "t_local": ", ".join(f"{x:.2f}" for x in ts_fits.local_slopes(runs["depth"])),
             "t_ratio_max": round(max(r["ratio"] for r in runs["depth"] + runs["labels"] if r.get("ratio") is not None), 3)}
     return fits, glue
 
@@ -277,9 +278,9 @@ def trees_scaling(quick: bool = False):
     """The four panels of the trees half: steps against labels and depth, the forward steps, the seconds per step."""
     runs = trees_runs(quick)
     fig = scaling_figure(runs["depth"], runs["labels"], runs["forward"], runs["times"])
-    return fig, {"criterion": tree_scaling.Criterion().describe(),
-                 "table": tree_scaling.scaling_table(runs["depth"] + runs["labels"]),
-                 "fits": tree_scaling.fit_table(runs["depth"], runs["labels"], runs["times"], runs["forward"]),
+    return fig, {"criterion": ts_criteria.Criterion().describe(),
+                 "table": ts_rows.scaling_table(runs["depth"] + runs["labels"]),
+                 "fits": ts_fits.fit_table(runs["depth"], runs["labels"], runs["times"], runs["forward"]),
                  "forward": runs["forward"]}
 
 
@@ -288,7 +289,7 @@ def eta_table() -> list[dict]:
     s = SETTINGS
     rows = []
     for lr in s.eta_lrs:
-        steps = tree_scaling.population_steps(s.eta_m, s.eta_S, lr=lr)
+        steps = ts_runs.population_steps(s.eta_m, s.eta_S, lr=lr)
         rows.append({"lr": lr, "T": steps, "lr x T": lr * steps})
     return rows
 
@@ -366,7 +367,7 @@ def verdict_rows() -> list[dict]:
          "source": "[paper]", "reading": "the paper's model (K=6, 1000 walks, zero init, eta=1); p=0.7",
          "settings": f"M = ceil(N^1.5), N = {', '.join(map(str, from_49))}, {n_seeds} seeds per size",
          "measurement": f"runs (seeds x sizes) with every test prediction optimal within "
-                        f"{walk_scaling.DEFAULTS['steps']} steps: {r_ok.text()}, each at step "
+                        f"{ws_runs.DEFAULTS['steps']} steps: {r_ok.text()}, each at step "
                         f"{', '.join(map(str, const['run_steps']))}"
                         + (f"; never optimal: {failed_text(const['failed'])}" if const["failed"] else ""),
          "verdict": constant_verdict(const), "class": rate_class(r_ok), "chapter": chapter},
@@ -377,7 +378,7 @@ def verdict_rows() -> list[dict]:
          "class": "holds" if _meets(lo_M, 2.0, 0.1) and _meets(lo_N, -2.0, 0.3) else "fails", "chapter": chapter},
         {"claim": "M = N^1.5 is what the theorem's exponentially small leakage costs; 99% attention needs about M ~ N",
          "source": "[ours]", "reading": "two readings of 'the parent is selected at step 2'",
-         "settings": f"N = {', '.join(map(str, walk_scaling.CRITICAL_N))}, {n_seeds} seeds",
+         "settings": f"N = {', '.join(map(str, ws_runs.CRITICAL_N))}, {n_seeds} seeds",
          "measurement": f"M_crit ~ N^a, a fitted seed by seed: {s.critical_labels[0]}: {crit_att['text']}; "
                         f"{s.critical_labels[1]}: {crit_lo['text']}",
          "verdict": "holds" if _meets(crit_lo, 1.5, 0.15) and crit_att["high"] < 1.3 else "fails",

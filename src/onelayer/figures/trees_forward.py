@@ -18,7 +18,7 @@ from ..trees.shared.data import example_tree
 from ..trees.shared.embeddings import one_hot_embeddings
 from ..trees.forward.dynamics import ROLE_METRICS, SCALAR_NAMES
 from ..trees.forward.layout import STEP_TYPES, ForwardBatch, forward_batch, forward_token_text, random_forward_batch
-from ..trees.forward.architecture import ForwardArchitecture, two_head
+from ..trees.forward.model import ForwardArchitecture, two_head
 from ..trees.forward.decoding import greedy_decode
 
 __all__ = [

@@ -42,7 +42,7 @@ def _panel(ax, x, y, **kwargs):
 
 def scaling_figure(depth_rows: Sequence[Mapping], label_rows: Sequence[Mapping] = (),
                    forward_rows: Sequence[Mapping] = (), time_rows: Sequence[Mapping] = ()):
-    """Log-log panels: steps against nodes (depth sweep), against ``S`` (labels), forward two-head, seconds per step.
+    """Log-log panels: steps against nodes (depth grid), against ``S`` (labels), forward two-head, seconds per step.
 
     Each series carries its fitted power law (slope in the legend); the depth
     panel also shows the model ``S (c1 N + c0)`` of :func:`~onelayer.studies.trees.scaling.fits.linear_model`

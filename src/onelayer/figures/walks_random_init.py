@@ -1,4 +1,4 @@
-"""Figures of the random-initialisation runs and the widget over a stored sweep."""
+"""Figures of the random-initialisation runs and the widget over a stored study."""
 
 from __future__ import annotations
 
@@ -79,7 +79,7 @@ def figure_weighted_token(run: dict, *, authors: bool = True):
 
 
 def figure_ordering(rows: list[dict]):
-    """Heat-map of the sweep: for each normalisation (rows) and reading (columns), coloured by (#seeds with ``p = 1``
+    """Heat-map of the study: for each normalisation (rows) and reading (columns), coloured by (#seeds with ``p = 1``
     first - #seeds with ``p = 0.5`` first) / #seeds, and labelled with the count of seeds showing the paper's pattern
     (``p = 0.5`` learned, ``p = 1`` not) out of the setting's seeds."""
     norms = list(dict.fromkeys(r["normalize"] for r in rows))
@@ -114,7 +114,7 @@ def sweep_explorer(data: dict, normalize: str = "keys_and_query", reading: str =
 
 
 def sweep_widget(data: dict):
-    """Menus for the normalisation, the reading and the seed of a stored sweep, redrawing :func:`sweep_explorer`
+    """Menus for the normalisation, the reading and the seed of a stored study, redrawing :func:`sweep_explorer`
     (the seeds stored with every curve: ``meta["detail_seeds"]``, else every seed)."""
     import ipywidgets as widgets
 

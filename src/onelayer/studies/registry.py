@@ -30,6 +30,7 @@ MODULES: tuple[str, ...] = (
     "onelayer.studies.walks.edge_seeds",
     "onelayer.studies.walks.random_init.stored",
     "onelayer.studies.walks.random_init.initial_attention",
+    "onelayer.studies.walks.scaling.stored",
     "onelayer.studies.trees.backward_beyond",
     "onelayer.studies.trees.forward_beyond",
     "onelayer.studies.trees.backward_seeds",

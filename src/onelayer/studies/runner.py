@@ -15,8 +15,17 @@ directory, kind). :mod:`onelayer.studies.registry` lists the study modules.
 each) or, with ``dask=ADDRESS`` or ``dask="local"``, through Dask distributed (joblib's dask backend). Each member's
 record is written to ``<stored stem>.members/<key>.json`` beside the stored file as soon as it arrives (written to a
 temporary file, fsynced, renamed), so a re-run skips finished members; when every member is there, the stored file is
-assembled from those records sorted by key: its bytes, except the ``provenance`` field, depend neither on the order in
-which members finished nor on the engine. :func:`verify` recomputes a seeded sample of the stored members.
+assembled from those records sorted by key: its bytes, except the ``provenance`` field and the members' measured
+fields (below), depend neither on the order in which members finished nor on the engine. :func:`verify` recomputes a
+seeded sample of the stored members; :func:`verify_cheapest` only the cheapest one (``study verify --all --cheapest``).
+
+**Measured fields.** A study of cost (how long a GD step takes against the size) stores wall-clock readings, which are
+a measurement of the machine and not a function of the member. It names them in ``Study(measured=("seconds", ...))``:
+``run_member`` returns them with the rest of its result, and the runner moves them out of the member's ``result`` into
+its own ``measured`` field (``{"key", "fields", "result", "measured"}``). They are stored with the member (a re-run
+keeps the readings of the run that computed it), left out of the byte-identity comparison across engines
+(:func:`stored_without_provenance` drops them with the provenance) and never compared by :func:`verify`, which prints
+the stored and the fresh reading side by side instead.
 
 Same bits on every engine: each member runs through :func:`compute`, which seeds the global generators from the
 member key (so even a study that used them would not carry state between members) and reports the numerics it ran
@@ -61,7 +70,7 @@ from .. import blas, store
 from ..paths import REPOSITORY_DATA, data_path
 
 __all__ = ["Member", "Study", "StudyError", "RunReport", "compute", "settings_hash", "members_dir", "run",
-           "verify", "differences", "provenance", "stored_without_provenance", "numerics", "worker_environment", "adopt"]
+           "verify", "verify_cheapest", "recorded_seconds", "differences", "provenance", "stored_without_provenance", "numerics", "worker_environment", "adopt"]
 
 #: A member key: letters, digits and ``._=+,-``; it names the member's file, so no ``/`` or ``:``.
 KEY_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._=+,-]{0,119}")
@@ -100,7 +109,9 @@ class Study:
     ``stored`` is the path of its file relative to the data directory (:mod:`onelayer.paths`); ``kind`` is the
     file's kind (:mod:`onelayer.store`); ``settings`` and ``quick`` are instances of the module's frozen settings
     dataclass (full run and ``--quick``); ``members(settings)`` lists the members; ``rtol``/``atol`` are the
-    tolerances of :func:`verify` for floats.
+    tolerances of :func:`verify` for floats; ``measured`` names the keys of ``run_member``'s result that are
+    wall-clock measurements (see "Measured fields" above): stored in each member's ``measured`` (a member may have
+    none of them), never compared.
     """
 
     name: str
@@ -114,6 +125,7 @@ class Study:
     description: str = ""
     rtol: float = 1e-9
     atol: float = 0.0
+    measured: tuple[str, ...] = ()
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not re.fullmatch(r"[a-z0-9][a-z0-9-]*", self.name) or self.name == "verify":
@@ -132,6 +144,9 @@ class Study:
             value = getattr(self, label)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
                 raise ValueError(f"{label} must be a number >= 0, got {value!r}")
+        if (not isinstance(self.measured, tuple) or not all(isinstance(k, str) and k for k in self.measured)
+                or len(set(self.measured)) != len(self.measured)):
+            raise TypeError(f"measured must be a tuple of distinct non-empty key names, got {self.measured!r}")
 
     def settings_for(self, quick: bool):
         return self.quick if quick else self.settings
@@ -162,8 +177,23 @@ def numerics() -> dict:
             "omp_threads": os.environ.get("OMP_NUM_THREADS", "")}
 
 
-def compute(study: Study, settings, member: Member) -> tuple[str, dict, dict]:
-    """Run one member (in a worker or here): ``(key, record, numerics)``; the record is as stored (JSON values)."""
+def _record(study: Study, member: Member, result: Mapping) -> dict:
+    """The stored record of ``member`` (JSON values): ``key``, ``fields``, ``result`` and, for a study with measured
+    fields, ``measured`` (those of its keys that ``result`` has, moved out of it; ``{}`` for none)."""
+    if not isinstance(result, Mapping):
+        raise TypeError(f"study {study.name}: run_member must return a dict, got {type(result).__name__} "
+                        f"for member {member.key}")
+    result = dict(result)
+    measured = {k: result.pop(k) for k in study.measured if k in result}
+    record = {"key": member.key, "fields": store.to_jsonable(dict(member.fields)), "result": store.to_jsonable(result)}
+    if study.measured:
+        record["measured"] = store.to_jsonable(measured)
+    return json.loads(json.dumps(record, allow_nan=False))
+
+
+def compute(study: Study, settings, member: Member) -> tuple[str, dict, dict, float]:
+    """Run one member (in a worker or here): ``(key, record, numerics, seconds)``; the record is as stored (JSON
+    values), ``seconds`` the member's wall time (kept in the provenance, never in the record)."""
     import numpy as np
     import torch
 
@@ -171,12 +201,10 @@ def compute(study: Study, settings, member: Member) -> tuple[str, dict, dict]:
     torch.manual_seed(seed)
     np.random.seed(seed % 2**32)
     random.seed(seed)
+    start = time.perf_counter()
     result = study.run_member(settings, member)
-    if not isinstance(result, Mapping):
-        raise TypeError(f"study {study.name}: run_member must return a dict, got {type(result).__name__} "
-                        f"for member {member.key}")
-    record = {"key": member.key, "fields": store.to_jsonable(dict(member.fields)), "result": store.to_jsonable(dict(result))}
-    return member.key, json.loads(json.dumps(record, allow_nan=False)), numerics()
+    seconds = time.perf_counter() - start
+    return member.key, _record(study, member, result), numerics(), seconds
 
 
 # --- files ---------------------------------------------------------------------------------------------------------
@@ -225,11 +253,12 @@ def _write_member(folder: Path, study: Study, digest: str, record: dict) -> None
     _write_atomically(folder / f"{record['key']}.json", json.dumps(body, indent=1, allow_nan=False) + "\n")
 
 
-def _read_members(folder: Path, study: Study, digest: str, keys: set[str]) -> tuple[dict[str, dict], list[str]]:
-    """Records in ``folder`` for ``keys``: ``({key: record}, [files made with other settings])``."""
-    done, stale = {}, []
+def _read_members(folder: Path, study: Study, digest: str,
+                  keys: set[str]) -> tuple[dict[str, dict], list[str], dict[str, float]]:
+    """Records in ``folder`` for ``keys``: ``({key: record}, [files made with other settings], {key: wall seconds})``."""
+    done, stale, walls = {}, [], {}
     if not folder.is_dir():
-        return done, stale
+        return done, stale, walls
     for path in sorted(folder.glob("*.json")):
         if path.stem not in keys:
             continue
@@ -237,14 +266,19 @@ def _read_members(folder: Path, study: Study, digest: str, keys: set[str]) -> tu
         if content.get("settings_hash") != digest:
             stale.append(path.name)
             continue
-        done[path.stem] = {k: content[k] for k in ("key", "fields", "result")}
-    return done, stale
+        done[path.stem] = {k: content[k] for k in ("key", "fields", "result", "measured") if k in content}
+        if isinstance(content.get("seconds"), (int, float)):
+            walls[path.stem] = float(content["seconds"])
+    return done, stale, walls
 
 
 def stored_without_provenance(path: str | os.PathLike) -> bytes:
-    """The bytes of a stored study without its ``provenance`` field (as :func:`run` writes the rest)."""
+    """The bytes of a stored study without its ``provenance`` field and its members' ``measured`` fields (as
+    :func:`run` writes the rest): what must be the same on every engine."""
     record = json.loads(Path(path).read_text())
     record.pop("provenance", None)
+    for member in record.get("members", ()):
+        member.pop("measured", None)
     return (json.dumps(record, indent=1, allow_nan=False) + "\n").encode()
 
 
@@ -270,9 +304,10 @@ def _cpu_model() -> str:
 
 
 def provenance(*, argv: Sequence[str] | None, jobs: int, engine: str, seconds: float, computed: int, reused: int,
-               total: int, quick: bool, ran_with: Mapping) -> dict:
+               total: int, quick: bool, ran_with: Mapping, member_seconds: Mapping[str, float] | None = None) -> dict:
     """Where a stored study comes from (kept in its own field: results compare byte for byte without it).
-    ``ran_with``: the :func:`numerics` every member was computed with (the runner checks each worker's)."""
+    ``ran_with``: the :func:`numerics` every member was computed with (the runner checks each worker's);
+    ``member_seconds``: each member's wall seconds where this run computed it (``verify --cheapest`` selects by them)."""
     import numpy
     import torch
 
@@ -295,6 +330,7 @@ def provenance(*, argv: Sequence[str] | None, jobs: int, engine: str, seconds: f
         "quick": quick,
         "wall_seconds": round(seconds, 3),
         "members": {"total": total, "computed": computed, "reused": reused},
+        "member_seconds": {k: round(v, 3) for k, v in sorted((member_seconds or {}).items())},
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
 
@@ -460,7 +496,7 @@ def run(study: Study, *, jobs: int = 1, quick: bool = False, only: Sequence[str]
     if restart and folder.exists():
         shutil.rmtree(folder)
     digest = settings_hash(study, settings)
-    done, stale = _read_members(folder, study, digest, {m.key for m in members})
+    done, stale, member_walls = _read_members(folder, study, digest, {m.key for m in members})
     if stale:
         raise StudyError(f"{folder} holds {len(stale)} member record(s) made with other settings than {study.name}'s "
                          f"now (settings hash {digest}), e.g. {stale[0]}; rerun with --restart to recompute them "
@@ -469,6 +505,7 @@ def run(study: Study, *, jobs: int = 1, quick: bool = False, only: Sequence[str]
     reused = len(selected) - len(todo)
     engine = "in-process" if dask is None and jobs == 1 else "joblib-loky" if dask is None else f"dask {dask}"
 
+    walls = {k: v for k, v in member_walls.items() if k in done}
     start = time.perf_counter()
     with _worker_environment(), contextlib.ExitStack() as stack:
         expected = numerics()
@@ -486,13 +523,14 @@ def run(study: Study, *, jobs: int = 1, quick: bool = False, only: Sequence[str]
             results = _joblib(study, settings, todo, jobs)
         else:
             results = _in_process(study, settings, todo)
-        for key, record, seen in results:
+        for key, record, seen, member_wall in results:
             if seen != expected:
                 raise StudyError(f"member {key} ran under other numerics ({seen}) than this process ({expected}): "
                                  f"start the workers with {blas.ENV}={os.environ.get(blas.ENV, '')} "
                                  f"OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 (see onelayer.studies.runner)")
-            _write_member(folder, study, digest, record)
+            _write_member(folder, study, digest, {**record, "seconds": round(member_wall, 3)})
             done[key] = record
+            walls[key] = member_wall
             bar.update(1)
     seconds = time.perf_counter() - start
 
@@ -508,7 +546,8 @@ def run(study: Study, *, jobs: int = 1, quick: bool = False, only: Sequence[str]
         "members": records,
         "summary": dict(study.summarize(settings, [store.from_jsonable(r) for r in records])),
         "provenance": provenance(argv=argv, jobs=jobs, engine=engine, seconds=seconds, computed=len(todo),
-                                 reused=len(members) - len(todo), total=len(members), quick=quick, ran_with=expected),
+                                 reused=len(members) - len(todo), total=len(members), quick=quick, ran_with=expected,
+                                 member_seconds=walls),
     }
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     store.write_json(tmp, content, kind=study.kind)
@@ -522,7 +561,7 @@ def adopt(study: Study, results: Mapping[str, Mapping], *, source: str, command:
           out: str | os.PathLike | None = None) -> Path:
     """Write the stored file of ``study`` from member results that a pre-runner script computed, unchanged.
 
-    The stored studies of this book were first made by one script each (``python -m onelayer sweep NAME``), with
+    The stored studies of this book were first made by one script each (before this runner), with
     every seed derived from its cell; porting such a script to a study keeps its numbers member for member. ``results``
     maps every member key of ``study.settings`` to its result (as ``run_member`` would return it), read out of the old
     file ``source`` (a path relative to the repository); ``command`` is the command that made that file and ``made``
@@ -545,10 +584,7 @@ def adopt(study: Study, results: Mapping[str, Mapping], *, source: str, command:
         extra, missing = sorted(set(results) - keys), sorted(keys - set(results))
         raise ValueError(f"results must hold exactly the {len(keys)} members of {study.name}: "
                          f"missing {missing[:3]}, not members {extra[:3]}")
-    records = []
-    for m in members:
-        record = {"key": m.key, "fields": store.to_jsonable(dict(m.fields)), "result": store.to_jsonable(dict(results[m.key]))}
-        records.append(json.loads(json.dumps(record, allow_nan=False)))
+    records = [_record(study, m, results[m.key]) for m in members]
     unknown = "unknown"
     content = {
         "study": study.name,
@@ -615,27 +651,51 @@ def differences(stored, fresh, *, rtol: float, atol: float = 0.0, where: str = "
     return found, worst
 
 
-def verify(study: Study, *, sample: int = 3, seed: int = 0, path: str | os.PathLike | None = None,
-           quick: bool = False, echo: Callable[[str], None] | None = print) -> bool:
-    """Recompute ``sample`` stored members of ``study`` (always its cheapest, by cost hint then key; the others drawn
-    with ``random.Random(seed)``) in this process and compare them with the stored records (:func:`differences`,
-    tolerances ``study.rtol``/``study.atol`` for floats). Prints one line per member; returns whether all agree."""
-    if isinstance(sample, bool) or not isinstance(sample, int) or sample < 1:
-        raise ValueError(f"sample must be an integer >= 1, got {sample!r}")
+def _open_stored(study: Study, path, quick: bool) -> tuple[Path, dict, Any, dict[str, Member], dict[str, dict], str | None]:
+    """The stored file of ``study`` and its members: ``(path, content, settings, members, stored records, problem)``;
+    ``problem`` says why it cannot be verified (other settings, other members), else ``None``."""
     path = Path(path) if path is not None else stored_path(study, quick)
     content = store.read_json(path, kind=study.kind)
     settings = study.settings_for(bool(content.get("quick")))
     digest = settings_hash(study, settings)
-    say = echo or (lambda line: None)
     if content.get("settings_hash") != digest:
-        say(f"FAIL {study.name}: {path} was made with settings hash {content.get('settings_hash')}, the study's "
-            f"settings now hash to {digest}: run the study again")
-        return False
+        return path, content, settings, {}, {}, (f"{path} was made with settings hash {content.get('settings_hash')}, "
+                                                 f"the study's settings now hash to {digest}: run the study again")
     members = {m.key: m for m in study.member_list(settings)}
     stored = {r["key"]: r for r in content["members"]}
     absent = sorted(set(members) ^ set(stored))
     if absent:
-        say(f"FAIL {study.name}: stored and current members differ ({len(absent)} keys, e.g. {absent[0]})")
+        return path, content, settings, members, stored, (f"stored and current members differ ({len(absent)} keys, "
+                                                          f"e.g. {absent[0]})")
+    return path, content, settings, members, stored, None
+
+
+def _check_member(study: Study, settings, member: Member, stored: dict) -> tuple[list[str], float, str]:
+    """Recompute ``member`` here: ``(differences, largest relative float difference, measured side by side)``; the
+    measured fields are shown (``name stored X, now Y``), never compared."""
+    with _worker_environment():
+        _, fresh, _, _ = compute(study, settings, member)
+    compared = {k: stored[k] for k in ("key", "fields", "result") if k in stored}
+    found, worst = differences(compared, {k: fresh[k] for k in compared}, rtol=study.rtol, atol=study.atol,
+                               where=member.key)
+    then, now = stored.get("measured", {}), fresh.get("measured", {})
+    shown = "; ".join(f"{k} stored {then.get(k)!r:.10}, now {now.get(k)!r:.10}" for k in study.measured
+                      if k in then or k in now)
+    return found, worst, (f"; measured, not compared: {shown}" if shown else "")
+
+
+def verify(study: Study, *, sample: int = 3, seed: int = 0, path: str | os.PathLike | None = None,
+           quick: bool = False, echo: Callable[[str], None] | None = print) -> bool:
+    """Recompute ``sample`` stored members of ``study`` (always its cheapest, by cost hint then key; the others drawn
+    with ``random.Random(seed)``) in this process and compare them with the stored records (:func:`differences`,
+    tolerances ``study.rtol``/``study.atol`` for floats; the measured fields are printed beside each other, never
+    compared). Prints one line per member; returns whether all agree."""
+    if isinstance(sample, bool) or not isinstance(sample, int) or sample < 1:
+        raise ValueError(f"sample must be an integer >= 1, got {sample!r}")
+    say = echo or (lambda line: None)
+    path, _, settings, members, stored, problem = _open_stored(study, path, quick)
+    if problem:
+        say(f"FAIL {study.name}: {problem}")
         return False
     cheapest = min(members.values(), key=lambda m: (m.cost, m.key))
     others = sorted(k for k in members if k != cheapest.key)
@@ -643,13 +703,93 @@ def verify(study: Study, *, sample: int = 3, seed: int = 0, path: str | os.PathL
     say(f"{study.name}: recomputing {len(picked)} of {len(members)} members from {path} "
         f"(floats within rtol={study.rtol:g}, atol={study.atol:g}; integers, booleans and strings exactly)")
     ok = True
-    with _worker_environment():
-        for key in picked:
-            _, fresh, _ = compute(study, settings, members[key])
-            found, worst = differences(stored[key], fresh, rtol=study.rtol, atol=study.atol, where=key)
-            if found:
-                ok = False
-                say(f"FAIL {key}: {len(found)} difference(s); {found[0]}")
-            else:
-                say(f"ok   {key} (largest relative difference {worst:.1e})")
+    for key in picked:
+        found, worst, shown = _check_member(study, settings, members[key], stored[key])
+        if found:
+            ok = False
+            say(f"FAIL {key}: {len(found)} difference(s); {found[0]}{shown}")
+        else:
+            say(f"ok   {key} (largest relative difference {worst:.1e}){shown}")
     return ok
+
+
+def _per_member(value, keys: set[str]) -> dict[str, float] | None:
+    """``{key: seconds}`` if ``value`` maps every member key to seconds (a number, or a dict with ``seconds``)."""
+    if not isinstance(value, Mapping) or not keys <= set(value):
+        return None
+    out = {}
+    for k in keys:
+        v = value[k]
+        v = v.get("seconds") if isinstance(v, Mapping) else v
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            return None
+        out[k] = float(v)
+    return out
+
+
+def _total_seconds(made: Mapping) -> float | None:
+    """The whole run's seconds an adopted file recorded: ``seconds`` (a number, or a dict with ``total`` or of
+    parts), else ``minutes`` (a number or a dict of parts) times 60."""
+    for label, scale in (("seconds", 1.0), ("minutes", 60.0)):
+        v = made.get(label)
+        if isinstance(v, Mapping):
+            v = v.get("total", sum(x for x in v.values() if isinstance(x, (int, float)) and not isinstance(x, bool)))
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0:
+            return float(v) * scale
+    return None
+
+
+def recorded_seconds(study: Study, content: Mapping, members: Mapping[str, Member]) -> tuple[dict[str, float] | None, str]:
+    """Each member's wall seconds as the stored file records them, and where from: the runner's
+    ``provenance.member_seconds``; an adopted file's per-member timings (any mapping of every member key to seconds
+    in what the first script wrote, e.g. ``wall``, ``seconds``, ``cell_seconds``); else the recorded total (the
+    runner's wall seconds times its jobs, scaled from the members it computed to all of them, or the first script's
+    ``seconds``/``minutes``) shared out in proportion to the members' cost hints: an estimate, as good as the hints. ``(None, "none recorded")`` when the file has no time at all."""
+    prov = content.get("provenance", {})
+    keys = set(members)
+    found = _per_member(prov.get("member_seconds"), keys)
+    if found:
+        return found, "member seconds"
+    made = prov.get("adopted", {}).get("made", {}) if isinstance(prov.get("adopted"), Mapping) else {}
+    for value in made.values() if isinstance(made, Mapping) else ():
+        found = _per_member(value, keys)
+        if found:
+            return found, "member seconds (first script)"
+    total, counts = None, prov.get("members", {})
+    if isinstance(prov.get("wall_seconds"), (int, float)) and counts.get("computed"):
+        # the members this run computed, scaled to all of them (a resumed run reused the others)
+        total = float(prov["wall_seconds"]) * int(prov.get("jobs") or 1) * counts["total"] / counts["computed"]
+    elif isinstance(made, Mapping):
+        total = _total_seconds(made)
+    if total is None:
+        return None, "none recorded"
+    costs = sum(m.cost for m in members.values())
+    return {k: total * m.cost / costs for k, m in members.items()}, "total seconds shared out by cost"
+
+
+def verify_cheapest(study: Study, *, max_seconds: float | None = None, path: str | os.PathLike | None = None,
+                    quick: bool = False) -> tuple[str, str]:
+    """Recompute the cheapest member of ``study`` and compare it (as :func:`verify`): the member with the fewest
+    recorded seconds (:func:`recorded_seconds`), else the lowest cost hint. With ``max_seconds``, a study whose
+    cheapest member is recorded above it is skipped, not run (selected by the stored seconds, never by a clock).
+    Returns ``(status, line)``: status ``"ok"``, ``"skipped"`` or ``"FAILED"``."""
+    if max_seconds is not None and (isinstance(max_seconds, bool) or not isinstance(max_seconds, (int, float))
+                                    or not max_seconds > 0):
+        raise ValueError(f"max_seconds must be a number > 0, got {max_seconds!r}")
+    path, content, settings, members, stored, problem = _open_stored(study, path, quick)
+    if problem:
+        return "FAILED", f"FAILED  {study.name}: {problem}"
+    seconds, source = recorded_seconds(study, content, members)
+    if seconds:
+        key = min(members, key=lambda k: (seconds[k], members[k].cost, k))
+        when = f"recorded {seconds[key]:.1f} s ({source})"
+    else:
+        key = min(members, key=lambda k: (members[k].cost, k))
+        when = "no recorded seconds: lowest cost"
+    if max_seconds is not None and seconds and seconds[key] > max_seconds:
+        return "skipped", f"skipped {study.name}: cheapest member {key} {when} > {max_seconds:g} s"
+    found, worst, shown = _check_member(study, settings, members[key], stored[key])
+    if found:
+        return "FAILED", (f"FAILED  {study.name} [{key}]: {len(found)} difference(s), largest relative difference "
+                          f"{worst:.1e}; first: {found[0]}{shown}")
+    return "ok", f"ok      {study.name} [{key}, {when}]: largest relative difference {worst:.1e}{shown}"

@@ -12,10 +12,9 @@ each other, both import :mod:`~onelayer.trees.shared`.
 Shared (:mod:`onelayer.trees.shared`):
 
 * :mod:`~onelayer.trees.shared.data`: rooted trees (perfect binary training trees,
-  random test trees), goals and goal-to-root paths.
+  random test trees), goals and goal-to-root paths, padded batches and the loss normalisation of both models.
 * :mod:`~onelayer.trees.shared.embeddings`: node embeddings ``A`` (one-hot,
   orthonormal, linearly independent) and the Lemma 1 matrix ``B``.
-* :mod:`~onelayer.trees.shared.losses`: the loss normalisation of both models.
 * :mod:`~onelayer.trees.shared.records`: reading recorded runs.
 
 Backward reasoning, Trees I (:mod:`onelayer.trees.backward`):

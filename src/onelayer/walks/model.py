@@ -354,8 +354,6 @@ class WalkTransformer:
         """Output scores ``f(X)`` for every sequence, ``(B, K)``."""
         return self._pass(params, data)["f"]
 
-    __call__ = forward
-
     def loss_of_scores(self, f: torch.Tensor, labels: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
         """``L = sum_b w_b l(f_b, y_b)`` (times ``B`` with ``reduction="sum"``) of output scores ``f`` (``(..., B, K)``).
 

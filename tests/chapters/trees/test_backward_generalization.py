@@ -130,7 +130,7 @@ def test_verdicts_follow_the_measurement(monkeypatch, oh, ga, own, past, bounds,
     assert f"draws with every path right {own[1]}/20 = " in rows[2]["measurement"]
 
 
-def test_bound_rates_count_the_runs_of_a_small_stored_sweep(tmp_path):
+def test_bound_rates_count_the_runs_of_a_small_stored_study(tmp_path):
     from onelayer.studies.trees import backward_seeds as study
 
     runner.run(study.STUDY, quick=True, out=tmp_path / "s.json")  # 2 runs per family, 100 steps, 128 test trees

@@ -49,9 +49,9 @@ def test_layout_tables_pair_every_model_and_child_first_is_round_off():
 
 
 def test_verdicts_are_rates_over_runs():
-    """Every row rests on many runs (stored sweeps): no row is a one-seed verdict, and each says its rates."""
+    """Every row rests on many runs (stored studies): no row is a one-seed verdict, and each says its rates."""
     rows = chapter.verdict_rows()
-    # one-against-two: one row per (sweep part, edge stage, loss reduction); several full heads: one per training depth
+    # one-against-two: one row per (study part, edge stage, loss reduction); several full heads: one per training depth
     assert len(rows) == 9 + len(dict.fromkeys(c[0] for c in chapter.heads_settings()))
     for row in rows:
         assert set(row) == KEYS and row["chapter"] == "forward_limits"
@@ -90,9 +90,10 @@ def test_limit_rates_quick_study_feeds_the_chapter():
         regions = chapter.heads_regions(cell, data)
         assert sum(r["goals"] for r in regions if r["arch"] == "full1") == total
         assert sum(r["share of misses"] or 0 for r in regions if r["arch"] == "full2") == pytest.approx(1.0)  # tol: sum of shares
-    assert len(chapter.heads_rows(data)) == 1  # one training depth in the quick sweep
+    assert len(chapter.heads_rows(data)) == 1  # one training depth in the quick study
 
 
+@pytest.mark.recompute
 def test_stored_limit_rates_have_the_module_settings_and_reproduce_seed_0():
     data = chapter.limit_rates_stored()
     assert data["settings"] == limit_rates.SETTINGS
@@ -190,7 +191,7 @@ def test_edge_flag_table_and_the_value_map_check():
     assert check["empty"]["edge_residual"] < 1e-12 and check["s_b"]["edge_residual"] == pytest.approx(0.5)  # tol: lstsq
 
 
-def test_heads_rows_read_each_setting_of_the_stored_sweep():
+def test_heads_rows_read_each_setting_of_the_stored_study():
     """One row per training depth; a verdict that differs between settings says which, and names the training length
     when the batch size alone never changes it."""
     rows = chapter.heads_rows()

@@ -60,7 +60,7 @@ def test_sign_table_has_one_row_per_scalar_and_frees_the_construction_zeros():
 
 
 def test_verdicts_follow_from_their_measurements(monkeypatch):
-    """On a short version of the live runs and the stored sweep: the keys, the rate rows' verdicts as their counts
+    """On a short version of the live runs and the stored study: the keys, the rate rows' verdicts as their counts
     say, the symmetry row, one split row per stored initialisation scale."""
     small = replace(chapter.SETTINGS, steps=200, paper_lr_steps=200, scrub_steps=(0, 100, 200))
     monkeypatch.setattr(chapter, "SETTINGS", small)

@@ -9,7 +9,7 @@ import onelayer
 from onelayer.seeding import generator
 from onelayer.chapters.trees import lab
 from onelayer.trees.forward import dynamics as forward_dynamics
-from onelayer.trees.forward import architecture as forward_architecture
+from onelayer.trees.forward import model as forward_model
 from onelayer.trees.shared import embeddings
 from onelayer.widgets import timed
 
@@ -61,15 +61,15 @@ def test_backward_task_learns_a_diagonal_H():
 
 def test_head_scalars_agree_with_the_twelve_scalars_and_with_full_heads():
     A = embeddings.one_hot_embeddings(9)
-    arch = forward_architecture.two_head()
-    params = forward_architecture.init_params(arch, A, init_scale=1.0, gen=generator(3))
+    arch = forward_model.two_head()
+    params = forward_model.init_params(arch, A, init_scale=1.0, gen=generator(3))
     ours = lab.head_scalars(params, A, arch)
     assert np.allclose(ours, forward_dynamics.reduced_scalars(params, A), atol=1e-12)
     assert lab.scalar_names(arch)[0] + lab.scalar_names(arch)[1] == list(forward_dynamics.SCALAR_NAMES)
     # the same model written as two full heads has the same scalars
-    dense = forward_architecture.dense_matrices(params, arch, A.shape[0])
+    dense = forward_model.dense_matrices(params, arch, A.shape[0])
     full = {f"{n}{l}": M for l, pair in enumerate(dense, start=1) for n, M in zip(("WKQ", "WV"), pair)}
-    assert np.allclose(lab.head_scalars(full, A, forward_architecture.full_heads(2)), ours, atol=1e-12)
+    assert np.allclose(lab.head_scalars(full, A, forward_model.full_heads(2)), ours, atol=1e-12)
 
 
 def test_zero_init_full_heads_stay_identical_and_gaussian_init_separates_them():

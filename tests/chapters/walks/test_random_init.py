@@ -7,7 +7,7 @@ import pytest
 
 from onelayer.chapters.walks import random_init as chapter
 from onelayer.rates import rate
-from onelayer.studies.walks import random_init as ri
+from onelayer.studies.walks.random_init import readings as ri_readings, runs as ri_runs, stored as ri_stored
 
 KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "class", "chapter"}
 
@@ -28,7 +28,7 @@ def test_the_initial_attention_marks_nothing_normalised_as_outside_the_small_ini
 
 def test_quick_study_has_the_quick_grid_and_sizes():
     data = chapter.study(quick=True)
-    assert data["meta"]["N"] == ri.QUICK.N and len(data["runs"]) == 2 * 2  # 2 readings x 2 walks x 1 seed
+    assert data["meta"]["N"] == ri_stored.QUICK.N and len(data["runs"]) == 2 * 2  # 2 readings x 2 walks x 1 seed
     assert chapter.study(quick=True) is data  # cached: the figures and the player read one study
 
 
@@ -41,7 +41,7 @@ def test_ordering_counts_add_up_and_settings_rows_group_the_seeds():
     assert (counts["settings"], counts["seeds"]) == (18, 20)
     per = chapter.setting_rates()
     assert len(per) == 18 and all(r["n"] >= chapter.SETTINGS.min_seeds for r in per)
-    assert all(sum(r[o].k for o in ri.OUTCOMES) == r["n"] for r in per)
+    assert all(sum(r[o].k for o in ri_readings.OUTCOMES) == r["n"] for r in per)
     grouped = chapter.ordering_settings_rows()
     assert len(grouped) == 18 and all(len(g) == 6 for g in grouped)  # six columns: fits the page
     assert [g["p=0.5 only (paper)"] for g in grouped] == [chapter._short(r["p=0.5 only"]) for r in per]
@@ -53,7 +53,7 @@ def test_closest_ranking_is_sorted_by_the_mean_distance_to_the_authors_table():
     assert means == sorted(means) and chapter.closest_reading() == ranking[0][0]
     p1, half = chapter.closest_runs()
     assert (p1["config"]["p"], half["config"]["p"]) == (1.0, 0.5)
-    assert ri.table_distance(p1) == pytest.approx(ranking[0][1][0], abs=1e-12)  # seed 0 is the first distance
+    assert ri_readings.table_distance(p1) == pytest.approx(ranking[0][1][0], abs=1e-12)  # seed 0 is the first distance
 
 
 def test_value_rows_are_the_snapshots_of_the_closest_run():
@@ -78,7 +78,7 @@ def test_verdict_rows_have_the_keys_and_follow_from_the_measurements(rows):
     per = chapter.setting_rates()
     groups = list(dict.fromkeys(r["normalize"] for r in per))
     assert len(rows) == len(groups) + 2
-    for row, normalize in zip(rows, groups):  # one Figure 6 row per normalisation, in the sweep's order
+    for row, normalize in zip(rows, groups):  # one Figure 6 row per normalisation, in the study's order
         group = [r for r in per if r["normalize"] == normalize]
         assert row["claim"].startswith("Figure 6") and row["reading"].startswith(chapter.NORMALIZE_NAMES[normalize])
         for r in group:  # every setting's own count is in the row
@@ -117,7 +117,7 @@ def test_the_table_helpers_show_the_ranking_and_the_authors_table():
     assert len(ranking) == chapter.SETTINGS.top_ranked and all(r["seeds"] == 20 for r in ranking)
     assert [r["mean distance"] for r in ranking] == sorted(r["mean distance"] for r in ranking)
     variances = chapter.table_variance_rows()
-    assert [r["step"] for r in variances] == list(ri.TABLE_STEPS)
+    assert [r["step"] for r in variances] == list(ri_runs.TABLE_STEPS)
     assert all(r["variance, ours"] > 0 and r["ours / authors"] > 0 for r in variances)
     table = chapter.weighted_token_table()
     assert [r["step"] for r in table] == [r["step"] for r in chapter.weighted_token_rows()]
@@ -125,8 +125,8 @@ def test_the_table_helpers_show_the_ranking_and_the_authors_table():
 
 
 def test_figure6_verdict_follows_the_count_of_runs_with_the_pattern(monkeypatch):
-    real = ri.ordering_table
-    monkeypatch.setattr(ri, "ordering_table",
+    real = ri_readings.ordering_table
+    monkeypatch.setattr(ri_readings, "ordering_table",
                         lambda data, **kw: [{**r, "paper_pattern": True, "outcome": "p=0.5 only"} for r in real(data, **kw)])
     assert chapter.verdict_rows()[0]["verdict"] == "holds in every run (20/20) of each of its 6 settings"
 
@@ -155,7 +155,7 @@ def test_player_frames_share_their_axes():
 
 def test_claim_summary_counts_what_the_verdict_table_describes():
     c = chapter.claim_summary()
-    rows = ri.ordering_table(chapter.study(), threshold=chapter.SETTINGS.learned_threshold)
+    rows = ri_readings.ordering_table(chapter.study(), threshold=chapter.SETTINGS.learned_threshold)
     literal = [r for r in rows if (r["normalize"], r["reduction"], r["lr"]) == chapter.SETTINGS.literal]
     assert c["seeds"] == len(literal) >= 20 and c["literal_half"] == sum(np.isfinite(r["T_half"]) for r in literal)
     assert c["half_min"] <= c["half_max"] <= c["seeds"] and c["half_step_min"] <= c["half_step_max"] <= 1000

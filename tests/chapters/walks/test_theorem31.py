@@ -244,7 +244,7 @@ def test_slope_rates_over_the_samples():
 
 
 def test_the_stored_slopes_contain_the_chapters_one_sample_run():
-    """Seed 0 of the stored sweep is the sample of the chapter's p = 0.7 direction run: the same fitted slope."""
+    """Seed 0 of the stored study is the sample of the chapter's p = 0.7 direction run: the same fitted slope."""
     slope, from_step = chapter.direction_slope()
     first = chapter.slope_study()["summary"]["samples"][0]
     assert first["seed"] == 0 and first["from_step"] == from_step

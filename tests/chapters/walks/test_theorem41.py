@@ -83,7 +83,7 @@ def test_verdicts_follow_from_their_measurements(monkeypatch):
 
 
 def _rows(reading, counts, n=40, error=0.0):
-    """Sweep rows of one reading and Gram error from ``{norm: (fig4, fig5, both)}`` counts out of ``n``."""
+    """Rows of one reading and Gram error from ``{norm: (fig4, fig5, both)}`` counts out of ``n``."""
     return [{"positions": reading, "relative_gram_error": error, "norm": norm, "norm2": float(i),
              "fig4_reproduced": i4 > j, "fig5_reproduced": i5 > j, "both": ib > j}
             for i, (norm, (i4, i5, ib)) in enumerate(counts.items()) for j in range(n)]
@@ -111,6 +111,7 @@ def test_gram_error_verdict_follows_the_intervals():
         chapter.gram_error_verdict(chapter.gram_error_rate_rows(_rows("sin", zero, error=1e-12)))
 
 
+@pytest.mark.recompute
 def test_the_stored_gram_error_study_agrees_with_a_recomputation():
     from onelayer.studies.walks import sensitivity
 
@@ -128,7 +129,7 @@ def test_the_stored_gram_error_study_agrees_with_a_recomputation():
 def test_the_gram_error_figure_reads_both_sweeps():
     _, numbers = chapter.figure45_gram_errors(quick=True)
     table = {(r["positions"], r["gram_error"], r["norm"]): r for r in numbers["table"]}
-    assert table[("exact", "0", "M/2")]["both"].startswith("40/40")  # the seed sweep's error-free runs
+    assert table[("exact", "0", "M/2")]["both"].startswith("40/40")  # the seed study's error-free runs
     assert table[("exact", "1*10^-15", "M/2")]["fig5"].startswith("0/40")
     assert numbers["same_counts_both_readings"] is True
 
@@ -146,7 +147,7 @@ def test_figure45_verdict_follows_the_intervals():
         chapter.figure45_verdict("cos", _rates("sin", {40.0: (1, 1, 1)}))
 
 
-def test_figure45_rates_table_reads_the_stored_sweep():
+def test_figure45_rates_table_reads_the_stored_study():
     _, numbers = chapter.figure45_rates(quick=True)
     table = {(r["positions"], r["norm"]): r for r in numbers["table"]}
     assert numbers["source"] == "walks/data/seed_rates.json" and len(table) == 10

@@ -20,12 +20,13 @@ from ...registry import register
 from ...scrubber import frame_numbers, scrub
 from ...seeding import generator, numpy_rng
 from ...trees.forward import construction
-from ...trees.forward.architecture import full_heads, two_head
+from ...trees.forward.model import full_heads, two_head
 from ...trees.forward.decoding import greedy_decode
 from ...figures.trees_forward import attention_by_step_figure, construction_attention_figure, scale_sweep_figure
 from ...trees.forward.layout import perfect_forward_batch, random_forward_batch
 from ...trees.shared import embeddings
 from ...studies.trees.inputs import gaussian_embeddings
+from ...studies.trees.layout_variants import random_batch
 
 __all__ = ["Settings", "SETTINGS", "test_set", "margins", "attention", "scale_sweep", "one_head_and_two",
            "attention_default", "explorer", "scale_player", "scale_frames", "no_turning_search", "no_turning_check",
@@ -198,7 +199,7 @@ def scale_frames(quick: bool = False):
 
 def _no_turning_trees(count: int, turning: bool):
     s = SETTINGS
-    batch, _ = random_forward_batch(s.S, count, numpy_rng(s.test_seed), max_depth=s.test_max_depth, turning=turning)
+    batch, _ = random_batch(s.S, count, numpy_rng(s.test_seed), max_depth=s.test_max_depth, turning=turning)
     return batch
 
 

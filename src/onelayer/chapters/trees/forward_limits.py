@@ -23,12 +23,12 @@ from ...registry import register
 from ...seeding import numpy_rng
 from ...studies.registry import load
 from ...studies.trees import beyond, forward_beyond, stored_study
+from ...studies.trees.layout_variants import EDGE_STAGES
 from ...studies.trees import forward_alternative_layouts as alternative_layouts, forward_edge_flag as edge_flag, forward_limit_rates as limit_rates, forward_limits as limits, forward_seeds as seeds
-from ...trees.forward.architecture import single_head, two_head
+from ...trees.forward.model import loss, single_head, train_forward, two_head
 from ...trees.forward.decoding import ForwardDecodeResult, accuracy_by_type, block_correct, goal_counts, greedy_decode
 from ...figures.trees_forward import architecture_label, heads_depth_figure, loss_table_figure, seeds_figure
 from ...trees.forward.layout import forward_batch, perfect_forward_batch, random_forward_batch
-from ...trees.forward.model import loss, train_forward
 from ...trees.shared import embeddings
 
 __all__ = ["Settings", "SETTINGS", "stored", "trained_two_head", "test_set", "train_eval_batch", "test_decoding",
@@ -388,7 +388,7 @@ def edge_flag_table(quick: bool = False):
 
 def value_map_check(S: int | None = None) -> list[dict]:
     """The least-squares check of :func:`onelayer.studies.trees.forward_edge_flag.value_map_residual` under both readings."""
-    return [edge_flag.value_map_residual(SETTINGS.S if S is None else S, stage) for stage in edge_flag.EDGE_STAGES]
+    return [edge_flag.value_map_residual(SETTINGS.S if S is None else S, stage) for stage in EDGE_STAGES]
 
 
 def edge_flag_class(cells: list[dict], edge_stage: str, reduction: str) -> str:

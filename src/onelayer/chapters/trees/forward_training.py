@@ -25,12 +25,11 @@ from ...scrubber import frame_numbers, scrub
 from ...seeding import numpy_rng
 from ...trees.forward import dynamics
 from ...studies.trees import forward_rescaling as rescaling_study, forward_seeded_training as seeded_training, stored_study
-from ...trees.forward.architecture import two_head
+from ...trees.forward.model import train_forward, two_head
 from ...figures.trees_forward import accuracy_by_type_figure, attention_by_step_figure, rescaling_figure, roles_figure, scalars_figure
 from ...trees.forward.layout import STEP_TYPES, perfect_forward_batch
-from ...trees.forward.model import train_forward
 from ...trees.shared import embeddings
-from ...trees.shared.losses import LossOptions
+from ...trees.shared.data import LossOptions
 
 __all__ = ["Settings", "SETTINGS", "training_run", "phase_marks", "scalars", "accuracy_by_type", "roles",
            "paper_lr_runs", "rescaling", "rescaling_runs", "rescaling_seeds", "attention_steps_player",

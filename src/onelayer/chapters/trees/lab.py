@@ -58,10 +58,9 @@ from ...trees.backward import model as backward_model
 from ...trees.forward import decoding as forward_decoding
 from ...trees.forward import dynamics as forward_dynamics
 from ...trees.forward import layout as forward_layout
-from ...trees.forward import architecture as forward_architecture
 from ...trees.forward import model as forward_model
 from ...trees.shared import embeddings
-from ...trees.shared.losses import LossOptions
+from ...trees.shared.data import LossOptions
 from ...validation import check_choice, check_float, check_int
 from ...widgets import merged_settings, progress_app, selection_slider
 from ...studies.trees.inputs import forward_init
@@ -129,11 +128,11 @@ LAYOUTS = {
 
 #: Forward architectures by name (the backward model always has one head).
 ARCHITECTURES = {
-    "2 heads (swap, stage)": forward_architecture.two_head,
-    "1 head (swap+stage)": forward_architecture.single_head,
-    "1 full head": lambda: forward_architecture.full_heads(1),
-    "2 full heads": lambda: forward_architecture.full_heads(2),
-    "3 full heads": lambda: forward_architecture.full_heads(3),
+    "2 heads (swap, stage)": forward_model.two_head,
+    "1 head (swap+stage)": forward_model.single_head,
+    "1 full head": lambda: forward_model.full_heads(1),
+    "2 full heads": lambda: forward_model.full_heads(2),
+    "3 full heads": lambda: forward_model.full_heads(3),
 }
 
 #: Loss normalisations: mean over positions or sum over positions (averaged over trees), with or without 1/2.
@@ -172,12 +171,12 @@ def S_for(m: int) -> int:
     return 2 ** (m + 1) + 9
 
 
-def architecture(heads: str) -> forward_architecture.ForwardArchitecture:
+def architecture(heads: str) -> forward_model.ForwardArchitecture:
     """The forward architecture called ``heads`` in :data:`ARCHITECTURES`."""
     return ARCHITECTURES[check_choice("heads", heads, ARCHITECTURES)]()
 
 
-def _blocks(params, arch: forward_architecture.ForwardArchitecture, d: int, l: int) -> tuple[torch.Tensor, torch.Tensor]:
+def _blocks(params, arch: forward_model.ForwardArchitecture, d: int, l: int) -> tuple[torch.Tensor, torch.Tensor]:
     """``(node block, stage block)`` of head ``l`` (1-based), indexed [key, query]."""
     if arch.kind == "structured":
         return params[f"U{l}"], params[f"V{l}"]
@@ -185,7 +184,7 @@ def _blocks(params, arch: forward_architecture.ForwardArchitecture, d: int, l: i
     return W[d : 2 * d, d : 2 * d], W[2 * d :, 2 * d :]
 
 
-def scalar_names(arch: forward_architecture.ForwardArchitecture | None) -> tuple[list[str], list[str]]:
+def scalar_names(arch: forward_model.ForwardArchitecture | None) -> tuple[list[str], list[str]]:
     """Names of the node-block and stage-block scalars of :func:`head_scalars` (``arch=None``: backward)."""
     if arch is None:
         return ["h1", "h2"], []
@@ -194,7 +193,7 @@ def scalar_names(arch: forward_architecture.ForwardArchitecture | None) -> tuple
     return node, stage
 
 
-def head_scalars(params, A: torch.Tensor, arch: forward_architecture.ForwardArchitecture | None = None) -> np.ndarray:
+def head_scalars(params, A: torch.Tensor, arch: forward_model.ForwardArchitecture | None = None) -> np.ndarray:
     """Symmetry-reduced scalars: ``(h1, h2)`` of the backward ``B``, or for each forward head
     ``(u_{l,1}, u_{l,2})`` followed by all heads' stage entries ``V_l[key stage, query stage]``
     (order of :func:`scalar_names`)."""
@@ -253,7 +252,7 @@ class TreesLabResult:
 
     history: History
     settings: dict
-    arch: forward_architecture.ForwardArchitecture | None
+    arch: forward_model.ForwardArchitecture | None
     A: torch.Tensor
     eval_batch: object
     accuracy_names: list[str]

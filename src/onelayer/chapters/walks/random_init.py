@@ -24,7 +24,7 @@ from ...registry import register
 from ...scrubber import frame_numbers, scrub_grid
 from ...figures import walks_random_init as random_init_figures
 from ...studies import registry
-from ...studies.walks import random_init as ri
+from ...studies.walks.random_init import readings as ri_readings, runs as ri_runs, stored as ri_stored
 from ...studies.walks.random_init import initial_attention
 
 __all__ = ["Settings", "SETTINGS", "study", "initial_attention_rows", "live_check", "literal_runs", "literal_rows", "fig6", "ordering",
@@ -76,18 +76,18 @@ SETTINGS = Settings()
 
 @functools.lru_cache(maxsize=2)
 def study(quick: bool = False) -> dict:
-    """The runs the chapter reads (:func:`onelayer.studies.walks.random_init.payload`): the stored study
+    """The runs the chapter reads (:func:`onelayer.studies.walks.random_init.stored.payload`): the stored study
     ``walks-random-init``, or (``quick``) its quick settings run here (one normalisation, two readings, one seed)."""
     if quick:
-        records = [{"key": m.key, "fields": dict(m.fields), "result": ri.STUDY.run_member(ri.QUICK, m)}
-                   for m in ri.STUDY.member_list(ri.QUICK)]
-        return ri.payload({"quick": True, "settings": dataclasses.asdict(ri.QUICK), "members": records})
-    return ri.payload(registry.load(ri.STUDY.name))
+        records = [{"key": m.key, "fields": dict(m.fields), "result": ri_stored.STUDY.run_member(ri_stored.QUICK, m)}
+                   for m in ri_stored.STUDY.member_list(ri_stored.QUICK)]
+        return ri_stored.payload({"quick": True, "settings": dataclasses.asdict(ri_stored.QUICK), "members": records})
+    return ri_stored.payload(registry.load(ri_stored.STUDY.name))
 
 
 def _find(data: dict, p: float, reading: tuple, seed: int | None = None) -> dict:
     normalize, reduction, lr = reading
-    return ri.find_run(data, p=p, normalize=normalize, reduction=reduction, lr=lr,
+    return ri_readings.find_run(data, p=p, normalize=normalize, reduction=reduction, lr=lr,
                        seed=SETTINGS.seed if seed is None else seed)
 
 
@@ -96,13 +96,13 @@ def live_check() -> dict:
     difference of the recorded curves and of ``V`` at the last step."""
     T = SETTINGS.live_steps
     normalize, reduction, lr = SETTINGS.literal
-    live = ri.run_config(ri.RunConfig(p=1.0, normalize=normalize, reduction=reduction, lr=lr), steps=T,
+    live = ri_runs.run_config(ri_runs.RunConfig(p=1.0, normalize=normalize, reduction=reduction, lr=lr), steps=T,
                          table_steps=(T,), snapshot_steps=(T,))
     stored = _find(study(), 1.0, SETTINGS.literal)
     n = len(live["steps"])
-    diff = max(np.abs(np.array(live["curves"][k]) - np.array(stored["curves"][k][:n])).max() for k in ri.RECORD_KEYS)
+    diff = max(np.abs(np.array(live["curves"][k]) - np.array(stored["curves"][k][:n])).max() for k in ri_runs.RECORD_KEYS)
     V_diff = np.abs(np.array(live["V"][str(T)]) - np.array(stored["V"][str(T)])).max()
-    return {"steps": T, "recorded": n, "quantities": len(ri.RECORD_KEYS), "curves_diff": float(diff),
+    return {"steps": T, "recorded": n, "quantities": len(ri_runs.RECORD_KEYS), "curves_diff": float(diff),
             "V_diff": float(V_diff)}
 
 
@@ -111,12 +111,12 @@ def literal_runs(quick: bool = False) -> dict:
     if quick:
         normalize, reduction, lr = SETTINGS.literal
         cfg = {"normalize": normalize, "reduction": reduction, "lr": lr}
-        return {f"p = {p:g}": ri.run_config(ri.RunConfig(p=p, **cfg), **ri.run_sizes(ri.QUICK)) for p in SETTINGS.ps}
+        return {f"p = {p:g}": ri_runs.run_config(ri_runs.RunConfig(p=p, **cfg), **ri_stored.run_sizes(ri_stored.QUICK)) for p in SETTINGS.ps}
     return {f"p = {p:g}": _find(study(), p, SETTINGS.literal) for p in SETTINGS.ps}
 
 
 def _curve_rows(runs: dict) -> list[dict]:
-    return [{"run": name, "step": int(t), **{k: r["curves"][k][i] for k in ri.RECORD_KEYS}}
+    return [{"run": name, "step": int(t), **{k: r["curves"][k][i] for k in ri_runs.RECORD_KEYS}}
             for name, r in runs.items() for i, t in enumerate(r["steps"])]
 
 
@@ -125,7 +125,7 @@ def fig6(quick: bool = False):
     """The paper's Figure 6 under its literal numbers (the stored runs of seed 0)."""
     runs = literal_runs(quick)
     fig = random_init_figures.figure_curves(runs, title="keys and query normalised, mean loss, eta = 0.01 (the paper's numbers)")
-    return fig, {"setting": dict(ri.PAPER), "table": _curve_rows(runs)}
+    return fig, {"setting": dict(ri_runs.PAPER), "table": _curve_rows(runs)}
 
 
 def literal_rows() -> list[dict]:
@@ -141,14 +141,14 @@ def literal_rows() -> list[dict]:
 @register("walks-random-init-ordering", "Random init: which of p = 0.5 and p = 1 is learned first, for every normalisation, loss reduction, step size and seed")
 def ordering(quick: bool = False):
     """When each walk is learned, for every setting and seed of the sweep, and which comes first."""
-    rows = ri.ordering_table(study(quick), threshold=SETTINGS.learned_threshold)
-    return random_init_figures.figure_ordering(rows), {"source": "quick live run" if quick else PurePath(ri.STUDY.stored).name,
+    rows = ri_readings.ordering_table(study(quick), threshold=SETTINGS.learned_threshold)
+    return random_init_figures.figure_ordering(rows), {"source": "quick live run" if quick else PurePath(ri_stored.STUDY.stored).name,
                                       "paper_pattern_count": sum(r["paper_pattern"] for r in rows), "table": rows}
 
 
 def setting_rates(quick: bool = False) -> list[dict]:
-    """:func:`onelayer.studies.walks.random_init.setting_rates` of the sweep: per setting, the rate of every outcome."""
-    return ri.setting_rates(ri.ordering_table(study(quick), threshold=SETTINGS.learned_threshold))
+    """:func:`onelayer.studies.walks.random_init.readings.setting_rates` of the sweep: per setting, the rate of every outcome."""
+    return ri_readings.setting_rates(ri_readings.ordering_table(study(quick), threshold=SETTINGS.learned_threshold))
 
 
 def _short(r) -> str:
@@ -170,9 +170,9 @@ def ordering_counts(rows: list[dict]) -> dict:
     :data:`~onelayer.studies.walks.random_init.readings.OUTCOMES`, and the paper's pattern (its count, its rate over the (setting, seed)
     pairs, and the largest count and Wilson upper bound in any one setting)."""
     counts = {k: sum(r["first"] == k for r in rows) for k in ("p=0.5", "p=1", "tie", "neither")}
-    outcomes = {o: sum(r["outcome"] == o for r in rows) for o in ri.OUTCOMES}
+    outcomes = {o: sum(r["outcome"] == o for r in rows) for o in ri_readings.OUTCOMES}
     hits = sum(bool(r["paper_pattern"]) for r in rows)
-    per = ri.setting_rates(rows)
+    per = ri_readings.setting_rates(rows)
     worst = max(per, key=lambda r: (r["p=0.5 only"].k, r["p=0.5 only"].high))
     return {**counts, "outcomes": outcomes, "pairs": len(rows), "paper_pattern": hits, "paper_rate": rate(hits, len(rows)),
             "settings": len(per), "seeds": min(r["n"] for r in per), "max_setting": worst["p=0.5 only"],
@@ -180,15 +180,15 @@ def ordering_counts(rows: list[dict]) -> dict:
 
 
 def learned_half_rates(quick: bool = False) -> dict:
-    """:func:`onelayer.studies.walks.random_init.learned_attention` of the sweep (the chapter's thresholds)."""
-    return ri.learned_attention(study(quick), threshold=SETTINGS.learned_threshold,
+    """:func:`onelayer.studies.walks.random_init.readings.learned_attention` of the sweep (the chapter's thresholds)."""
+    return ri_readings.learned_attention(study(quick), threshold=SETTINGS.learned_threshold,
                                 attention=SETTINGS.attention_threshold)
 
 
 def learned_half_runs(quick: bool = False) -> list[dict]:
     """The stored ``p = 1/2`` runs that end with at least ``learned_threshold`` optimal predictions."""
     return [r for r in study(quick)["runs"]
-            if r["config"]["p"] == 0.5 and ri.final(r, "optimal_fraction") >= SETTINGS.learned_threshold]
+            if r["config"]["p"] == 0.5 and ri_readings.final(r, "optimal_fraction") >= SETTINGS.learned_threshold]
 
 
 def learned_half_rows(quick: bool = False) -> list[dict]:
@@ -212,9 +212,9 @@ def ranking_rows(top: int | None = None) -> list[dict]:
 
 
 def table_variances(quick: bool = False) -> dict:
-    """:func:`onelayer.studies.walks.random_init.table_variances` of the closest reading over all its seeds."""
+    """:func:`onelayer.studies.walks.random_init.readings.table_variances` of the closest reading over all its seeds."""
     normalize, reduction, lr = closest_reading(quick)
-    return ri.table_variances(study(quick), normalize=normalize, reduction=reduction, lr=lr, drift=SETTINGS.drift)
+    return ri_readings.table_variances(study(quick), normalize=normalize, reduction=reduction, lr=lr, drift=SETTINGS.drift)
 
 
 def table_variance_rows() -> list[dict]:
@@ -238,12 +238,12 @@ def weighted_token_table() -> list[dict]:
 
 def closest_ranking(quick: bool = False) -> list[tuple[tuple, list[float]]]:
     """Every reading ``(normalize, reduction, lr)`` with the distances of its ``p = 1`` runs to the authors' table
-    (:func:`onelayer.studies.walks.random_init.table_distance`, one per seed), closest first (a missing step ranks last)."""
+    (:func:`onelayer.studies.walks.random_init.readings.table_distance`, one per seed), closest first (a missing step ranks last)."""
     dist = {}
     for r in study(quick)["runs"]:
         c = r["config"]
         if c["p"] == 1.0:
-            dist.setdefault((c["normalize"], c["reduction"], c["lr"]), []).append(ri.table_distance(r))
+            dist.setdefault((c["normalize"], c["reduction"], c["lr"]), []).append(ri_readings.table_distance(r))
 
     def score(d):
         return float(np.mean(d)) if np.all(np.isfinite(d)) else np.inf
@@ -268,12 +268,12 @@ def fig13(quick: bool = False):
     run = closest_runs(quick)[0]
     rows = []
     for step, entry in sorted(run["table"].items(), key=lambda kv: int(kv[0])):
-        authors = ri.AUTHORS_TABLE.get(int(step))
+        authors = ri_runs.AUTHORS_TABLE.get(int(step))
         for k, (ex, var) in enumerate(zip(entry["example"], entry["variance"])):
             rows.append({"step": int(step), "coordinate": k + 1, "example": ex, "variance": var,
                          "authors_example": authors[0][k] if authors else None,
                          "authors_variance": authors[1][k] if authors else None})
-    return random_init_figures.figure_weighted_token(run), {"config": run["config"], "table_distance": ri.table_distance(run),
+    return random_init_figures.figure_weighted_token(run), {"config": run["config"], "table_distance": ri_readings.table_distance(run),
                                            "table": rows}
 
 
@@ -281,8 +281,8 @@ def weighted_token_rows() -> list[dict]:
     """At every step of the authors' table: the example's weighted token and the variances, ours and theirs."""
     run = closest_runs()[0]
     return [{"step": s, "ours_example": run["table"][str(s)]["example"], "ours_variance": run["table"][str(s)]["variance"],
-             "authors_example": ri.AUTHORS_TABLE[s][0], "authors_variance": ri.AUTHORS_TABLE[s][1]}
-            for s in ri.TABLE_STEPS]
+             "authors_example": ri_runs.AUTHORS_TABLE[s][0], "authors_variance": ri_runs.AUTHORS_TABLE[s][1]}
+            for s in ri_runs.TABLE_STEPS]
 
 
 @register("walks-fig6-closest-reading", "Random init: Figure 6 under the reading closest to the authors' table and with a 3x larger step (seed 0)")
@@ -302,8 +302,8 @@ def fig11_run(quick: bool = False) -> dict:
     """Of the stored ``p = 1/2`` runs with full detail (``V`` snapshots), the learned one with the most final attention
     on the parent (any detailed ``p = 1/2`` run if none learned)."""
     half = [r for r in study(quick)["runs"] if r["config"]["p"] == 0.5 and "V" in r]
-    learned = [r for r in half if ri.final(r, "optimal_fraction") >= SETTINGS.learned_threshold] or half
-    return max(learned, key=lambda r: ri.final(r, "parent_attention"))
+    learned = [r for r in half if ri_readings.final(r, "optimal_fraction") >= SETTINGS.learned_threshold] or half
+    return max(learned, key=lambda r: ri_readings.final(r, "parent_attention"))
 
 
 @register("walks-fig11", "Random init, p=0.5: V over training and the final attention of the run that attends most to the parent (paper's Figure 11)")
@@ -341,7 +341,7 @@ def explorer_default(quick: bool = False):
     data = study(quick)
     normalize, reduction, lr = SETTINGS.literal
     runs = {f"p = {p:g}": _find(data, p, SETTINGS.literal) for p in data["meta"]["ps"]}
-    return random_init_figures.sweep_explorer(data), {"source": "quick live run" if quick else PurePath(ri.STUDY.stored).name,
+    return random_init_figures.sweep_explorer(data), {"source": "quick live run" if quick else PurePath(ri_stored.STUDY.stored).name,
                                      "normalize": normalize, "reduction": reduction, "lr": lr, "seed": SETTINGS.seed,
                                      "table": _curve_rows(runs)}
 
@@ -390,7 +390,7 @@ def equivalence() -> float:
     """The largest ``|V|`` difference after ``equivalence_steps`` between the summed loss with ``eta`` and the mean
     loss with ``1000 eta`` (``p = 1/2``; 0 up to round-off)."""
     T, every = SETTINGS.equivalence_steps, SETTINGS.equivalence_record_every
-    a, b = (ri.run_config(ri.RunConfig(p=0.5, reduction=red, lr=lr), steps=T, record_every=every, table_steps=(),
+    a, b = (ri_runs.run_config(ri_runs.RunConfig(p=0.5, reduction=red, lr=lr), steps=T, record_every=every, table_steps=(),
                           snapshot_steps=(T,)) for red, lr in SETTINGS.equivalence_readings)
     return float(np.abs(np.array(a["V"][str(T)]) - np.array(b["V"][str(T)])).max())
 
@@ -405,7 +405,7 @@ def lock_rows() -> list[dict]:
         r = _find(data, 0.5, SETTINGS.lock_reading, seed=seed)
         j, weight = r["peak"]
         rows.append({"seed": seed, "attention": float(weight), "position": j + 1, "lag": meta["N"] - (j + 1),
-                     "optimal_fraction": ri.final(r, "optimal_fraction")})
+                     "optimal_fraction": ri_readings.final(r, "optimal_fraction")})
     return rows
 
 
@@ -435,10 +435,10 @@ def _outcome_text(r) -> str:
 
 def claim_summary(quick: bool = False) -> dict:
     """What the chapter's verdict table says of the paper's two claims of Section 5.2, from the sweep's
-    :func:`~onelayer.studies.walks.random_init.ordering_table`: for ``p = 1/2``, the learned seeds in the literal reading and
+    :func:`~onelayer.studies.walks.random_init.readings.ordering_table`: for ``p = 1/2``, the learned seeds in the literal reading and
     the range of learned seeds and of learning steps over the other settings; for ``p = 1``, the settings where no
     seed learns it and the range of learned seeds over the others."""
-    rows = ri.ordering_table(study(quick), threshold=SETTINGS.learned_threshold)
+    rows = ri_readings.ordering_table(study(quick), threshold=SETTINGS.learned_threshold)
     settings = list(dict.fromkeys((r["normalize"], r["reduction"], r["lr"]) for r in rows))
     cells = {k: [r for r in rows if (r["normalize"], r["reduction"], r["lr"]) == k] for k in settings}
     half = {k: sum(np.isfinite(r["T_half"]) for r in c) for k, c in cells.items()}
@@ -556,7 +556,7 @@ def verdict_rows() -> list[dict]:
     half = learned_half_rates()
     allh = half["all"]
     differ = len({round(r["parent"].value, 9) for r in half["settings"] if r["n"]}) > 1
-    seeds = ordering_counts(ri.ordering_table(data, threshold=SETTINGS.learned_threshold))["seeds"]
+    seeds = ordering_counts(ri_readings.ordering_table(data, threshold=SETTINGS.learned_threshold))["seeds"]
     rows.append({
         "claim": "Figure 11: trained on p=1/2, the attention sits on the parent and V recovers Pi^T", "source": "[paper]",
         "reading": "every reading of the sweep",

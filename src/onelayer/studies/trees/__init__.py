@@ -8,7 +8,8 @@ Forward (Trees II):
 :mod:`~onelayer.studies.trees.forward_limits` (heads x depth), :mod:`~onelayer.studies.trees.forward_seeds`,
 :mod:`~onelayer.studies.trees.forward_seeded_training`, :mod:`~onelayer.studies.trees.forward_rescaling`,
 :mod:`~onelayer.studies.trees.forward_edge_flag`, :mod:`~onelayer.studies.trees.forward_limit_rates`,
-:mod:`~onelayer.studies.trees.forward_alternative_layouts`, :mod:`~onelayer.studies.trees.forward_learned_values`,
+:mod:`~onelayer.studies.trees.forward_alternative_layouts` (its layouts: :mod:`~onelayer.studies.trees.layout_variants`),
+:mod:`~onelayer.studies.trees.forward_learned_values`,
 :mod:`~onelayer.studies.trees.forward_beyond` (past the assumptions), and :mod:`~onelayer.studies.trees.stored_study`
 (what the forward studies share around the runner). Both: :mod:`~onelayer.studies.trees.beyond` (the test shapes past
 the assumptions) and :mod:`~onelayer.studies.trees.scaling`

@@ -19,7 +19,7 @@ How the batching works: the trees of all members are stacked member-major
 into one :class:`~onelayer.trees.backward.layout.BackwardBatch`
 (:class:`MemberBatch`); each tree row looks up its scores in its own member's
 ``H_b = E^T B_b E`` (``E = [A, 0]``), and the squared errors are reduced per
-member with the normalisation of :class:`~onelayer.trees.shared.losses.LossOptions`.
+member with the normalisation of :class:`~onelayer.trees.shared.data.LossOptions`.
 Everything else (causal mask, attention mass per symbol, error through the
 Gram matrix) is the single-run code of :mod:`onelayer.trees.backward.model`,
 so a member reproduces a separate run up to the order of floating-point
@@ -37,7 +37,7 @@ import torch
 from ...training import BatchedHistory, train
 from ...validation import check_bool, check_choice, check_instances, check_int, check_int_sequence
 from ...trees.shared.embeddings import check_embeddings
-from ...trees.shared.losses import LossOptions
+from ...trees.shared.data import LossOptions
 from ...trees.backward.layout import BackwardBatch, perfect_tree_batch
 from ...trees.backward.model import attention, loss, predict_mass, round_prediction, scores
 
@@ -244,7 +244,7 @@ def train_backward_members(
     protocol:
         ``"sgd"`` (fresh batches, default) or ``"fixed"`` (full-batch GD on a fixed sample).
     options:
-        Loss normalisation (:class:`~onelayer.trees.shared.losses.LossOptions`; default mean with 1/2).
+        Loss normalisation (:class:`~onelayer.trees.shared.data.LossOptions`; default mean with 1/2).
     init:
         Optional initial ``B`` of shape ``(M, d, d)``; default zero (the paper's).
     record:

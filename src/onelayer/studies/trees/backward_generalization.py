@@ -15,7 +15,7 @@ import torch
 
 from ...trees.backward.construction import margin, margin_bound
 from ...trees.backward.layout import BackwardBatch
-from ...trees.shared.losses import LossOptions
+from ...trees.shared.data import LossOptions
 from ...trees.backward.model import greedy_decode, loss
 
 __all__ = ["evaluate", "TEST_FIELDS", "test_record", "accuracy_by_length"]

@@ -34,8 +34,7 @@ from ...trees.backward.layout import backward_batch
 from ...trees.backward.model import greedy_decode as backward_decode
 from ...trees.forward.layout import forward_batch
 from ...trees.forward.decoding import greedy_decode as forward_decode
-from ...trees.forward.architecture import two_head
-from ...trees.forward.model import train_forward
+from ...trees.forward.model import train_forward, two_head
 from ...trees.shared.data import Tree, random_tree, sample_goal
 from ...trees.shared.embeddings import independent_embeddings, one_hot_embeddings
 from .inputs import gaussian_embeddings

@@ -34,13 +34,13 @@ import torch
 
 from ...validation import check_int
 from ...trees.shared.embeddings import one_hot_embeddings
-from ...trees.shared.losses import LossOptions
+from ...trees.shared.data import LossOptions
 from ...trees.forward import construction
-from ...trees.forward.architecture import full_heads, init_params, two_head
+from ...trees.forward.model import full_heads, init_params, train_forward, two_head
 from ...trees.forward.decoding import greedy_decode, teacher_forced_correct
-from ...trees.forward.layout import STEP_TYPES, ForwardBatch, perfect_forward_batch, random_forward_batch
+from ...trees.forward.layout import STEP_TYPES, ForwardBatch, perfect_forward_batch
+from .layout_variants import random_batch
 from .forward_limits import NORMALISATIONS, architecture, heads_depth_kwargs, run_config
-from ...trees.forward.model import train_forward
 from ..runner import Member, Study
 from .inputs import forward_init
 from .stored_study import float64
@@ -110,8 +110,8 @@ def construction_check(*, S: int = 25, count: int = 256, max_depth: int = 5, sca
               "one full head": (construction.full_single_head_construction(A, lam, mu), full_heads(1))}
     out = []
     for turning in (True, False):
-        batch, _ = random_forward_batch(S, count, np.random.default_rng(check_int("seed", seed, low=0)),
-                                        max_depth=check_int("max_depth", max_depth, low=1), turning=turning)
+        batch, _ = random_batch(S, count, np.random.default_rng(check_int("seed", seed, low=0)),
+                                max_depth=check_int("max_depth", max_depth, low=1), turning=turning)
         for name, (params, arch) in models.items():
             res = greedy_decode(params, arch, A, batch)
             ok = teacher_forced_correct(params, arch, A, batch)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ...trees.forward.architecture import two_head
+from ...trees.forward.model import two_head
 from ...trees.forward.decoding import greedy_decode
 from ...trees.forward.layout import forward_batch
 from ..registry import load

@@ -39,13 +39,12 @@ import torch
 from ...training import concat_histories, train
 from ...validation import check_bool, check_choice, check_float, check_int
 from ...trees.shared.embeddings import one_hot_embeddings
-from ...trees.shared.losses import LossOptions, normalised
-from ...trees.forward.architecture import init_params
+from ...trees.shared.data import LossOptions, normalised
+from ...trees.forward.model import init_params, predict
 from ...trees.forward.decoding import goal_counts, greedy_decode
-from ...trees.forward.layout import EDGE_STAGES, STAGE_B, STAGE_F, STAGE_NONE, forward_target_vectors, forward_token_vectors
-from ...trees.forward.layout import perfect_forward_batch, random_forward_batch
+from ...trees.forward.layout import STAGE_B, STAGE_F, STAGE_NONE, forward_target_vectors, forward_token_vectors
+from .layout_variants import EDGE_STAGES, perfect_batch, random_batch
 from .forward_limits import architecture
-from ...trees.forward.model import predict
 from ..runner import Member, Study
 from .inputs import forward_init
 from .stored_study import float64
@@ -95,7 +94,7 @@ def train_members(arch_name: str, *, m: int, S: int, steps: int, lr: float, redu
                   turning: bool = True, member_chunk: int | None = None):
     """Train one member per seed at once; returns ``(params (M, ...), BatchedHistory)``.
 
-    Member ``i`` (seed ``seeds[i]``) starts from :func:`~.architecture.init_params` (zero for the structured
+    Member ``i`` (seed ``seeds[i]``) starts from :func:`~onelayer.trees.forward.model.init_params` (zero for the structured
     models; ``N(0, init_scale^2)`` from ``torch.Generator().manual_seed(10_000 + seed)`` for full heads) and sees
     its own stream of ``batch_size`` perfect trees of depth ``m`` per step (``numpy`` generator ``seed``).
     ``cot=False`` trains on the answer-only layout, ``turning=False`` on the layout without a turning token
@@ -127,7 +126,7 @@ def train_members(arch_name: str, *, m: int, S: int, steps: int, lr: float, redu
              if arch.kind == "full" else init_params(arch, A) for s in seeds]
     init = {k: torch.stack([p[k] for p in inits]) for k in inits[0]}
     rngs = [np.random.default_rng(s) for s in seeds]
-    template = perfect_forward_batch(m, S, batch_size, np.random.default_rng(0), **layout)
+    template = perfect_batch(m, S, batch_size, np.random.default_rng(0), **layout)
     mask = template.target_mask
 
     def one(p, X, Y):
@@ -137,7 +136,7 @@ def train_members(arch_name: str, *, m: int, S: int, steps: int, lr: float, redu
     member_loss = torch.func.vmap(one)
 
     def loss_fn(params):
-        batches = [perfect_forward_batch(m, S, batch_size, r, **layout) for r in rngs]
+        batches = [perfect_batch(m, S, batch_size, r, **layout) for r in rngs]
         X = torch.stack([forward_token_vectors(b, A) for b in batches])
         Y = torch.stack([forward_target_vectors(b, A) for b in batches])
         return member_loss(params, X, Y)
@@ -163,8 +162,8 @@ def cell_runs(arch_name: str, *, m: int, S: int, steps: int, lr: float, reductio
     params, hist = train_members(arch_name, m=m, S=S, steps=steps, lr=lr, reduction=reduction,
                                  edge_stage=edge_stage, seeds=seeds, batch_size=batch_size, turning=turning)
     arch, A = architecture(arch_name), one_hot_embeddings(S)
-    test, _ = random_forward_batch(S, test_trees, np.random.default_rng(test_seed), max_depth=test_max_depth,
-                                   edge_stage=edge_stage, turning=turning)
+    test, _ = random_batch(S, test_trees, np.random.default_rng(test_seed), max_depth=test_max_depth,
+                           edge_stage=edge_stage, turning=turning)
     rows = []
     for i, seed in enumerate(seeds):
         p = {k: v[i] for k, v in params.items()}

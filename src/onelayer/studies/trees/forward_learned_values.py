@@ -39,12 +39,11 @@ from ...jitter import jitter
 from ...training import History, train
 from ...validation import check_float, check_int, check_int_sequence
 from ...trees.shared.embeddings import check_embeddings
-from ...trees.shared.losses import LossOptions
+from ...trees.shared.data import LossOptions
 from ...trees.forward.construction import constructed_params
 from ...trees.forward.decoding import round_tokens
 from ...trees.forward.layout import ForwardBatch, forward_target_vectors, perfect_forward_batch
-from ...trees.forward.architecture import ForwardArchitecture, two_head
-from ...trees.forward.model import attention, head_outputs, loss
+from ...trees.forward.model import attention, ForwardArchitecture, head_outputs, loss, two_head
 
 __all__ = [
     "learned_value_params",

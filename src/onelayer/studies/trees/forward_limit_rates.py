@@ -45,11 +45,11 @@ import torch
 from ...training import BatchedHistory, stack_params, train
 from ...validation import check_float, check_int, check_int_sequence
 from ...trees.shared.embeddings import check_embeddings, one_hot_embeddings
-from ...trees.shared.losses import LossOptions
-from ...trees.forward.architecture import init_params, two_head
+from ...trees.shared.data import LossOptions
+from ...trees.forward.model import init_params, member_inputs, two_head
 from ...trees.forward.decoding import greedy_decode
 from .forward_edge_flag import REDUCTIONS, MAIN as EDGE_MAIN, cell_runs, train_members
-from ...trees.forward.layout import forward_target_vectors, forward_token_vectors, perfect_forward_batch, random_forward_batch
+from ...trees.forward.layout import perfect_forward_batch, random_forward_batch
 from .forward_limits import architecture
 from ..runner import Member, Study
 from .forward_seeded_training import batched_structured_loss, stacked_data
@@ -326,16 +326,7 @@ def gaussian_members(As: Sequence[torch.Tensor], *, m: int, steps: int, lr: floa
     rngs = [np.random.default_rng(x) for x in seeds]
 
     def data():
-        parts = {"X": [], "Y": [], "query": [], "keymask": [], "target_mask": []}
-        for A, rng in zip(As, rngs):
-            b = perfect_forward_batch(m, S, batch_size, rng)
-            pos = torch.arange(b.length)
-            parts["X"].append(forward_token_vectors(b, A))
-            parts["Y"].append(forward_target_vectors(b, A))
-            parts["query"].append(b.query)
-            parts["keymask"].append((pos[None, None, :] <= b.query[:, :, None]) & b.valid[:, None, :])
-            parts["target_mask"].append(b.target_mask)
-        return {k: torch.stack(v) for k, v in parts.items()}
+        return member_inputs([perfect_forward_batch(m, S, batch_size, rng) for rng in rngs], As)
 
     init = stack_params([init_params(arch, A) for A in As])
     return train(init, lambda p: batched_structured_loss(p, data(), values=arch.roles, options=options),

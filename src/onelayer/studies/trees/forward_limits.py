@@ -38,11 +38,11 @@ import torch
 
 from ...validation import check_bool, check_choice, check_float, check_int
 from ...trees.shared.embeddings import one_hot_embeddings
-from ...trees.shared.losses import LossOptions
+from ...trees.shared.data import LossOptions
 from ...trees.forward.layout import perfect_forward_batch, random_forward_batch
-from ...trees.forward.architecture import ForwardArchitecture, full_heads, init_params, single_head, two_head
+from .layout_variants import perfect_batch, random_batch, variant
+from ...trees.forward.model import ForwardArchitecture, full_heads, init_params, single_head, train_forward, two_head
 from ...trees.forward.decoding import greedy_decode, teacher_forced_correct
-from ...trees.forward.model import train_forward
 from ..registry import load
 from ..runner import Member, Study
 from .inputs import forward_init
@@ -141,7 +141,7 @@ def run_config(
     stopping step (``final_step``); ``at_convergence_chunk`` also gives the
     test accuracy at the end of the chunk in which it converged.
     ``turning=False`` trains and tests on the layout without a turning token
-    (:mod:`onelayer.trees.forward.layout`); the row then records ``"turning": False``.
+    (:mod:`onelayer.studies.trees.layout_variants`); the row then records ``"turning": False``.
     """
     arch = architecture(arch_name)
     m = check_int("m", m, low=1, high=8)
@@ -155,9 +155,10 @@ def run_config(
     A = one_hot_embeddings(S)
     gen = torch.Generator().manual_seed(10_000 + seed)
     init = forward_init(arch, A, init_scale=init_scale, gen=gen) if init_scale > 0 else None
-    ev = perfect_forward_batch(m, S, 256, np.random.default_rng(50_000 + seed), turning=turning)
+    ev = perfect_batch(m, S, 256, np.random.default_rng(50_000 + seed), turning=turning)
     record = {"chain": lambda p: _chain_rate(p, arch, A, ev)}
-    common = dict(batch_size=batch_size, options=NORMALISATIONS[norm], record=record, turning=turning)
+    common = dict(batch_size=batch_size, options=NORMALISATIONS[norm], record=record,
+                  transform=None if turning else lambda b: variant(b, turning=False))
     start = time.perf_counter()
     if not stop_at_convergence:
         hist = train_forward(arch, A, m=m, steps=steps, lr=lr, seed=seed, init=init,
@@ -186,9 +187,9 @@ def run_config(
         rec_steps, losses, chain = np.asarray(rec_steps), np.asarray(losses), np.asarray(chain, float)
     seconds = time.perf_counter() - start
     hit = np.flatnonzero(chain >= 0.99)
-    train_dec = greedy_decode(params, arch, A, perfect_forward_batch(m, S, 1024, np.random.default_rng(60_000 + seed), turning=turning))
-    test_batch, _ = random_forward_batch(S, test_trees, np.random.default_rng(70_000 + seed), max_depth=test_max_depth,
-                                         turning=turning)
+    train_dec = greedy_decode(params, arch, A, perfect_batch(m, S, 1024, np.random.default_rng(60_000 + seed), turning=turning))
+    test_batch, _ = random_batch(S, test_trees, np.random.default_rng(70_000 + seed), max_depth=test_max_depth,
+                                 turning=turning)
     test_dec = greedy_decode(params, arch, A, test_batch)
     at_conv = None
     if stop_at_convergence and hit.size:

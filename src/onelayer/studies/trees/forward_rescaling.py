@@ -33,8 +33,8 @@ from ...training import BatchedHistory, stack_params, train
 from ...rates import mean_interval, rate
 from ...validation import check_choice, check_float, check_int, check_int_sequence
 from ...trees.shared.embeddings import check_embeddings, one_hot_embeddings
-from ...trees.shared.losses import REDUCTIONS, LossOptions
-from ...trees.forward.architecture import init_params, two_head
+from ...trees.shared.data import REDUCTIONS, LossOptions
+from ...trees.forward.model import init_params, two_head
 from ..runner import Member, Study
 from .forward_seeded_training import batched_structured_loss, stacked_data
 from .stored_study import float64

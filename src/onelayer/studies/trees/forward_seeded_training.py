@@ -34,11 +34,10 @@ from ...training import BatchedHistory, stack_params, train
 from ...rates import mean_interval, rate
 from ...validation import check_float, check_int, check_int_sequence
 from ...trees.shared.embeddings import check_embeddings, one_hot_embeddings
-from ...trees.shared.losses import LossOptions
-from ...trees.forward.architecture import ForwardArchitecture, init_params, two_head
+from ...trees.shared.data import LossOptions
+from ...trees.forward.model import ForwardArchitecture, init_params, member_inputs, member_loss, two_head
 from ...trees.forward.decoding import accuracy_by_type, teacher_forced_correct
 from ...trees.forward.dynamics import role_events, phase_times, role_metrics, sign_table
-from ...trees.forward.model import member_inputs, member_loss
 from ...trees.forward.layout import STEP_TYPES, forward_target_vectors, perfect_forward_batch
 from ..runner import Member, Study
 from .forward_learned_values import division_of_labour, learned_value_params, lv_head_outputs, lv_teacher_forced_correct

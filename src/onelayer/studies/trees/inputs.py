@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 
 from ...jitter import jitter
-from ...trees.forward.architecture import ForwardArchitecture, init_params
+from ...trees.forward.model import ForwardArchitecture, init_params
 from ...trees.shared.embeddings import independent_embeddings
 
 __all__ = ["gaussian_embeddings", "forward_init"]
@@ -25,7 +25,7 @@ def gaussian_embeddings(S: int, d: int, gen: torch.Generator) -> torch.Tensor:
 
 def forward_init(arch: ForwardArchitecture, A: torch.Tensor, *, init_scale: float = 0.0,
                  gen: torch.Generator | None = None) -> dict[str, torch.Tensor]:
-    """:func:`~onelayer.trees.forward.architecture.init_params`, each matrix jittered as ``"trees.forward.init.<name>"``
+    """:func:`~onelayer.trees.forward.model.init_params`, each matrix jittered as ``"trees.forward.init.<name>"``
     (zeros stay zeros: the jitter is relative)."""
     return {name: jitter(p, f"trees.forward.init.{name}") for name, p in init_params(arch, A, init_scale=init_scale,
                                                                                       gen=gen).items()}

@@ -61,7 +61,7 @@ def edge_table(ps=EDGE_PS, *, seeds=(0, 1, 2, 3, 4), Ks=(6,), N: int = 97, M: in
     Measured (seeds 0-4, 50 steps): ``K = 6``: every run optimal except ``p = 0.99``, seed 0, which
     settles on ``x_{N-2}`` (attention 1.0, conditional accuracy 0.978 < 0.99); ``K = 3``: all 25 runs
     optimal on the parent; ``K = 4``: 6 of 25 runs settle on ``x_{N-2}`` (``p = 0.9``: 2 of 5). Five seeds are too
-    few: with 40 seeds per ``p`` (the stored sweep :mod:`onelayer.studies.walks.seed_rates`) ``K = 6`` locks onto another lag
+    few: with 40 seeds per ``p`` (the stored study :mod:`onelayer.studies.walks.seed_rates`) ``K = 6`` locks onto another lag
     in 14 of 40 runs at ``p = 0.99`` and 19 of 40 at ``p = 0.999``, and ``K = 4`` (48 of 200 over the five ``p``) no
     more often than ``K = 6`` (43 of 200). With 200 seeds per ``p`` (the stored study :mod:`onelayer.studies.walks.edge_seeds`)
     ``K = 6`` locks onto another lag in 59 of 200 runs at ``p = 0.99`` and 126 of 200 at ``p = 0.999``.

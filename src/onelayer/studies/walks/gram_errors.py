@@ -1,9 +1,9 @@
-"""The stored sweep of Figures 4 and 5 against the size of the seeded Gram error (Theorem 4.1's chapter).
+"""The stored study of Figures 4 and 5 against the size of the seeded Gram error (Theorem 4.1's chapter).
 
 At ``p = 1`` the paper's recipe stays in the symmetric state of Theorem 4.1 only as long as nothing breaks the
 symmetry; in a float64 run the paper's round-off does, and the book stands in for round-off with a seeded relative
 error of the positional Gram matrix (:func:`onelayer.studies.walks.sensitivity.scaled_model`), so that every machine
-computes the same run. The size of that error is a reading, not a fact of the paper [ours]. This sweep runs
+computes the same run. The size of that error is a reading, not a fact of the paper [ours]. This study runs
 :func:`onelayer.studies.walks.sensitivity.figure45_seeds` (Figures 4 and 5 over many training samples) for each error size,
 positional reading and squared norm ``||p_i||^2``; the reading's own default sizes (``2*10^-12`` for sinusoidal
 positions, 0 for exactly orthogonal ones) are in the ``walks-seed-rates`` study.

@@ -1,4 +1,4 @@
-"""The stored seed sweep of the Theorem 3.1 and 4.1 chapters: claims about one training sample, measured as rates.
+"""The stored seed study of the Theorem 3.1 and 4.1 chapters: claims about one training sample, measured as rates.
 
 Four experiments, each over many training samples (data seeds), each trained with
 :func:`onelayer.studies.walks.batched.train_batched`:

@@ -53,7 +53,7 @@ RELATIVE_GRAM_ERROR = GRAM_ERROR / 500.0
 DEFAULT_NORMS = ("1", "M/8", "M/4", "M/2", "M", "2M")
 
 
-#: The two positional readings of the seed sweep: sinusoidal positions with the chapters' seeded relative Gram error
+#: The two positional readings of the seed study: sinusoidal positions with the chapters' seeded relative Gram error
 #: (standing in for round-off), and exactly orthogonal positions without one.
 READINGS = {"sin": RELATIVE_GRAM_ERROR, "exact": 0.0}
 
@@ -186,7 +186,7 @@ def figure45_table(norms=DEFAULT_NORMS, *, dtypes=("float64", "float32"),
     symmetric state is left within 50 steps above that; at ``M/2 = 500`` by step 10, by step 6 in
     float32): both only near ``||p_i||^2 = 40``. With exactly orthogonal positions and no Gram
     error, Figure 5 holds at every norm in both precisions and both figures hold from ``M/16`` up.
-    That is one training sample: over 40 samples (:func:`figure45_seeds`, the stored sweep
+    That is one training sample: over 40 samples (:func:`figure45_seeds`, the stored study
     :mod:`onelayer.studies.walks.seed_rates`) Figure 4 at ``||p_i||^2 = 40`` holds in 7 of 40, and with sinusoidal positions
     both figures together in at most 6 of 40 at any norm tried; with exactly orthogonal positions Figure 5 holds in
     every sample and both together in most samples from ``M/8`` up.

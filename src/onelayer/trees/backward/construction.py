@@ -42,7 +42,7 @@ import torch
 
 from ...validation import check_float
 from ..shared.embeddings import lemma1_matrix
-from ..shared.losses import LossOptions, normalised
+from ..shared.data import LossOptions, normalised
 from .layout import BackwardBatch
 from .model import correct_key_weight, greedy_decode, loss
 

@@ -48,7 +48,7 @@ import torch
 from ...training import History, train
 from ...validation import check_float, check_int
 from ..shared.embeddings import one_hot_embeddings
-from ..shared.losses import LossOptions
+from ..shared.data import LossOptions
 from ..shared.records import first_step
 from .layout import BackwardBatch, perfect_tree_batch
 from .model import correct_key_weight, loss, teacher_forced_accuracy

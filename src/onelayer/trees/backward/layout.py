@@ -39,43 +39,18 @@ from ...validation import check_bool, check_int
 from ..shared.data import PaddedBatch, Tree, check_rng, check_trees, pad_sequences, perfect_tree_draws, random_trees, unpadded_fields
 from ..shared.embeddings import with_empty
 
-__all__ = [
-    "BackwardBatch",
-    "backward_tokens",
-    "backward_batch",
-    "perfect_tree_batch",
-    "random_tree_batch",
-    "token_vectors",
-    "path_from_targets",
-    "token_text",
-]
+__all__ = ["BackwardBatch", "backward_tokens", "backward_batch", "perfect_tree_batch", "random_tree_batch",
+           "token_vectors", "path_from_targets", "token_text"]
 
 
 @dataclass(frozen=True)
 class BackwardBatch(PaddedBatch):
     """Teacher-forced R-B sequences of a batch of trees (symbol form, right-padded).
 
-    Attributes
-    ----------
-    S:
-        Vocabulary size; symbol ``S`` is the empty block.
-    first, second:
-        ``LongTensor (batch, L)``: the two blocks of every token of the
-        teacher-forced sequence (prompt followed by all targets but the last).
-    valid:
-        ``BoolTensor (batch, L)``: real tokens (``False`` on padding).
-    query:
-        ``LongTensor (batch, K)``: position of the token that predicts target ``k``.
-    target_first, target_second:
-        ``LongTensor (batch, K)``: the targets.
-    target_mask:
-        ``BoolTensor (batch, K)``: real targets (``False`` on padding).
-    prompt_len:
-        ``LongTensor (batch,)``: number of prompt tokens ``P``.
-    root, goal:
-        ``LongTensor (batch,)``: the symbols of the root and the goal.
-    n_nodes:
-        ``LongTensor (batch,)``: number of tree nodes.
+    ``S`` is the vocabulary size (symbol ``S`` is the empty block); ``first, second, valid`` are ``(batch, L)``: the
+    two blocks of every token of the prompt followed by all targets but the last, and which tokens are real;
+    ``query, target_first, target_second, target_mask`` are ``(batch, K)``: the position that predicts target ``k``,
+    the targets, and which are real; ``prompt_len, root, goal, n_nodes`` are ``(batch,)``.
     """
 
     S: int
@@ -100,15 +75,8 @@ def _layout_flags(root_token, eos, shuffle):
         raise ValueError("eos=True needs root_token=True: the EOS target (r, r) copies the root token")
 
 
-def backward_tokens(
-    tree: Tree,
-    goal: int,
-    rng: np.random.Generator | None = None,
-    *,
-    root_token: bool = True,
-    eos: bool = False,
-    shuffle: bool = True,
-) -> tuple[np.ndarray, np.ndarray]:
+def backward_tokens(tree: Tree, goal: int, rng: np.random.Generator | None = None, *, root_token: bool = True,
+        eos: bool = False, shuffle: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """The R-B prompt and targets of one tree, as symbol pairs.
 
     Parameters
@@ -166,15 +134,8 @@ def _assemble(S: int, prompts: Sequence[np.ndarray], targets: Sequence[np.ndarra
     )
 
 
-def backward_batch(
-    trees: Sequence[Tree],
-    goals: Sequence[int],
-    rng: np.random.Generator | None = None,
-    *,
-    root_token: bool = True,
-    eos: bool = False,
-    shuffle: bool = True,
-) -> BackwardBatch:
+def backward_batch(trees: Sequence[Tree], goals: Sequence[int], rng: np.random.Generator | None = None, *,
+        root_token: bool = True, eos: bool = False, shuffle: bool = True) -> BackwardBatch:
     """Stack the R-B sequences of several trees (any shapes) into one padded :class:`BackwardBatch`.
 
     All trees must share the vocabulary size ``S``. Options as in :func:`backward_tokens`.
@@ -187,16 +148,8 @@ def backward_batch(
     )
 
 
-def perfect_tree_batch(
-    m: int,
-    S: int,
-    batch_size: int,
-    rng: np.random.Generator,
-    *,
-    root_token: bool = True,
-    eos: bool = False,
-    shuffle: bool = True,
-) -> BackwardBatch:
+def perfect_tree_batch(m: int, S: int, batch_size: int, rng: np.random.Generator, *, root_token: bool = True,
+        eos: bool = False, shuffle: bool = True) -> BackwardBatch:
     """A batch from the training distribution, built without a Python loop over trees.
 
     Perfect binary trees of depth ``m`` (breadth-first node indices as in
@@ -237,18 +190,9 @@ def perfect_tree_batch(
     )
 
 
-def random_tree_batch(
-    S: int,
-    count: int,
-    rng: np.random.Generator,
-    *,
-    max_depth: int,
-    max_children: int = 3,
-    min_depth: int = 0,
-    leaves_only: bool = False,
-    root_token: bool = True,
-    eos: bool = False,
-) -> tuple[BackwardBatch, list[Tree]]:
+def random_tree_batch(S: int, count: int, rng: np.random.Generator, *, max_depth: int, max_children: int = 3,
+        min_depth: int = 0, leaves_only: bool = False, root_token: bool = True,
+        eos: bool = False) -> tuple[BackwardBatch, list[Tree]]:
     """``count`` random test trees with goals (:func:`onelayer.trees.shared.data.random_trees`), as a padded batch.
 
     The maximal depth of each tree is drawn uniformly from

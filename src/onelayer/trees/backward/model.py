@@ -4,24 +4,16 @@ For a sequence ``x_1..x_N`` of tokens ``x = [x^(1); x^(2)]`` the model predicts
 
     s_i = x_i^(2)T B x_N^(1),    y_hat_N = sum_{i <= N} softmax(s)_i x_i,
 
-i.e. the key-query matrix is ``W^KQ = [[0, 0], [B, 0]]`` with the trainable
-block ``B`` (``d x d``) and the value map ``W^V = I_{2d}`` is fixed (the
-attended token is copied). No ``1/sqrt(d)``, no positional encoding, no
-residual, no MLP; the softmax is causal (it runs over the tokens up to and
-including the query). All of this is reconstructed from the published
+i.e. ``W^KQ = [[0, 0], [B, 0]]`` with the trainable ``B`` (``d x d``) and the fixed value map ``W^V = I_{2d}``.
+No ``1/sqrt(d)``, positional encoding, residual or MLP; the softmax is causal. Reconstructed from the published
 description.
 
-Implementation: tokens are symbol pairs (:mod:`~onelayer.trees.backward.layout`), so the
-scores are ``H_ext[second_i, first_N]`` with ``H_ext = E^T B E`` and
-``E = [A, 0]``, and a prediction is ``E`` applied to the attention mass per
-symbol. This equals the formula above on materialised tokens (tested), and
-all query positions of all trees are computed in one pass.
+Fast form: tokens are symbol pairs (:mod:`~onelayer.trees.backward.layout`), so ``s_i = H[second_i, first_N]`` with
+``H = E^T B E``, ``E = [A, 0]``, and ``y_hat`` is ``E`` applied to the attention mass per symbol (tested against the
+formula).
 
-Loss (squared, regressed onto the next token): ``c * ||y_hat - y||^2`` with
-``c = 1/2`` (``half=True``, default) or ``1``, averaged over all (tree,
-position) pairs (``reduction="mean"``, default) or summed over positions and
-averaged over trees (``reduction="sum"``). The paper's normalisation is not
-known; the default is the spec's suggestion (mean with 1/2).
+Loss: the squared error ``c * ||y_hat - y||^2`` against the next token, normalised by
+:class:`onelayer.trees.shared.data.LossOptions`.
 """
 
 from __future__ import annotations
@@ -34,36 +26,19 @@ import torch
 
 from ...training import History, train
 from ...validation import check_int
-from ..shared.data import check_rng
+from ..shared.data import LossOptions, check_rng, normalised
 from ..shared.embeddings import check_embeddings, nearest, with_empty
-from ..shared.losses import LossOptions, normalised
 from .layout import BackwardBatch, perfect_tree_batch
 
-__all__ = [
-    "literal_predict",
-    "scores",
-    "attention",
-    "predict_mass",
-    "query_mask",
-    "squared_error",
-    "round_prediction",
-    "predict",
-    "loss",
-    "teacher_forced_accuracy",
-    "correct_key_weight",
-    "greedy_decode",
-    "DecodeResult",
-    "zero_init",
-    "train_backward",
-]
+__all__ = ["literal_predict", "scores", "attention", "predict_mass", "query_mask", "squared_error", "round_prediction",
+           "predict", "loss", "teacher_forced_accuracy", "correct_key_weight", "greedy_decode", "DecodeResult",
+           "zero_init", "train_backward"]
 
 def literal_predict(B: torch.Tensor, tokens: torch.Tensor, query: int) -> torch.Tensor:
-    """The model's equation, written literally on one tree's materialised tokens (the definition; slow).
+    """The model's equation, literally: ``y_hat_N = sum_{i <= N} softmax(s)_i x_i``, ``s_i = x_i^(2)T B x_N^(1)``.
 
-    ``tokens`` is ``(L, 2d)``, row ``i`` the token ``x_i = [x_i^(1); x_i^(2)]``; ``query`` is the position ``N - 1``
-    of ``x_N``. Returns ``y_hat_N = sum_{i <= N} softmax(s)_i x_i`` with ``s_i = x_i^(2)T B x_N^(1)``.
-    :func:`predict` is the fast form of the same map (all queries of all trees at once, over symbol pairs);
-    ``tests/test_trees_backward_model.py`` checks the two against each other.
+    ``tokens (L, 2d)``: one tree's tokens; ``query``: the position ``N - 1`` of ``x_N``. :func:`predict` is the fast
+    form; ``tests/test_trees_backward_model.py`` checks the two against each other.
     """
     d = B.shape[0]
     X = tokens[: query + 1]  # x_1 .. x_N
@@ -92,14 +67,10 @@ def query_mask(batch: BackwardBatch, query: torch.Tensor) -> torch.Tensor:
 
 def scores(B: torch.Tensor, A: torch.Tensor, batch: BackwardBatch, *, first: torch.Tensor | None = None,
            second: torch.Tensor | None = None, member: torch.Tensor | None = None) -> torch.Tensor:
-    """Attention logits ``s[b, k, i] = x_i^(2)T B x_q^(1)`` at every query: shape ``(batch, K, L)``.
+    """Attention logits ``s[b, k, i] = x_i^(2)T B x_q^(1)``: ``(batch, K, L)``, ``-inf`` after the query or on padding.
 
-    Keys after the query or on padding get ``-inf``. ``first`` and ``second``
-    optionally replace the symbols of the two blocks (greedy decoding writes
-    its own outputs into them). With
-    ``member`` (an index ``(batch,)``), ``B`` holds one matrix per member,
-    shape ``(members, d, d)``, and tree ``b`` uses ``B[member[b]]``
-    (:mod:`onelayer.studies.trees.backward_batched`).
+    ``first``, ``second`` replace the blocks' symbols (greedy decoding); with ``member`` (``(batch,)``) ``B`` is
+    ``(members, d, d)`` and tree ``b`` uses ``B[member[b]]``.
     """
     _check(B, A, batch, members=member is not None)
     E = with_empty(A).to(B.dtype)
@@ -115,10 +86,7 @@ def scores(B: torch.Tensor, A: torch.Tensor, batch: BackwardBatch, *, first: tor
 
 
 def attention(B: torch.Tensor, A: torch.Tensor, batch: BackwardBatch, *, member: torch.Tensor | None = None) -> torch.Tensor:
-    """Teacher-forced attention weights ``softmax(s)``: shape ``(batch, K, L)``; padded targets get zeros.
-
-    ``member``: one ``B`` per member, as in :func:`scores`.
-    """
+    """Teacher-forced ``softmax(s)``: ``(batch, K, L)``, zero on padded targets; ``member`` as in :func:`scores`."""
     w = torch.softmax(scores(B, A, batch, member=member), dim=-1)
     return w * batch.target_mask[:, :, None]
 
@@ -142,12 +110,8 @@ def predict(B: torch.Tensor, A: torch.Tensor, batch: BackwardBatch) -> torch.Ten
 
 
 def squared_error(m1, m2, batch: BackwardBatch, A: torch.Tensor) -> torch.Tensor:
-    """``||y_hat - y||^2`` per (tree, position) from the masses, via the Gram matrix ``G`` of ``[A, 0]``.
-
-    When ``G`` is diagonal (one-hot or exactly orthonormal embeddings) the dense product is skipped: each entry of
-    ``r @ G`` is then ``r_k g_k`` exactly (the other terms are exact zeros), so ``(r g) r`` gives the same bits at a
-    fraction of the cost for large ``S``.
-    """
+    """``||y_hat - y||^2`` per (tree, position) from the masses via the Gram matrix ``G`` of ``[A, 0]``; a diagonal
+    ``G`` skips the dense product (``r @ G`` is then ``r g`` exactly: the same bits)."""
     E = with_empty(A).to(m1.dtype)
     G = E.T @ E
     S1 = batch.S + 1
@@ -161,11 +125,8 @@ def squared_error(m1, m2, batch: BackwardBatch, A: torch.Tensor) -> torch.Tensor
 
 def loss(B: torch.Tensor, A: torch.Tensor, batch: BackwardBatch, options: LossOptions = LossOptions(), *,
          member: torch.Tensor | None = None) -> torch.Tensor:
-    """Teacher-forced squared loss of the batch (differentiable in ``B``); normalisation from ``options``.
-
-    ``member``: one ``B`` per member, as in :func:`scores`, with the trees stacked member-major (the same number
-    per member); then one loss per member, ``(members,)``.
-    """
+    """Teacher-forced squared loss, normalised by ``options``; with ``member`` (trees stacked member-major, as many
+    per member) one loss per member, ``(members,)``."""
     if not isinstance(options, LossOptions):
         raise TypeError("options must be a LossOptions")
     w = attention(B, A, batch, member=member)
@@ -179,10 +140,7 @@ def loss(B: torch.Tensor, A: torch.Tensor, batch: BackwardBatch, options: LossOp
 
 
 def round_prediction(m: torch.Tensor, A: torch.Tensor) -> torch.Tensor:
-    """Nearest node symbol to ``E m`` in each position: ``argmin_s ||E m - a_s||^2`` over ``s < S``.
-
-    Ties (an output halfway between two embeddings) go to the lower symbol (:func:`~onelayer.trees.shared.embeddings.nearest`).
-    """
+    """Nearest node symbol to ``E m``: ``argmin_{s < S} ||E m - a_s||^2``, ties to the lower symbol."""
     E = with_empty(A).to(m.dtype)
     G = E.T @ E
     norms = torch.diagonal(G)[:-1]
@@ -198,11 +156,7 @@ def teacher_forced_accuracy(B: torch.Tensor, A: torch.Tensor, batch: BackwardBat
 
 
 def correct_key_weight(B: torch.Tensor, A: torch.Tensor, batch: BackwardBatch) -> torch.Tensor:
-    """Teacher-forced attention weight on the correct key (the token whose child is the current node): ``(batch, K)``.
-
-    The correct key of target ``k`` is the token whose symbol pair equals the
-    target (an edge, or the root token for the EOS target).
-    """
+    """Teacher-forced attention weight on the correct key, the token equal to the target: ``(batch, K)``."""
     w = attention(B, A, batch)
     hit = (batch.first[:, None, :] == batch.target_first[:, :, None]) & (batch.second[:, None, :] == batch.target_second[:, :, None])
     return (w * hit).sum(-1)
@@ -210,19 +164,8 @@ def correct_key_weight(B: torch.Tensor, A: torch.Tensor, batch: BackwardBatch) -
 
 @dataclass
 class DecodeResult:
-    """Greedy autoregressive decoding of a batch.
-
-    Attributes
-    ----------
-    first, second:
-        ``(batch, K)`` predicted symbols.
-    weights:
-        ``(batch, K, L)`` attention weights at every step.
-    step_correct:
-        ``(batch, K)`` whether step ``k`` equals the target (``False`` on padding).
-    path_correct:
-        ``(batch,)`` whether every step of the tree is correct.
-    """
+    """Greedy decoding of a batch: predicted ``first``, ``second`` and ``step_correct`` ``(batch, K)`` (``False`` on
+    padding), ``weights (batch, K, L)``, ``path_correct (batch,)``."""
 
     first: torch.Tensor
     second: torch.Tensor
@@ -249,14 +192,8 @@ class DecodeResult:
 
 @torch.no_grad()
 def greedy_decode(B: torch.Tensor, A: torch.Tensor, batch: BackwardBatch) -> DecodeResult:
-    """Run the model autoregressively from each goal token, for as many steps as the tree has targets.
-
-    At step ``k`` the model reads the prompt and its own previous outputs
-    (each rounded to the nearest symbol per block), predicts, and its rounded
-    prediction becomes the next token. The number of steps per tree is the
-    length of its path (plus EOS): a reconstructed stopping rule. All trees
-    are decoded together.
-    """
+    """Run the model from each goal token on its own rounded outputs, as many steps as the tree has targets (its
+    path, plus EOS: a reconstructed stopping rule); all trees at once."""
     _check(B, A, batch)
     first = batch.first.clone()
     second = batch.second.clone()
@@ -291,33 +228,14 @@ def _zero(A: torch.Tensor) -> dict[str, torch.Tensor]:
     return {"B": torch.zeros(A.shape[0], A.shape[0], dtype=A.dtype)}
 
 
-def train_backward(
-    A: torch.Tensor,
-    *,
-    m: int,
-    steps: int,
-    lr,
-    batch_size: int = 256,
-    seed: int = 0,
-    fixed_batch: BackwardBatch | None = None,
-    options: LossOptions = LossOptions(),
-    init: Mapping[str, torch.Tensor] | None = None,
-    record: Mapping[str, Callable[[dict[str, torch.Tensor]], object]] | None = None,
-    root_token: bool = True,
-    eos: bool = False,
-    progress: bool = False,
-    **train_kwargs,
-) -> History:
-    """Train ``B`` from zero by (stochastic) gradient descent on the training distribution.
-
-    By default every step draws a fresh batch of ``batch_size`` perfect
-    binary trees of depth ``m`` with uniform leaf goals (mini-batch SGD, the
-    paper's protocol with batch 256). With ``fixed_batch`` the same batch is
-    used at every step (full-batch GD on a finite sample). The loss at a
-    recorded step is the loss of the batch that produced the next update.
-    Extra keyword arguments go to :func:`onelayer.training.train`
-    (``record_every``, ``record_at``, ``snapshot_at``, ...).
-    """
+def train_backward(A: torch.Tensor, *, m: int, steps: int, lr, batch_size: int = 256, seed: int = 0,
+        fixed_batch: BackwardBatch | None = None, options: LossOptions = LossOptions(),
+        init: Mapping[str, torch.Tensor] | None = None,
+        record: Mapping[str, Callable[[dict[str, torch.Tensor]], object]] | None = None, root_token: bool = True,
+        eos: bool = False, progress: bool = False, **train_kwargs) -> History:
+    """Train ``B`` from zero: mini-batch SGD on fresh batches of ``batch_size`` perfect trees of depth ``m`` with leaf
+    goals (the paper's protocol, batch 256), or full-batch GD on ``fixed_batch``. A recorded loss is that of the
+    batch behind the next update; other keywords go to :func:`onelayer.training.train`."""
     A = check_embeddings(A)
     m = check_int("m", m, low=1, high=12)
     batch_size = check_int("batch_size", batch_size, low=1)

@@ -29,9 +29,8 @@ import torch
 from ...validation import check_choice, check_float
 from ..shared.embeddings import _lemma1, check_embeddings
 from .layout import STEP_TYPES, ForwardBatch
-from .architecture import ForwardArchitecture, full_heads, two_head
 from .decoding import greedy_decode, teacher_forced_correct
-from .model import head_logits, loss
+from .model import ForwardArchitecture, full_heads, head_logits, loss, two_head
 
 __all__ = [
     "constructed_params",
@@ -57,7 +56,7 @@ def _scales(lam, mu, kappa):
 
 
 def constructed_params(A: torch.Tensor, lam: float, mu: float, kappa: float) -> dict[str, torch.Tensor]:
-    """The Theorem 2 construction ``{U1, V1, U2, V2}`` for the two-head model (:func:`~onelayer.trees.forward.architecture.two_head`)."""
+    """The Theorem 2 construction ``{U1, V1, U2, V2}`` for the two-head model (:func:`~onelayer.trees.forward.model.two_head`)."""
     return _two_heads(check_embeddings(A), *_scales(lam, mu, kappa))
 
 
@@ -74,7 +73,7 @@ def _two_heads(A: torch.Tensor, lam: float, mu: float, kappa: float) -> dict[str
 
 
 def full_single_head_construction(A: torch.Tensor, lam: float, mu: float) -> dict[str, torch.Tensor]:
-    """One *full* head (:func:`~onelayer.trees.forward.architecture.full_heads` ``(1)``) that represents the R-F chain.
+    """One *full* head (:func:`~onelayer.trees.forward.model.full_heads` ``(1)``) that represents the R-F chain.
 
     Key-query: head 1's blocks of :func:`constructed_params` (``lam B`` on the
     node-2 blocks, ``V_1`` on the stage blocks). Value: swap the node blocks

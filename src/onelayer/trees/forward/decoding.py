@@ -1,4 +1,4 @@
-"""Reading the forward model's outputs: rounding to tokens, teacher-forced correctness, greedy decoding.
+"""Reading the forward model's outputs: the answer in a chain, rounding to tokens, teacher-forced correctness, greedy decoding.
 
 The model (:mod:`onelayer.trees.forward.model`) regresses onto the next token's
 vector; these functions turn its outputs into tokens, score them block by block
@@ -13,13 +13,41 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ...validation import check_int
 from ..shared.embeddings import nearest, with_empty
-from .architecture import ForwardArchitecture, _check_all
-from .layout import STEP_TYPES, ForwardBatch, answer_from_cot, forward_token_vectors
-from .model import _keymask, _logits, _values, predict
+from .layout import STAGE_F, STEP_TYPES, ForwardBatch, forward_token_vectors
+from .model import ForwardArchitecture, _check_all, _keymask, _logits, _values, predict
 
-__all__ = ["round_tokens", "teacher_forced_correct", "block_correct", "accuracy_by_type", "ForwardDecodeResult",
+__all__ = ["answer_from_cot", "round_tokens", "teacher_forced_correct", "block_correct", "accuracy_by_type", "ForwardDecodeResult",
            "greedy_decode", "cot_correct", "goal_counts"]
+
+def answer_from_cot(second: np.ndarray, stage: np.ndarray, goal: int, first: np.ndarray | None = None) -> np.ndarray | None:
+    """The root-to-goal answer in a generated chain (``second``, ``stage``: ``(K,)`` block-2 symbols and stage codes):
+    block 2 from the first forward-stage token up to the first that is the ``goal`` symbol, or ``None``. With
+    ``first`` (block 1), a first forward-stage token that is no turning token (the studies' layout without one)
+    leads the answer with its block 1, the root.
+    """
+    second = np.asarray(second)
+    stage = np.asarray(stage)
+    if second.ndim != 1 or stage.shape != second.shape:
+        raise ValueError(f"second and stage must be 1-D arrays of equal length, got {second.shape} and {stage.shape}")
+    goal = check_int("goal", goal, low=0)
+    if first is not None:
+        first = np.asarray(first)
+        if first.shape != second.shape:
+            raise ValueError(f"first must have the shape of second {second.shape}, got {first.shape}")
+    turned = np.flatnonzero(stage == STAGE_F)
+    if turned.size == 0:
+        return None
+    tail = second[turned[0]:]
+    hit = np.flatnonzero(tail == goal)
+    if hit.size == 0:
+        return None
+    answer = tail[: hit[0] + 1].copy()
+    if first is not None and first[turned[0]] != second[turned[0]]:
+        answer = np.concatenate([[first[turned[0]]], answer])
+    return answer
+
 
 def round_tokens(y: torch.Tensor, A: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Round vectors to the nearest token, block by block: ``(first, second, stage)`` integer tensors.
@@ -86,24 +114,9 @@ def accuracy_by_type(correct: torch.Tensor, batch: ForwardBatch) -> dict[str, fl
 
 @dataclass
 class ForwardDecodeResult:
-    """Greedy autoregressive decoding of a batch.
-
-    Attributes
-    ----------
-    first, second, stage:
-        ``(batch, K)`` generated tokens (padding: ``S, S, 0``).
-    weights:
-        ``(heads, batch, K, L)`` attention weights at every step, or ``None``.
-    step_correct:
-        ``(batch, K)``: generated step equals the target (``False`` on padding).
-    cot_correct:
-        ``(batch,)``: the whole chain of thought is correct.
-    answer_correct:
-        ``(batch,)``: the root-to-goal answer read out of the generated chain of thought
-        (:func:`~.layout.answer_from_cot`) equals the true path.
-    batch:
-        The decoded batch.
-    """
+    """Greedy decoding of ``batch``: tokens ``first, second, stage`` and ``step_correct`` ``(batch, K)`` (padding
+    ``S, S, 0`` and ``False``), ``weights (heads, batch, K, L)`` or ``None``, and per tree ``cot_correct`` (the whole
+    chain) and ``answer_correct`` (:func:`answer_from_cot` equals the true path)."""
 
     first: torch.Tensor
     second: torch.Tensor
@@ -135,23 +148,10 @@ class ForwardDecodeResult:
 
 
 @torch.no_grad()
-def greedy_decode(
-    params,
-    arch: ForwardArchitecture,
-    A: torch.Tensor,
-    batch: ForwardBatch,
-    *,
-    keep_weights: bool = False,
-) -> ForwardDecodeResult:
-    """Run the model autoregressively from each goal token, for as many steps as the tree has targets.
-
-    At step ``k`` the model reads the prompt and its own previous outputs
-    (rounded to the nearest token by :func:`round_tokens`) and its rounded
-    prediction becomes the next token. The number of steps per tree is its
-    number of targets (``2D + 1``), the stopping rule of the backward part; the
-    answer is then read out of the generated chain. All trees are decoded
-    together. ``keep_weights`` stores every head's attention at every step.
-    """
+def greedy_decode(params, arch: ForwardArchitecture, A: torch.Tensor, batch: ForwardBatch, *,
+        keep_weights: bool = False) -> ForwardDecodeResult:
+    """Run the model from each goal token on its own outputs rounded by :func:`round_tokens`, for as many steps as
+    the tree has targets (``2D + 1``), all trees at once; ``keep_weights`` keeps every head's attention."""
     _check_all(params, arch, A, batch)
     X = forward_token_vectors(batch, A).clone()
     E = with_empty(A).T
@@ -195,7 +195,7 @@ def cot_correct(first: torch.Tensor, second: torch.Tensor, stage: torch.Tensor, 
 
     A step is right when its two node blocks *and* its stage code equal the target's; a goal's chain is right
     only when every one of its real steps is (padding is ignored). Path accuracy
-    (:func:`~.layout.answer_from_cot`) reads only block 2 after the first ``s_f`` flag, so a model that emits the
+    (:func:`answer_from_cot`) reads only block 2 after the first ``s_f`` flag, so a model that emits the
     wrong flag on every backward step can still get every path right; chain accuracy cannot.
     """
     if not isinstance(batch, ForwardBatch):

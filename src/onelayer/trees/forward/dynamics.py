@@ -30,13 +30,12 @@ import torch
 from ...training import History
 from ...validation import check_float, check_int
 from ..shared.embeddings import check_embeddings
-from ..shared.losses import LossOptions
+from ..shared.data import LossOptions
 from ..shared.records import first_step
 from .construction import _two_heads
 from .layout import STEP_TYPES, ForwardBatch, perfect_forward_batch
-from .architecture import ForwardArchitecture, two_head
 from .decoding import accuracy_by_type, teacher_forced_correct
-from .model import attention, train_forward
+from .model import ForwardArchitecture, attention, train_forward, two_head
 
 __all__ = [
     "SCALAR_NAMES",

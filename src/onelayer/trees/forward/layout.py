@@ -23,31 +23,11 @@ Here ``g = v_0, v_1 = p(v_0), ..., v_D = r`` is the goal-to-root path, so the
 chain of thought has ``2D + 1`` steps (``2m + 1`` on a perfect tree of depth
 ``m`` with a leaf goal). Block 2 of the turning token and of every forward
 step spells the answer, the root-to-goal path ``r, v_{D-1}, ..., g``
-(:func:`answer_from_cot`).
+(:func:`onelayer.trees.forward.decoding.answer_from_cot`).
 
-With ``cot=False`` (the "no chain of thought" variant) the backward steps are
-dropped: the targets are the turning token followed by the forward steps, so
-the model must produce the root-to-goal path directly.
-
-With ``turning=False`` (an alternative layout of the spec's open point 2,
-[guess]) no turning token is emitted: the stage switches on the step after
-the one that emits the root, so the chain has ``2D`` steps and the first
-forward step ``(r, v_{D-1}, f)`` follows the last backward step
-``(v_{D-1}, r, b)``; the answer then starts with block 1 of that first forward
-step. The prompt keeps its root token.
-
-With ``edge_stage="s_b"`` (the other reading of the prompt edges' stage block,
-:data:`EDGE_STAGES`, [guess]) every edge token carries the backward flag,
-``(p, c, b)``, instead of the empty stage block ``(p, c, 0)`` (``"empty"``, the
-default). Nothing else changes. Under ``"s_b"`` an edge ``[a_p; a_c; s_b]`` and
-the stored backward step ``[a_c; a_p; s_b]`` over the same two nodes differ
-only in the order of the node blocks, so one linear value map cannot give the
-first ``s_b`` and the second ``s_f`` (:mod:`onelayer.studies.trees.forward_edge_flag`).
-
-Every choice in the table is a reconstruction (spec section 3.5): the paper's
-layout was not visible to us; :mod:`onelayer.studies.trees.forward_alternative_layouts` measures which results change
-under two alternatives. Batches are padded on the right, exactly as in
-:mod:`onelayer.trees.backward.layout`; :class:`ForwardBatch` carries the masks.
+Named variation: ``cot=False`` drops the backward steps (the answer directly). Every choice in the table is a
+reconstruction; :mod:`onelayer.studies.trees.layout_variants` builds the studies' variations (no turning token;
+flagged prompt edges). Batches are right-padded as in :mod:`onelayer.trees.backward.layout`.
 """
 
 from __future__ import annotations
@@ -58,32 +38,16 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ...validation import check_bool, check_choice, check_int
+from ...validation import check_bool, check_int
 from ..shared.data import PaddedBatch, Tree, check_rng, check_trees, pad_sequences, perfect_tree_draws, random_trees, unpadded_fields
 from ..shared.embeddings import with_empty
 
-__all__ = [
-    "EDGE_STAGES",
-    "STAGE_NONE",
-    "STAGE_B",
-    "STAGE_F",
-    "STEP_TYPES",
-    "ForwardBatch",
-    "rf_tokens",
-    "forward_batch",
-    "perfect_forward_batch",
-    "random_forward_batch",
-    "forward_token_vectors",
-    "forward_target_vectors",
-    "answer_from_cot",
-    "forward_token_text",
-]
+__all__ = ["STAGE_NONE", "STAGE_B", "STAGE_F", "STEP_TYPES", "ForwardBatch", "rf_tokens",
+           "forward_batch", "perfect_forward_batch", "random_forward_batch", "forward_token_vectors",
+           "forward_target_vectors", "forward_token_text"]
 
 #: Stage codes: no flag, ``s_b`` (backward), ``s_f`` (forward).
 STAGE_NONE, STAGE_B, STAGE_F = 0, 1, 2
-
-#: Readings of the prompt edges' stage block: ``"empty"`` (``x^(s) = 0``, the default) or ``"s_b"`` (the backward flag).
-EDGE_STAGES = ("empty", "s_b")
 
 #: Names of the step types, indexed by the codes stored in :attr:`ForwardBatch.step_type`.
 STEP_TYPES = ("backward", "turning", "forward", "eos")
@@ -94,33 +58,9 @@ _BACK, _TURN, _FWD, _EOS = range(4)
 class ForwardBatch(PaddedBatch):
     """Teacher-forced R-F sequences of a batch of trees (symbol form, right-padded).
 
-    Attributes
-    ----------
-    S:
-        Vocabulary size; symbol ``S`` is the empty node block.
-    first, second, stage:
-        ``LongTensor (batch, L)``: the three blocks of every token of the
-        teacher-forced sequence (prompt followed by all targets but the last).
-    valid:
-        ``BoolTensor (batch, L)``: real tokens (``False`` on padding).
-    query:
-        ``LongTensor (batch, K)``: position of the token that predicts target ``k``.
-    target_first, target_second, target_stage:
-        ``LongTensor (batch, K)``: the targets.
-    target_mask:
-        ``BoolTensor (batch, K)``: real targets.
-    step_type:
-        ``LongTensor (batch, K)``: index into :data:`STEP_TYPES` (``-1`` on padding).
-    prompt_len:
-        ``LongTensor (batch,)``: number of prompt tokens ``P = n + 1``.
-    root, goal:
-        ``LongTensor (batch,)``: symbols of the root and of the goal.
-    n_nodes, goal_depth:
-        ``LongTensor (batch,)``: tree size and the depth ``D`` of the goal.
-    cot:
-        Whether the backward steps are part of the targets.
-    edge_stage:
-        The stage block of the prompt edges (:data:`EDGE_STAGES`).
+    As :class:`onelayer.trees.backward.layout.BackwardBatch`, with a third block ``stage``/``target_stage``;
+    ``step_type (batch, K)`` indexes :data:`STEP_TYPES` (``-1`` on padding), ``goal_depth (batch,)`` is ``D``, and
+    ``cot`` records the layout's variation.
     """
 
     S: int
@@ -140,7 +80,6 @@ class ForwardBatch(PaddedBatch):
     n_nodes: torch.Tensor
     goal_depth: torch.Tensor
     cot: bool = True
-    edge_stage: str = "empty"
 
     def answers(self) -> list[np.ndarray]:
         """The true root-to-goal paths (labels), one array per tree."""
@@ -153,73 +92,33 @@ class ForwardBatch(PaddedBatch):
         out = []
         for b in range(self.size):
             ans = second[b][rows[b]].copy()
-            if not has_turn[b]:  # no turning token: the root, block 1 of the first forward step, leads
+            if not has_turn[b]:  # no turning token (a studies' variation): the root, block 1 of the first forward step, leads
                 ans = np.concatenate([[first[b, first_fwd[b]]], ans])
             out.append(ans)
         return out
 
 
-def _flags(cot, eos, shuffle, turning=True, edge_stage="empty"):
+def _flags(cot, eos, shuffle):
     check_bool("cot", cot)
     check_bool("eos", eos)
     check_bool("shuffle", shuffle)
-    check_bool("turning", turning)
-    check_choice("edge_stage", edge_stage, EDGE_STAGES)
 
 
-def _edge_code(edge_stage: str) -> int:
-    """The stage code of a prompt edge under ``edge_stage``."""
-    return STAGE_B if edge_stage == "s_b" else STAGE_NONE
-
-
-def rf_tokens(
-    tree: Tree,
-    goal: int,
-    rng: np.random.Generator | None = None,
-    *,
-    cot: bool = True,
-    eos: bool = False,
-    shuffle: bool = True,
-    edge_order: np.ndarray | None = None,
-    turning: bool = True,
-    edge_stage: str = "empty",
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def rf_tokens(tree: Tree, goal: int, rng: np.random.Generator | None = None, *, cot: bool = True, eos: bool = False,
+        shuffle: bool = True, edge_order: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The R-F prompt and targets of one tree, as symbol triples.
 
-    Parameters
-    ----------
-    tree, goal:
-        The tree and the goal node *index* (not the root).
-    rng:
-        Shuffles the edge tokens (required when ``shuffle=True`` and no ``edge_order`` is given).
-    cot:
-        Include the backward steps (default ``True``); ``False`` asks for the answer directly.
-    eos:
-        Append the EOS target ``(g, empty, f)`` (default ``False``).
-    shuffle:
-        Shuffle the edge tokens (default ``True``); otherwise children increase.
-    edge_order:
-        Optional explicit permutation of the ``n - 1`` edges of ``tree.edges()``
-        (overrides ``shuffle``; used to rebuild a batch exactly).
-    turning:
-        Emit the turning token (default ``True``); ``False`` is the ``2D``-step
-        alternative layout (module docstring).
-    edge_stage:
-        The stage block of the prompt edges: ``"empty"`` (default) or
-        ``"s_b"`` (:data:`EDGE_STAGES`, module docstring).
-
-    Returns
-    -------
-    prompt, targets, step_type:
-        Integer arrays of shapes ``(P, 3)``, ``(K, 3)`` and ``(K,)``; the
-        columns are ``(first, second, stage)``.
+    ``goal`` is a node *index* (not the root); ``rng`` shuffles the edge tokens (``shuffle=True``, else children
+    increase) unless ``edge_order`` (a permutation of ``tree.edges()``) is given; ``eos`` appends the EOS target;
+    ``cot``: the variation of the module docstring. Returns ``prompt (P, 3)``,
+    ``targets (K, 3)`` (columns ``first, second, stage``) and ``step_type (K,)``.
     """
     if not isinstance(tree, Tree):
         raise TypeError(f"tree must be a Tree, got {type(tree).__name__}")
     goal = check_int("goal", goal, low=0, high=tree.n - 1)
     if goal == tree.root:
         raise ValueError("goal must not be the root (the path would be empty)")
-    _flags(cot, eos, shuffle, turning, edge_stage)
+    _flags(cot, eos, shuffle)
     lab, S = tree.labels, tree.S
     edges = tree.edges()
     if edge_order is not None:
@@ -233,7 +132,7 @@ def rf_tokens(
     r, g = lab[tree.root], lab[goal]
     prompt = np.concatenate(
         [
-            np.stack([lab[edges[:, 0]], lab[edges[:, 1]], np.full(len(edges), _edge_code(edge_stage), dtype=np.int64)], axis=1),
+            np.stack([lab[edges[:, 0]], lab[edges[:, 1]], np.full(len(edges), STAGE_NONE, dtype=np.int64)], axis=1),
             [[r, r, STAGE_F], [S, g, STAGE_B]],
         ]
     )
@@ -243,9 +142,8 @@ def rf_tokens(
     if cot:
         rows += [[path[j], path[j + 1], STAGE_B] for j in range(D)]
         types += [_BACK] * D
-    if turning:
-        rows.append([r, r, STAGE_F])
-        types.append(_TURN)
+    rows.append([r, r, STAGE_F])
+    types.append(_TURN)
     rows += [[path[j + 1], path[j], STAGE_F] for j in range(D - 1, -1, -1)]
     types += [_FWD] * D
     if eos:
@@ -254,7 +152,7 @@ def rf_tokens(
     return prompt.astype(np.int64), np.asarray(rows, dtype=np.int64), np.asarray(types, dtype=np.int64)
 
 
-def _assemble(S, prompts, targets, types, roots, goals, sizes, depths, cot, edge_stage) -> ForwardBatch:
+def _assemble(S, prompts, targets, types, roots, goals, sizes, depths, cot) -> ForwardBatch:
     pad = pad_sequences(S, prompts, targets)
     seq, tgt = pad["seq"], pad["targets"]
     stype = np.full(pad["target_mask"].shape, -1, dtype=np.int64)
@@ -267,66 +165,40 @@ def _assemble(S, prompts, targets, types, roots, goals, sizes, depths, cot, edge
         target_second=as_t(tgt[..., 1].copy()), target_stage=as_t(tgt[..., 2].copy()),
         target_mask=as_t(pad["target_mask"]), step_type=as_t(stype), prompt_len=as_t(pad["prompt_len"]), root=as_t(np.asarray(roots, dtype=np.int64)),
         goal=as_t(np.asarray(goals, dtype=np.int64)), n_nodes=as_t(np.asarray(sizes, dtype=np.int64)),
-        goal_depth=as_t(np.asarray(depths, dtype=np.int64)), cot=cot, edge_stage=edge_stage,
+        goal_depth=as_t(np.asarray(depths, dtype=np.int64)), cot=cot,
     )
 
 
-def forward_batch(
-    trees: Sequence[Tree],
-    goals: Sequence[int],
-    rng: np.random.Generator | None = None,
-    *,
-    cot: bool = True,
-    eos: bool = False,
-    shuffle: bool = True,
-    edge_orders: Sequence[np.ndarray] | None = None,
-    turning: bool = True,
-    edge_stage: str = "empty",
-) -> ForwardBatch:
+def forward_batch(trees: Sequence[Tree], goals: Sequence[int], rng: np.random.Generator | None = None, *,
+        cot: bool = True, eos: bool = False, shuffle: bool = True,
+        edge_orders: Sequence[np.ndarray] | None = None) -> ForwardBatch:
     """Stack the R-F sequences of several trees (any shapes) into one padded :class:`ForwardBatch`.
 
     All trees must share ``S``. Options as in :func:`rf_tokens`;
     ``edge_orders`` gives one explicit edge permutation per tree.
     """
     trees, goals, S = check_trees(trees, goals)
-    check_choice("edge_stage", edge_stage, EDGE_STAGES)
     if edge_orders is not None and len(edge_orders) != len(trees):
         raise ValueError(f"edge_orders must have one entry per tree: {len(trees)} trees, {len(edge_orders)} orders")
     orders = edge_orders if edge_orders is not None else [None] * len(trees)
     parts = [
-        rf_tokens(t, g, rng, cot=cot, eos=eos, shuffle=shuffle, edge_order=o, turning=turning, edge_stage=edge_stage)
+        rf_tokens(t, g, rng, cot=cot, eos=eos, shuffle=shuffle, edge_order=o)
         for t, g, o in zip(trees, goals, orders)
     ]
     return _assemble(
         S, [p for p, _, _ in parts], [t for _, t, _ in parts], [ty for _, _, ty in parts],
         [t.label_of(t.root) for t in trees], [t.label_of(g) for t, g in zip(trees, goals)],
-        [t.n for t in trees], [t.depth_of(g) for t, g in zip(trees, goals)], cot, edge_stage,
+        [t.n for t in trees], [t.depth_of(g) for t, g in zip(trees, goals)], cot,
     )
 
 
-def perfect_forward_batch(
-    m: int,
-    S: int,
-    batch_size: int,
-    rng: np.random.Generator,
-    *,
-    cot: bool = True,
-    eos: bool = False,
-    shuffle: bool = True,
-    return_trees: bool = False,
-    turning: bool = True,
-    edge_stage: str = "empty",
-):
-    """A batch from the training distribution, built without a Python loop over trees.
-
-    Perfect binary trees of depth ``m`` (breadth-first node indices, as in
-    :func:`onelayer.trees.shared.data.perfect_binary_tree`), uniformly random
-    injective labels into ``range(S)``, a uniform leaf as goal, shuffled
-    edges (stage block ``edge_stage``, :data:`EDGE_STAGES`). Every sequence has the same length: no padding. With
-    ``return_trees=True`` also returns ``(trees, goals, edge_orders)`` such
-    that :func:`forward_batch` rebuilds the same batch (used by the tests).
+def perfect_forward_batch(m: int, S: int, batch_size: int, rng: np.random.Generator, *, cot: bool = True,
+        eos: bool = False, shuffle: bool = True, return_trees: bool = False):
+    """A batch from the training distribution (:func:`onelayer.trees.shared.data.perfect_tree_draws`), built
+    without a Python loop over trees; no padding. With ``return_trees=True`` also returns ``(trees, goals,
+    edge_orders)`` from which :func:`forward_batch` rebuilds the same batch (used by the tests).
     """
-    _flags(cot, eos, shuffle, turning, edge_stage)
+    _flags(cot, eos, shuffle)
     check_bool("return_trees", return_trees)
     draws = perfect_tree_draws(m, S, batch_size, rng, shuffle=shuffle)
     m, S, n, batch_size = draws.m, draws.S, draws.n, draws.batch_size
@@ -336,7 +208,7 @@ def perfect_forward_batch(
     r = plab[:, m]
     full = lambda v: np.full((batch_size, 1), v, dtype=np.int64)  # noqa: E731
     edges = np.stack([labels[rows, parent[order]], labels[rows, child[order]],
-                      np.full((batch_size, n - 1), _edge_code(edge_stage), np.int64)], -1)
+                      np.full((batch_size, n - 1), STAGE_NONE, np.int64)], -1)
     prompt = np.concatenate(
         [edges, np.stack([r, r, full(STAGE_F)[:, 0]], -1)[:, None], np.stack([full(S)[:, 0], plab[:, 0], full(STAGE_B)[:, 0]], -1)[:, None]],
         axis=1,
@@ -345,9 +217,8 @@ def perfect_forward_batch(
     if cot:
         blocks.append(np.stack([plab[:, :m], plab[:, 1:], np.full((batch_size, m), STAGE_B)], -1))
         types += [_BACK] * m
-    if turning:
-        blocks.append(np.stack([r, r, full(STAGE_F)[:, 0]], -1)[:, None])
-        types.append(_TURN)
+    blocks.append(np.stack([r, r, full(STAGE_F)[:, 0]], -1)[:, None])
+    types.append(_TURN)
     rev = plab[:, ::-1]  # r = v_m, ..., v_0 = g
     blocks.append(np.stack([rev[:, :m], rev[:, 1:], np.full((batch_size, m), STAGE_F)], -1))
     types += [_FWD] * m
@@ -363,7 +234,7 @@ def perfect_forward_batch(
         target_first=as_t(tgt[..., 0].copy()), target_second=as_t(tgt[..., 1].copy()),
         target_stage=as_t(tgt[..., 2].copy()),
         step_type=as_t(np.broadcast_to(np.asarray(types), (batch_size, K)).copy()),
-        goal_depth=torch.full((batch_size,), m, dtype=torch.int64), cot=cot, edge_stage=edge_stage,
+        goal_depth=torch.full((batch_size,), m, dtype=torch.int64), cot=cot,
         **unpadded_fields(batch_size, P, K, r, plab[:, 0], n),
     )
     if not return_trees:
@@ -373,30 +244,13 @@ def perfect_forward_batch(
     return batch, (trees, [int(g) for g in goal], [np.asarray(o).copy() for o in order])
 
 
-def random_forward_batch(
-    S: int,
-    count: int,
-    rng: np.random.Generator,
-    *,
-    max_depth: int,
-    max_children: int = 3,
-    min_depth: int = 0,
-    leaves_only: bool = False,
-    cot: bool = True,
-    eos: bool = False,
-    turning: bool = True,
-    edge_stage: str = "empty",
-) -> tuple[ForwardBatch, list[Tree]]:
-    """``count`` random test trees with goals, as a padded :class:`ForwardBatch`.
-
-    The trees and goals are drawn exactly as by
-    :func:`onelayer.trees.shared.data.random_trees` (depth cap
-    uniform in ``max(min_depth, 1)..max_depth``, ``0..max_children``
-    children per node, goal uniform over the non-root nodes or, with
-    ``leaves_only``, over the leaves); then laid out in R-F (``edge_stage``: the
-    prompt edges' stage block, :data:`EDGE_STAGES`). Returns the batch and the trees.
+def random_forward_batch(S: int, count: int, rng: np.random.Generator, *, max_depth: int, max_children: int = 3,
+        min_depth: int = 0, leaves_only: bool = False, cot: bool = True,
+        eos: bool = False) -> tuple[ForwardBatch, list[Tree]]:
+    """``count`` random test trees and goals drawn by :func:`onelayer.trees.shared.data.random_trees`, laid out
+    in R-F as a padded :class:`ForwardBatch`. Returns the batch and the trees.
     """
-    _flags(cot, eos, True, turning, edge_stage)
+    _flags(cot, eos, True)
     trees, goals = random_trees(S, count, rng, max_depth=max_depth, max_children=max_children,
                                 min_depth=min_depth, leaves_only=leaves_only)
     for tree in trees:
@@ -404,14 +258,7 @@ def random_forward_batch(
         # stands where the stored batches (drawn before the layouts were
         # separated) had it, so every stored result stays the same.
         rng.permutation(len(tree.edges()))
-    return forward_batch(trees, goals, rng, cot=cot, eos=eos, turning=turning, edge_stage=edge_stage), trees
-
-
-def _check_batch_and_A(batch, A):
-    if not isinstance(batch, ForwardBatch):
-        raise TypeError(f"batch must be a ForwardBatch, got {type(batch).__name__}")
-    if not isinstance(A, torch.Tensor) or A.dim() != 2 or A.shape[1] != batch.S:
-        raise ValueError(f"A must be a tensor of shape (d, S={batch.S})")
+    return forward_batch(trees, goals, rng, cot=cot, eos=eos), trees
 
 
 def _vectors(first, second, stage, A):
@@ -423,57 +270,15 @@ def _vectors(first, second, stage, A):
 def forward_token_vectors(batch: ForwardBatch, A: torch.Tensor) -> torch.Tensor:
     """Materialise the teacher-forced tokens ``[a_first; a_second; stage]``: shape ``(batch, L, 2d + 2)``.
 
-    Padding tokens are zero vectors. ``A`` has shape ``(d, S)``.
+    Padding tokens are zero vectors. ``A`` has shape ``(d, S)`` (the model's entry points check both).
     """
-    _check_batch_and_A(batch, A)
     return _vectors(batch.first, batch.second, batch.stage, A)
 
 
 def forward_target_vectors(batch: ForwardBatch, A: torch.Tensor) -> torch.Tensor:
     """The targets as vectors, shape ``(batch, K, 2d + 2)`` (zero on padded targets)."""
-    _check_batch_and_A(batch, A)
     Y = _vectors(batch.target_first, batch.target_second, batch.target_stage, A)
     return Y * batch.target_mask[..., None].to(Y.dtype)
-
-
-def answer_from_cot(second: np.ndarray, stage: np.ndarray, goal: int, first: np.ndarray | None = None) -> np.ndarray | None:
-    """Read the root-to-goal answer out of a generated chain.
-
-    The answer is block 2 of the first forward-stage token and of the tokens
-    after it, up to and including the first token whose block 2 is the goal.
-    When ``first`` (block 1 of the generated tokens) is given and the first
-    forward-stage token is not a turning token (its two node blocks differ:
-    the ``turning=False`` layout), its block 1, the root, leads the answer.
-    Returns ``None`` when the chain has no forward-stage token or never
-    reaches the goal after turning.
-
-    Parameters
-    ----------
-    second, stage:
-        Integer arrays ``(K,)``: block 2 symbols and stage codes of the generated tokens.
-    goal:
-        The goal symbol (known from the prompt).
-    """
-    second = np.asarray(second)
-    stage = np.asarray(stage)
-    if second.ndim != 1 or stage.shape != second.shape:
-        raise ValueError(f"second and stage must be 1-D arrays of equal length, got {second.shape} and {stage.shape}")
-    goal = check_int("goal", goal, low=0)
-    if first is not None:
-        first = np.asarray(first)
-        if first.shape != second.shape:
-            raise ValueError(f"first must have the shape of second {second.shape}, got {first.shape}")
-    turned = np.flatnonzero(stage == STAGE_F)
-    if turned.size == 0:
-        return None
-    tail = second[turned[0]:]
-    hit = np.flatnonzero(tail == goal)
-    if hit.size == 0:
-        return None
-    answer = tail[: hit[0] + 1].copy()
-    if first is not None and first[turned[0]] != second[turned[0]]:
-        answer = np.concatenate([[first[turned[0]]], answer])
-    return answer
 
 
 def forward_token_text(triple, S: int) -> str:

@@ -1,87 +1,48 @@
 """One-layer multi-head models for the forward task (reconstruction R-F, spec sections 4.3-4.4).
 
-Tokens are ``x = [x^(1); x^(2); x^(s)] in R^(2d+2)`` (:mod:`~onelayer.trees.forward.layout`).
-Every head ``l`` attends causally from the query ``x_N`` (the last token) and
-the heads' outputs are added; the sum is regressed onto the next token:
+Tokens ``x = [x^(1); x^(2); x^(s)] in R^(2d+2)`` (:mod:`~onelayer.trees.forward.layout`); every head ``l`` attends
+causally from the query ``x_N`` and the heads' outputs are added and regressed onto the next token:
 
     y_hat_N = sum_l W^V_l X softmax(s^(l)),      X = [x_1, ..., x_N].
 
-No ``1/sqrt(d)``, no positional encoding, no residual, no MLP. Three kinds of
-head are available (:class:`~onelayer.trees.forward.architecture.ForwardArchitecture`):
+No ``1/sqrt(d)``, positional encoding, residual or MLP. Heads (:class:`ForwardArchitecture`):
 
-* **structured** (the spec's two-head model, section 4.3): the logits are
-  ``s^(l)_i = x_i^(2)T U_l x_N^(2) + x_i^(s)T V_l x_N^(s)`` with trainable
-  ``U_l`` (``d x d``) and ``V_l`` (``2 x 2``, indexed [key stage, query
-  stage]), started at 0; the value map is *fixed* by the head's role:
-  ``"swap"`` maps ``[x^(1); x^(2); x^(s)] -> [x^(2); x^(1); 0]`` (traversal),
-  ``"stage"`` maps it to ``[0; 0; x^(s)]`` (stage control), and
-  ``"swap+stage"`` does both (the spec's structured single head, section 4.4).
-  :func:`~onelayer.trees.forward.architecture.two_head` is roles ``("swap", "stage")``, :func:`~onelayer.trees.forward.architecture.single_head` is
-  ``("swap+stage",)``; any tuple of roles is accepted.
-* **full** (the authors' single-head ablation as described in the review
-  discussion, with any number of heads): every head has a fully learnable
-  key-query matrix ``W^KQ_l`` and value matrix ``W^V_l``, both
-  ``(2d+2) x (2d+2)``; ``s^(l)_i = x_i^T W^KQ_l x_N``.
+* **structured** (section 4.3): ``s^(l)_i = x_i^(2)T U_l x_N^(2) + x_i^(s)T V_l x_N^(s)``, trainable ``U_l``
+  (``d x d``) and ``V_l`` (``2 x 2``, [key stage, query stage]) from 0; the value map is fixed by the role:
+  ``"swap"`` maps ``[x^(1); x^(2); x^(s)] -> [x^(2); x^(1); 0]``, ``"stage"`` to ``[0; 0; x^(s)]``, ``"swap+stage"``
+  does both (section 4.4). :func:`two_head` is ``("swap", "stage")``, :func:`single_head` ``("swap+stage",)``.
+* **full** (the authors' single-head ablation of the review discussion, any number of heads): learnable
+  ``W^KQ_l``, ``W^V_l``, both ``(2d+2) x (2d+2)``; ``s^(l)_i = x_i^T W^KQ_l x_N``. Heads of one kind and role get
+  equal gradients from zero, so several full heads need ``init_scale > 0``.
 
-Every parameterisation is a reconstruction (the paper's equations were not
-visible). Zero initialisation is the default; with it, heads of the same
-kind and role receive identical gradients and stay identical forever, so a
-genuinely multi-head *full* model needs the named variation
-``init_scale > 0`` (a small Gaussian initialisation).
-
-The architectures and their parameters are in
-:mod:`~onelayer.trees.forward.architecture` (import them from there); reading the
-outputs as tokens and greedy decoding in :mod:`~onelayer.trees.forward.decoding`.
-
-Loss: squared error ``c * ||y_hat - y||^2`` with the normalisation of
-:class:`onelayer.trees.shared.losses.LossOptions` (mean over positions with
-``c = 1/2`` by default, or sum over positions; ``c = 1`` with ``half=False``),
-shared with the backward part.
+Every parameterisation is a reconstruction. Loss: ``c * ||y_hat - y||^2`` normalised by
+:class:`onelayer.trees.shared.data.LossOptions`; decoding: :mod:`~onelayer.trees.forward.decoding`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from ...training import History, train
-from ...validation import check_choice, check_int
+from ...validation import check_choice, check_float, check_int
 from ..shared.embeddings import check_embeddings
-from ..shared.losses import LossOptions, normalised
-from .architecture import ForwardArchitecture, _check_all, _check_arch, _check_params, _init, dense_matrices
-from .layout import (
-    EDGE_STAGES,
-    ForwardBatch,
-    forward_target_vectors,
-    forward_token_vectors,
-    perfect_forward_batch,
-)
+from ..shared.data import LossOptions, normalised
+from .layout import ForwardBatch, forward_target_vectors, forward_token_vectors, perfect_forward_batch
 
-__all__ = [
-    "literal_predict",
-    "head_logits",
-    "attention",
-    "head_outputs",
-    "role_value",
-    "predict",
-    "loss",
-    "member_inputs",
-    "member_loss",
-    "train_forward",
-]
+__all__ = ["ROLES", "KINDS", "ForwardArchitecture", "two_head", "single_head", "full_heads", "init_params",
+           "dense_matrices", "literal_predict", "head_logits", "attention", "head_outputs", "role_value", "predict",
+           "loss", "member_inputs", "member_loss", "train_forward"]
 
 
 def literal_predict(params, arch: ForwardArchitecture, tokens: torch.Tensor, query: Sequence[int]) -> torch.Tensor:
-    """The model's equation, written literally on one tree's materialised tokens (the definition; slow).
+    """The model's equation, literally: ``y_hat_N = sum_l W^V_l X softmax(X^T W^KQ_l x_N)``, ``X = [x_1..x_N]``.
 
-    ``y_hat_N = sum_l W^V_l X softmax(X^T W^KQ_l x_N)`` with ``X`` the tokens
-    ``x_1..x_N`` (columns) up to the query, for each query position in
-    ``query``. ``tokens`` is the ``(L, 2d+2)`` array of one tree's real tokens.
-    Returns ``(len(query), 2d+2)``. :func:`predict` is the fast form (every query of every tree at once, the
-    structured heads' logits from their blocks); ``tests/test_trees_forward_model.py`` checks the two against each
-    other.
+    ``tokens (L, 2d+2)``: one tree's real tokens; one output per position in ``query``: ``(len(query), 2d+2)``.
+    :func:`predict` is the fast form; ``tests/test_trees_forward_model.py`` checks the two against each other.
     """
     if not isinstance(tokens, torch.Tensor) or tokens.dim() != 2:
         raise TypeError("tokens must be a 2-D tensor (L, 2d + 2)")
@@ -97,12 +58,8 @@ def literal_predict(params, arch: ForwardArchitecture, tokens: torch.Tensor, que
 
 
 def _logits(params, arch, X, query, keymask):
-    """Logits of every head at the given query positions: ``(heads, batch, K, L)``.
-
-    With a leading member axis (:func:`member_loss`: ``X (R, batch, L, D)``, parameters ``(R, ...)``; structured
-    heads) ``(heads, R, batch, K, L)``; one-hot members come as symbols (``X`` a dict, :func:`member_inputs`), and
-    ``x_i^T M x_q`` is then the entry ``M[key, query]``, gathered instead of multiplied.
-    """
+    """Logits of every head at the queries: ``(heads, [R,] batch, K, L)``; members (:func:`member_loss`) lead with
+    ``R``; one-hot members come as symbols (``X`` a dict) and ``x_i^T M x_q`` is gathered as ``M[key, query]``."""
     onehot, members = isinstance(X, dict), query.dim() == 3
     if onehot:
         d = X["S"]
@@ -190,25 +147,28 @@ def role_value(ctx: torch.Tensor, role: str, d: int) -> torch.Tensor:
 
 
 def head_logits(params, arch: ForwardArchitecture, A: torch.Tensor, batch: ForwardBatch, X: torch.Tensor | None = None) -> torch.Tensor:
-    """Teacher-forced logits of every head at every query: ``(heads, batch, K, L)``; masked keys get ``-inf``.
-
-    ``X`` optionally passes the materialised tokens (:func:`~.layout.forward_token_vectors`).
-    """
+    """Teacher-forced logits of every head: ``(heads, batch, K, L)``, ``-inf`` on masked keys; ``X``: the tokens."""
     _check_all(params, arch, A, batch)
     X = forward_token_vectors(batch, A) if X is None else X
     return _logits(params, arch, X, batch.query, _keymask(batch, batch.query))
 
 
+def _attention(params, arch, batch, X):
+    w = torch.softmax(_logits(params, arch, X, batch.query, _keymask(batch, batch.query)), dim=-1)
+    return w * batch.target_mask[None, :, :, None].to(w.dtype)
+
+
 def attention(params, arch: ForwardArchitecture, A: torch.Tensor, batch: ForwardBatch, X: torch.Tensor | None = None) -> torch.Tensor:
     """Teacher-forced attention weights of every head: ``(heads, batch, K, L)``; padded targets get zeros."""
-    w = torch.softmax(head_logits(params, arch, A, batch, X), dim=-1)
-    return w * batch.target_mask[None, :, :, None].to(w.dtype)
+    _check_all(params, arch, A, batch)
+    return _attention(params, arch, batch, forward_token_vectors(batch, A) if X is None else X)
 
 
 def head_outputs(params, arch: ForwardArchitecture, A: torch.Tensor, batch: ForwardBatch, X: torch.Tensor | None = None) -> torch.Tensor:
     """Each head's teacher-forced output ``W^V_l X w^(l)``: ``(heads, batch, K, 2d + 2)``."""
+    _check_all(params, arch, A, batch)
     X = forward_token_vectors(batch, A) if X is None else X
-    return _values(params, arch, attention(params, arch, A, batch, X), X)
+    return _values(params, arch, _attention(params, arch, batch, X), X)
 
 
 def predict(params, arch: ForwardArchitecture, A: torch.Tensor, batch: ForwardBatch, X: torch.Tensor | None = None) -> torch.Tensor:
@@ -216,32 +176,33 @@ def predict(params, arch: ForwardArchitecture, A: torch.Tensor, batch: ForwardBa
     return head_outputs(params, arch, A, batch, X).sum(0)
 
 
-def loss(
-    params,
-    arch: ForwardArchitecture,
-    A: torch.Tensor,
-    batch: ForwardBatch,
-    options: LossOptions = LossOptions(),
-    X: torch.Tensor | None = None,
-) -> torch.Tensor:
-    """Teacher-forced squared loss of the batch (differentiable in ``params``); normalisation from ``options``."""
-    if not isinstance(options, LossOptions):
-        raise TypeError("options must be a LossOptions")
-    err = ((predict(params, arch, A, batch, X) - forward_target_vectors(batch, A)) ** 2).sum(-1)
+def _loss(params, arch, A, batch, options, X=None):
+    """The teacher-forced squared loss ``c * sum ||y_hat - y||^2``, normalised (:func:`loss` checks its arguments)."""
+    X = forward_token_vectors(batch, A) if X is None else X
+    y_hat = _values(params, arch, _attention(params, arch, batch, X), X).sum(0)
+    err = ((y_hat - forward_target_vectors(batch, A)) ** 2).sum(-1)
     return normalised((err * batch.target_mask).sum(), positions=batch.target_mask.sum(), trees=batch.size, options=options)
 
 
-def member_inputs(batches: Sequence[ForwardBatch], A: torch.Tensor) -> dict:
-    """The inputs of :func:`member_loss`: one batch per member (equal shapes, e.g. perfect trees of one depth)
-    stacked along a leading member axis: targets ``Y (R, B, K, 2d+2)``, ``query``, ``keymask (R, B, K, L)``,
-    ``target_mask (R, B, K)``, and the tokens ``X (R, B, L, 2d+2)``, or, for one-hot ``A``, their symbols
-    (``first``, ``second``, ``stage`` and ``S``), gathered and scattered instead of multiplied."""
-    S = A.shape[1]
-    onehot = A.shape[0] == S and bool(torch.equal(A, torch.eye(S, dtype=A.dtype)))  # exact: a 0/1 matrix
+def loss(params, arch: ForwardArchitecture, A: torch.Tensor, batch: ForwardBatch,
+        options: LossOptions = LossOptions(), X: torch.Tensor | None = None) -> torch.Tensor:
+    """Teacher-forced squared loss of the batch (differentiable in ``params``); normalisation from ``options``."""
+    if not isinstance(options, LossOptions):
+        raise TypeError("options must be a LossOptions")
+    _check_all(params, arch, A, batch)
+    return _loss(params, arch, A, batch, options, X)
+
+
+def member_inputs(batches: Sequence[ForwardBatch], A) -> dict:
+    """One batch per member (equal shapes) stacked on a leading axis: ``Y (R, B, K, 2d+2)``, ``query``, ``keymask``,
+    ``target_mask`` and the tokens ``X (R, B, L, 2d+2)`` (one-hot ``A``: their symbols). ``A``: one, or one per member."""
+    As = list(A) if isinstance(A, (list, tuple)) else [A] * len(batches)
+    S = As[0].shape[1]
+    onehot = all(a.shape[0] == S and bool(torch.equal(a, torch.eye(S, dtype=a.dtype))) for a in {id(a): a for a in As}.values())  # exact: 0/1
     parts = {"X": [], "Y": [], "query": [], "keymask": [], "target_mask": []}
     if onehot:
         parts.update({"first": [], "second": [], "stage": []})
-    for b in batches:
+    for b, A in zip(batches, As):
         if onehot:
             for name in ("first", "second", "stage"):
                 parts[name].append(getattr(b, name))
@@ -258,9 +219,7 @@ def member_inputs(batches: Sequence[ForwardBatch], A: torch.Tensor) -> dict:
 
 
 def member_loss(params, arch: ForwardArchitecture, data: dict, options: LossOptions = LossOptions()) -> torch.Tensor:
-    """:func:`loss` of ``R`` members at once, ``(R,)``: structured heads with parameters ``(R, ...)`` on the
-    stacked batches of :func:`member_inputs` (member ``r`` sees only its own; :func:`onelayer.training.train`
-    with ``members=True`` trains them)."""
+    """:func:`loss` of ``R`` members at once, ``(R,)``, on :func:`member_inputs` (parameters ``(R, ...)``)."""
     tokens = {k: data[k] for k in ("first", "second", "stage", "S")} if "S" in data else data["X"]
     mask = data["target_mask"]
     w = torch.softmax(_logits(params, arch, tokens, data["query"], data["keymask"]), dim=-1)
@@ -269,37 +228,15 @@ def member_loss(params, arch: ForwardArchitecture, data: dict, options: LossOpti
     return normalised(err.sum((1, 2)), positions=mask.sum((1, 2)), trees=mask.shape[1], options=options)
 
 
-def train_forward(
-    arch: ForwardArchitecture,
-    A: torch.Tensor,
-    *,
-    m: int,
-    steps: int,
-    lr,
-    batch_size: int = 256,
-    seed: int = 0,
-    options: LossOptions = LossOptions(),
-    cot: bool = True,
-    eos: bool = False,
-    turning: bool = True,
-    edge_stage: str = "empty",
-    init: Mapping[str, torch.Tensor] | None = None,
-    fixed_batch: ForwardBatch | None = None,
-    record: Mapping[str, Callable[[dict[str, torch.Tensor]], object]] | None = None,
-    progress: bool = False,
-    **train_kwargs,
-) -> History:
-    """Train the forward model by mini-batch SGD on the training distribution (zero init by default).
-
-    Every step draws a fresh batch of ``batch_size`` perfect binary trees of
-    depth ``m`` with uniform leaf goals, from a generator seeded by ``seed``
-    (the paper's protocol, batch 256). ``fixed_batch`` trains on one batch
-    instead (full-batch GD on a finite sample). ``init`` replaces the zero
-    initialisation (see :func:`~onelayer.trees.forward.architecture.init_params`). ``cot=False`` trains on the
-    answer-only layout; ``turning=False`` on the layout without a turning token,
-    ``edge_stage="s_b"`` on prompt edges that carry the backward flag
-    (:mod:`onelayer.trees.forward.layout`). Extra keyword arguments go to
-    :func:`onelayer.training.train` (``record_every``, ``record_at``, ``snapshot_at``, ...).
+def train_forward(arch: ForwardArchitecture, A: torch.Tensor, *, m: int, steps: int, lr, batch_size: int = 256,
+        seed: int = 0, options: LossOptions = LossOptions(), cot: bool = True, eos: bool = False,
+        transform: Callable[[ForwardBatch], ForwardBatch] | None = None,
+        init: Mapping[str, torch.Tensor] | None = None, fixed_batch: ForwardBatch | None = None,
+        record: Mapping[str, Callable[[dict[str, torch.Tensor]], object]] | None = None, progress: bool = False,
+        **train_kwargs) -> History:
+    """Mini-batch SGD from zero (or ``init``) on fresh batches of ``batch_size`` perfect trees of depth ``m`` with
+    leaf goals, seeded by ``seed`` (the paper's protocol, batch 256), or full-batch GD on ``fixed_batch``.
+    ``transform`` maps each drawn batch to a studies' layout; other keywords go to :func:`onelayer.training.train`.
     """
     _check_arch(arch)
     A = check_embeddings(A)
@@ -308,21 +245,165 @@ def train_forward(
     for name, value, kind in (("options", options, LossOptions), ("fixed_batch", fixed_batch, (ForwardBatch, type(None)))):
         if not isinstance(value, kind):
             raise TypeError(f"{name} must be a {'LossOptions' if name == 'options' else 'ForwardBatch or None'}")
-    check_choice("edge_stage", edge_stage, EDGE_STAGES)
     S = A.shape[1]
     rng = np.random.default_rng(seed)
-    params = dict(init) if init is not None else _init(arch, A)
-    _check_params(params, arch, A.shape[0])
+    params = _init(arch, A) if init is None else _check_params(dict(init), arch, A.shape[0])
 
     if fixed_batch is not None:
+        if fixed_batch.S != S:
+            raise ValueError(f"fixed_batch uses S={fixed_batch.S} symbols but A has {S} columns")
         X_fixed = forward_token_vectors(fixed_batch, A)
 
         def loss_fn(p):
-            return loss(p, arch, A, fixed_batch, options, X_fixed)
+            return _loss(p, arch, A, fixed_batch, options, X_fixed)
     else:
         def loss_fn(p):
-            batch = perfect_forward_batch(m, S, batch_size, rng, cot=cot, eos=eos, turning=turning,
-                                         edge_stage=edge_stage)
-            return loss(p, arch, A, batch, options)
+            batch = perfect_forward_batch(m, S, batch_size, rng, cot=cot, eos=eos)
+            return _loss(p, arch, A, batch if transform is None else transform(batch), options)
 
     return train(params, loss_fn, steps=steps, lr=lr, record=record, progress=progress, desc="forward", **train_kwargs)
+
+
+# -- architectures and their parameters ---------------------------------------------------------------------------
+
+#: Value maps of structured heads: fixed (``"swap"``, ``"stage"``, ``"swap+stage"``) or a trainable dense
+#: ``W^V_l`` (``"learned"``, a named variation).
+ROLES = ("swap", "stage", "swap+stage", "learned")
+#: Kinds of architecture.
+KINDS = ("structured", "full")
+
+
+@dataclass(frozen=True)
+class ForwardArchitecture:
+    """Which heads the model has: ``kind="structured"`` (trainable ``U_l, V_l``, value maps fixed by ``roles``,
+    one of :data:`ROLES` per head) or ``"full"`` (``heads >= 1`` heads with trainable ``W^KQ_l, W^V_l``)."""
+
+    kind: str = "structured"
+    roles: tuple[str, ...] = ("swap", "stage")
+    heads: int = 0
+
+    def __post_init__(self):
+        check_choice("kind", self.kind, KINDS)
+        if self.kind == "structured":
+            if not isinstance(self.roles, tuple) or not self.roles:
+                raise ValueError("roles must be a non-empty tuple of head roles")
+            for i, r in enumerate(self.roles):
+                check_choice(f"roles[{i}]", r, ROLES)
+            object.__setattr__(self, "heads", len(self.roles))
+        else:
+            check_int("heads", self.heads, low=1, high=64)
+            object.__setattr__(self, "roles", ())
+
+    @property
+    def n_heads(self) -> int:
+        """Number of heads."""
+        return self.heads
+
+    def param_names(self) -> list[str]:
+        """Names of the trainable matrices, head by head (``U1, V1, U2, V2`` or ``WKQ1, WV1, ...``)."""
+        if self.kind == "structured":
+            return [f"{p}{l}" for l, role in enumerate(self.roles, 1)
+                    for p in (("U", "V", "WV") if role == "learned" else ("U", "V"))]
+        return [f"{p}{l}" for l in range(1, self.heads + 1) for p in ("WKQ", "WV")]
+
+    def label(self) -> str:
+        """A short human-readable description."""
+        if self.kind == "structured":
+            return f"{self.heads} structured head{'s' * (self.heads > 1)} ({', '.join(self.roles)})"
+        return f"{self.heads} full head{'s' * (self.heads > 1)}"
+
+
+def two_head() -> ForwardArchitecture:
+    """The spec's two-head model: head 1 swaps the node blocks, head 2 copies the stage."""
+    return ForwardArchitecture("structured", ("swap", "stage"))
+
+
+def single_head() -> ForwardArchitecture:
+    """The spec's structured single head (section 4.4): one ``U_1, V_1``; value swaps *and* copies the stage."""
+    return ForwardArchitecture("structured", ("swap+stage",))
+
+
+def full_heads(heads: int = 1) -> ForwardArchitecture:
+    """``heads`` heads with fully learnable ``(2d+2) x (2d+2)`` key-query and value matrices."""
+    return ForwardArchitecture("full", (), check_int("heads", heads, low=1, high=64))
+
+
+def _check_arch(arch):
+    if not isinstance(arch, ForwardArchitecture):
+        raise TypeError(f"arch must be a ForwardArchitecture (two_head(), single_head(), full_heads(L)), got {type(arch).__name__}")
+    return arch
+
+
+def _shapes(arch: ForwardArchitecture, d: int) -> dict[str, tuple[int, int]]:
+    D = 2 * d + 2
+    if arch.kind == "structured":
+        return {n: {"U": (d, d), "V": (2, 2), "W": (D, D)}[n[0]] for n in arch.param_names()}
+    return {n: (D, D) for n in arch.param_names()}
+
+
+def init_params(arch: ForwardArchitecture, A: torch.Tensor, *, init_scale: float = 0.0,
+        gen: torch.Generator | None = None) -> dict[str, torch.Tensor]:
+    """Zero (the papers' choice) or, the named variation ``init_scale > 0`` (with ``gen``), ``N(0, init_scale^2)``."""
+    _check_arch(arch)
+    A = check_embeddings(A)
+    init_scale = check_float("init_scale", init_scale, low=0.0)
+    if init_scale > 0 and not isinstance(gen, torch.Generator):
+        raise TypeError("gen must be a torch.Generator when init_scale > 0")
+    return _init(arch, A, init_scale, gen)
+
+
+def _init(arch: ForwardArchitecture, A: torch.Tensor, init_scale: float = 0.0, gen=None) -> dict[str, torch.Tensor]:
+    params = {}
+    for name, shape in _shapes(arch, A.shape[0]).items():
+        if init_scale > 0:
+            params[name] = (init_scale * torch.randn(shape, generator=gen, dtype=torch.float64)).to(A.dtype)
+        else:
+            params[name] = torch.zeros(shape, dtype=A.dtype)
+    return params
+
+
+def _check_params(params, arch, d):
+    if not isinstance(params, Mapping):
+        raise TypeError("params must be a mapping name -> tensor")
+    for name, shape in _shapes(arch, d).items():
+        if name not in params:
+            raise ValueError(f"params is missing {name!r}; {arch.label()} needs {arch.param_names()}")
+        if not isinstance(params[name], torch.Tensor) or tuple(params[name].shape) != shape:
+            raise ValueError(f"params[{name!r}] must be a tensor of shape {shape}")
+    return params
+
+
+def _check_all(params, arch, A, batch):
+    _check_arch(arch)
+    if not isinstance(batch, ForwardBatch):
+        raise TypeError(f"batch must be a ForwardBatch, got {type(batch).__name__}")
+    if not isinstance(A, torch.Tensor) or A.dim() != 2 or A.shape[1] != batch.S:
+        raise ValueError(f"A must be a tensor of shape (d, S={batch.S})")
+    _check_params(params, arch, A.shape[0])
+
+
+def dense_matrices(params, arch: ForwardArchitecture, d: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """Every head as dense ``(W^KQ_l, W^V_l)``, ``(2d+2) x (2d+2)``: a structured head puts ``U_l``, ``V_l`` in the
+    (node-2, node-2) and (stage, stage) blocks of ``W^KQ_l``, its fixed swap/stage copy in ``W^V_l``."""
+    _check_arch(arch)
+    d = check_int("d", d, low=1)
+    _check_params(params, arch, d)
+    D = 2 * d + 2
+    out = []
+    for l in range(1, arch.heads + 1):
+        if arch.kind == "full":
+            out.append((params[f"WKQ{l}"], params[f"WV{l}"]))
+            continue
+        role = arch.roles[l - 1]
+        dt = params[f"U{l}"].dtype
+        WKQ = torch.zeros(D, D, dtype=dt)
+        WKQ[d : 2 * d, d : 2 * d] = params[f"U{l}"]
+        WKQ[2 * d :, 2 * d :] = params[f"V{l}"]
+        WV = params[f"WV{l}"] if role == "learned" else torch.zeros(D, D, dtype=dt)
+        if "swap" in role:
+            WV[:d, d : 2 * d] = torch.eye(d, dtype=dt)
+            WV[d : 2 * d, :d] = torch.eye(d, dtype=dt)
+        if "stage" in role:
+            WV[2 * d :, 2 * d :] = torch.eye(2, dtype=dt)
+        out.append((WKQ, WV))
+    return out

@@ -1,25 +1,19 @@
 """Rooted trees with distinct symbol labels: the data of the trees paper.
 
-A :class:`Tree` stores its shape as a parent array (``parent[i]`` is the node
-index of ``i``'s parent, ``-1`` for the root) and its labels as distinct
-symbols in ``range(S)`` (0-based; the paper writes ``[S] = {1, ..., S}``).
-Node *indices* describe the shape; node *labels* are what a model sees.
+A :class:`Tree` is a parent array (``-1`` for the root; node *indices* give the shape) and distinct labels in
+``range(S)`` (0-based; the paper writes ``[S]``; labels are what a model sees).
 
-* Training distribution: :func:`perfect_binary_tree` (depth ``m``, root at
-  depth 0, ``2^(m+1) - 1`` nodes, labels a uniformly random injective map into
-  ``range(S)``) with a uniform leaf as goal.
-* Test distribution: :func:`random_tree` (0 to ``max_children`` children per
-  node, uniform; growth stops at ``max_depth``), goal from :func:`sample_goal`.
+* Training distribution: :func:`perfect_binary_tree` (depth ``m``, root at depth 0, so ``m = 4`` gives 31 nodes,
+  our convention) with a uniform leaf goal; :func:`perfect_tree_draws` draws a batch of them as arrays.
+* Test distribution: :func:`random_tree` (0 to ``max_children`` children per node, growth stops at
+  ``max_depth``), goal from :func:`sample_goal`; :func:`random_trees` draws a batch with a random depth cap.
 
-The depth convention (root at depth 0, so ``m = 4`` gives 31 nodes and
-matches ``S = 31``) is a reconstructed choice of the book.
+:func:`pad_sequences` stacks the token sequences of several trees into one right-padded batch (node blocks padded
+with the empty symbol ``S``, other columns with 0).
 
-Sampling (the random draws behind a batch, one fixed order shared by both
-layouts): :func:`perfect_tree_draws` (the training distribution as arrays over
-the batch) and :func:`random_trees` (test trees with a random depth cap, and
-their goals). Padding: :func:`pad_sequences` stacks the token sequences of
-several trees into one right-padded batch (node blocks padded with the empty
-symbol ``S``, other columns with 0).
+Loss over a batch: both models regress the next token with ``c * ||y_hat - y||^2``; the paper's normalisation is not
+known to us, so :class:`LossOptions` names it (``c`` = 1/2 or 1; the mean over all (tree, position) pairs or the sum
+over positions averaged over trees) and :func:`normalised` applies it for every loss of both models.
 """
 
 from __future__ import annotations
@@ -30,23 +24,11 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ...validation import check_bool, check_int
+from ...validation import check_bool, check_choice, check_int
 
-__all__ = [
-    "Tree",
-    "perfect_binary_tree",
-    "random_tree",
-    "sample_goal",
-    "example_tree",
-    "check_rng",
-    "PaddedBatch",
-    "PerfectDraws",
-    "perfect_tree_draws",
-    "random_trees",
-    "check_trees",
-    "pad_sequences",
-    "unpadded_fields",
-]
+__all__ = ["Tree", "perfect_binary_tree", "random_tree", "sample_goal", "example_tree", "check_rng", "PaddedBatch",
+           "PerfectDraws", "perfect_tree_draws", "random_trees", "check_trees", "pad_sequences", "unpadded_fields",
+           "REDUCTIONS", "LossOptions", "normalised"]
 
 def check_rng(name: str, rng) -> np.random.Generator:
     """Return ``rng`` if it is a ``numpy.random.Generator``, else raise ``TypeError``."""
@@ -59,12 +41,8 @@ def check_rng(name: str, rng) -> np.random.Generator:
 
 
 class PaddedBatch:
-    """Mixin for the frozen dataclasses that hold a right-padded batch of token sequences.
-
-    The subclass must have tensor fields ``first`` (``(batch, L)``) and
-    ``query`` (``(batch, K)``); every tensor field is indexed along its first
-    axis by ``__getitem__`` (indexing), other fields are copied.
-    """
+    """Mixin for the frozen dataclasses of a right-padded batch: tensor fields ``first (batch, L)`` and
+    ``query (batch, K)``; indexing selects trees along every tensor field's first axis and copies the others."""
 
     @property
     def size(self) -> int:
@@ -107,20 +85,9 @@ def _int_array(name: str, values) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class Tree:
-    """A rooted tree whose nodes carry distinct symbols.
-
-    Parameters
-    ----------
-    parent:
-        Integer array of shape ``(n,)``; ``parent[i]`` is the index of node
-        ``i``'s parent and ``-1`` marks the (unique) root.
-    labels:
-        Integer array of shape ``(n,)`` of distinct symbols in ``range(S)``.
-    S:
-        Vocabulary size (``S >= n``).
-
-    The arrays are copied and made read-only. Two trees are equal when their
-    parent arrays, labels and ``S`` agree.
+    """A rooted tree whose nodes carry distinct symbols: ``parent[i]`` is the index of node ``i``'s parent (``-1``
+    for the one root), ``labels`` are ``n`` distinct symbols in ``range(S)`` (``S >= n``). The arrays are copied and
+    made read-only; two trees are equal when ``parent``, ``labels`` and ``S`` agree.
     """
 
     parent: np.ndarray
@@ -250,22 +217,8 @@ def _random_labels(n: int, S: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def perfect_binary_tree(m: int, S: int, rng: np.random.Generator) -> Tree:
-    """A perfect binary tree of depth ``m`` with random distinct labels.
-
-    Nodes are indexed in breadth-first order (node ``i`` has children
-    ``2i + 1`` and ``2i + 2``), so the root is node 0 and the leaves are the
-    last ``2^m`` nodes. Labels are a uniformly random injective map from the
-    ``2^(m+1) - 1`` nodes into ``range(S)``.
-
-    Parameters
-    ----------
-    m:
-        Depth, ``m >= 0`` (root at depth 0).
-    S:
-        Vocabulary size, at least ``2^(m+1) - 1``.
-    rng:
-        ``numpy.random.Generator`` for the labels.
-    """
+    """A perfect binary tree of depth ``m >= 0``, nodes breadth-first (node ``i`` has children ``2i + 1``, ``2i + 2``;
+    the leaves are the last ``2^m``), labels a uniformly random injection into ``range(S)``, ``S >= 2^(m+1) - 1``."""
     m = check_int("m", m, low=0, high=20)
     n = 2 ** (m + 1) - 1
     S = check_int("S", S, low=n)
@@ -274,43 +227,14 @@ def perfect_binary_tree(m: int, S: int, rng: np.random.Generator) -> Tree:
     return Tree(parent=parent, labels=_random_labels(n, S, rng), S=S)
 
 
-def random_tree(
-    S: int,
-    rng: np.random.Generator,
-    *,
-    max_depth: int,
-    max_children: int = 3,
-    min_nodes: int = 2,
-    min_depth: int = 0,
-    max_nodes: int | None = None,
-    max_attempts: int = 10_000,
-) -> Tree:
+def random_tree(S: int, rng: np.random.Generator, *, max_depth: int, max_children: int = 3, min_nodes: int = 2,
+        min_depth: int = 0, max_nodes: int | None = None, max_attempts: int = 10_000) -> Tree:
     """A random tree: each node below ``max_depth`` gets a uniform number of children in ``0..max_children``.
 
-    The tree is grown breadth-first from the root; a draw is rejected (and
-    redrawn) unless it has between ``min_nodes`` and ``max_nodes`` nodes and
-    depth at least ``min_depth``, so the result follows the growth law
-    conditioned on those constraints. Labels are distinct, uniformly random,
-    from ``range(S)``.
-
-    Parameters
-    ----------
-    S:
-        Vocabulary size (``>= 1``).
-    rng:
-        ``numpy.random.Generator``.
-    max_depth:
-        Nodes at this depth get no children (``>= 0``).
-    max_children:
-        Largest number of children per node (``>= 1``); the paper's test set uses 3.
-    min_nodes:
-        Smallest accepted size (``2`` by default, so a non-root goal exists).
-    min_depth:
-        Smallest accepted depth (``0 <= min_depth <= max_depth``).
-    max_nodes:
-        Largest accepted size; defaults to ``S`` (labels must be distinct).
-    max_attempts:
-        Number of draws before giving up with a ``ValueError``.
+    Grown breadth-first from the root; a draw is redrawn (at most ``max_attempts`` times) unless it has
+    ``min_nodes..max_nodes`` nodes (default ``2..S``: a non-root goal exists, labels stay distinct) and depth at
+    least ``min_depth``. Labels are distinct, uniformly random, from ``range(S)``; the paper's test set uses
+    ``max_children = 3``.
     """
     S = check_int("S", S, low=1)
     check_rng("rng", rng)
@@ -351,11 +275,7 @@ def random_tree(
 
 
 def sample_goal(tree: Tree, rng: np.random.Generator, *, leaves_only: bool = True) -> int:
-    """A uniformly random goal node (index), never the root.
-
-    ``leaves_only=True`` (the training distribution) draws among the leaves;
-    ``False`` draws among all non-root nodes.
-    """
+    """A uniformly random goal node (index, never the root): a leaf (``leaves_only``, training) or any node."""
     if not isinstance(tree, Tree):
         raise TypeError(f"tree must be a Tree, got {type(tree).__name__}")
     check_rng("rng", rng)
@@ -368,12 +288,8 @@ def sample_goal(tree: Tree, rng: np.random.Generator, *, leaves_only: bool = Tru
 
 
 def example_tree() -> Tree:
-    """The book's worked example: a depth-2 perfect binary tree with labels in ``range(9)``.
-
-    Root 5; its children 3 and 8; 3 has children 1 and 7; 8 has children 2
-    and 6 (labels, breadth-first). With goal 7 (node 4) the goal-to-root path
-    is 7, 3, 5.
-    """
+    """The book's worked example (``S = 9``): root 5, children 3 and 8; 3 has 1 and 7, 8 has 2 and 6. With goal 7
+    (node 4) the goal-to-root path is 7, 3, 5."""
     return Tree(parent=np.array([-1, 0, 0, 1, 1, 2, 2]), labels=np.array([5, 3, 8, 1, 7, 2, 6]), S=9)
 
 
@@ -381,15 +297,9 @@ def example_tree() -> Tree:
 
 @dataclass(frozen=True)
 class PerfectDraws:
-    """A batch of labelled perfect binary trees of depth ``m`` with a leaf goal each.
-
-    Node indices are breadth-first (:func:`onelayer.trees.shared.data.perfect_binary_tree`):
-    node ``child[j]`` has parent ``parent[j]``. ``labels[b, i]`` is the label of
-    node ``i`` in tree ``b``; ``order[b]`` is the order in which tree ``b``'s
-    edges are listed; ``goal[b]`` is the goal leaf's index and
-    ``path_labels[b]`` the labels from the goal (column 0) up to the root
-    (column ``m``).
-    """
+    """Perfect binary trees of depth ``m`` (breadth-first, as :func:`perfect_binary_tree`), a leaf goal each:
+    ``child[j]`` has parent ``parent[j]``; ``labels[b, i]``, ``order[b]`` (edge order), ``goal[b]`` and
+    ``path_labels[b]`` (goal in column 0 up to the root in column ``m``) per tree ``b``."""
 
     m: int
     S: int
@@ -411,12 +321,8 @@ class PerfectDraws:
 
 
 def perfect_tree_draws(m: int, S: int, batch_size: int, rng: np.random.Generator, *, shuffle: bool = True) -> PerfectDraws:
-    """Draw ``batch_size`` perfect binary trees of depth ``m`` with labels in ``range(S)`` and leaf goals.
-
-    The stream is used in this order: the labels (a uniformly random injective
-    map per tree), the edge orders (only with ``shuffle=True``; otherwise
-    children increase), the goal leaves.
-    """
+    """``batch_size`` perfect trees of depth ``m`` with leaf goals, drawn in this order: the labels (an injection
+    into ``range(S)`` per tree), the edge orders (``shuffle``; else children increase), the goal leaves."""
     m = check_int("m", m, low=1, high=12)
     n = 2 ** (m + 1) - 1
     S = check_int("S", S, low=n)
@@ -439,23 +345,10 @@ def perfect_tree_draws(m: int, S: int, batch_size: int, rng: np.random.Generator
     return PerfectDraws(m=m, S=S, labels=labels, parent=parent, child=child, order=order, goal=goal, path_labels=path_labels)
 
 
-def random_trees(
-    S: int,
-    count: int,
-    rng: np.random.Generator,
-    *,
-    max_depth: int,
-    max_children: int = 3,
-    min_depth: int = 0,
-    leaves_only: bool = False,
-) -> tuple[list[Tree], list[int]]:
-    """``count`` random test trees and their goal node indices.
-
-    The maximal depth of each tree is drawn uniformly from
-    ``max(min_depth, 1)..max_depth`` so that shapes and depths vary; the goal
-    is uniform over the non-root nodes (``leaves_only=False``, our reading of
-    the test distribution) or over the leaves.
-    """
+def random_trees(S: int, count: int, rng: np.random.Generator, *, max_depth: int, max_children: int = 3,
+        min_depth: int = 0, leaves_only: bool = False) -> tuple[list[Tree], list[int]]:
+    """``count`` random test trees, each with a depth cap uniform in ``max(min_depth, 1)..max_depth``, and goals
+    uniform over the non-root nodes (our reading of the test distribution) or the leaves (``leaves_only``)."""
     S = check_int("S", S, low=2)
     count = check_int("count", count, low=1)
     check_rng("rng", rng)
@@ -487,14 +380,9 @@ def check_trees(trees: Sequence[Tree], goals: Sequence[int]) -> tuple[list[Tree]
 
 
 def pad_sequences(S: int, prompts: Sequence[np.ndarray], targets: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
-    """Right-pad the teacher-forced sequences of several trees.
-
-    ``prompts[b]`` has shape ``(P_b, w)`` and ``targets[b]`` ``(K_b, w)``.
-    Returns ``seq`` ``(batch, L, w)`` (prompt then targets but the last),
-    ``valid`` ``(batch, L)``, ``query`` ``(batch, K)`` (position whose output
-    predicts each target), ``targets`` ``(batch, K, w)``, ``target_mask``
-    ``(batch, K)`` and ``prompt_len`` ``(batch,)``.
-    """
+    """Right-pad ``prompts[b] (P_b, w)`` and ``targets[b] (K_b, w)``: ``seq (batch, L, w)`` (prompt, then targets
+    but the last), ``valid``, ``query (batch, K)`` (the position predicting each target), ``targets``,
+    ``target_mask`` and ``prompt_len``."""
     P = np.array([len(p) for p in prompts])
     K = np.array([len(t) for t in targets])
     L = int((P + K - 1).max())
@@ -519,11 +407,7 @@ def pad_sequences(S: int, prompts: Sequence[np.ndarray], targets: Sequence[np.nd
 
 
 def unpadded_fields(batch_size: int, P: int, K: int, root: np.ndarray, goal: np.ndarray, n: int) -> dict[str, torch.Tensor]:
-    """The batch fields shared by both layouts when every tree has ``P`` prompt tokens and ``K`` targets (no padding).
-
-    ``valid``, ``query``, ``target_mask``, ``prompt_len``, ``root``, ``goal``
-    (label arrays ``(batch,)``) and ``n_nodes`` as tensors.
-    """
+    """The fields of :func:`pad_sequences` (and ``root``, ``goal``, ``n_nodes``) when no tree needs padding."""
     as_t = torch.as_tensor
     return {
         "valid": torch.ones((batch_size, P + K - 1), dtype=torch.bool),
@@ -534,3 +418,29 @@ def unpadded_fields(batch_size: int, P: int, K: int, root: np.ndarray, goal: np.
         "goal": as_t(np.asarray(goal).copy()),
         "n_nodes": torch.full((batch_size,), n, dtype=torch.int64),
     }
+
+
+#: Accepted values of ``reduction``.
+REDUCTIONS = ("mean", "sum")
+
+
+@dataclass(frozen=True)
+class LossOptions:
+    """Loss normalisation (reconstructed; the paper's is unknown): ``"mean"`` over all (tree, position) pairs or
+    ``"sum"`` over positions averaged over trees; ``half``: the factor 1/2. Default: mean with 1/2."""
+
+    reduction: str = "mean"
+    half: bool = True
+
+    def __post_init__(self):
+        check_choice("reduction", self.reduction, REDUCTIONS)
+        check_bool("half", self.half)
+
+
+def normalised(total, *, positions, trees, options: LossOptions):
+    """``c * total / positions`` (``"mean"``) or ``c * total / trees`` (``"sum"``), ``c = 1/2`` or ``1``: numbers or
+    per-member tensors; ``c`` is a power of two, so the result is rounded once, by the division."""
+    if not isinstance(options, LossOptions):
+        raise TypeError("options must be a LossOptions")
+    c = 0.5 if options.half else 1.0
+    return c * total / (positions if options.reduction == "mean" else trees)

@@ -19,16 +19,8 @@ import torch
 
 from ...validation import check_int
 
-__all__ = [
-    "one_hot_embeddings",
-    "orthonormal_embeddings",
-    "independent_embeddings",
-    "lemma1_matrix",
-    "with_empty",
-    "check_embeddings",
-    "TIE_TOL",
-    "nearest",
-]
+__all__ = ["one_hot_embeddings", "orthonormal_embeddings", "independent_embeddings", "lemma1_matrix", "with_empty",
+           "check_embeddings", "TIE_TOL", "nearest"]
 
 _FLOATS = (torch.float64, torch.float32)
 
@@ -82,12 +74,8 @@ def orthonormal_embeddings(S: int, d: int, gen: torch.Generator, dtype=torch.flo
 
 
 def independent_embeddings(S: int, d: int, gen: torch.Generator, dtype=torch.float64) -> torch.Tensor:
-    """Gaussian columns with entries ``N(0, 1/d)``: linearly independent (almost surely) and not orthogonal.
-
-    The norms are close to 1 and the pairwise inner products of order
-    ``1/sqrt(d)``. Raises ``ValueError`` in the (probability-zero) event of a
-    rank-deficient draw.
-    """
+    """Gaussian columns, entries ``N(0, 1/d)``: independent (almost surely), norms near 1, inner products of order
+    ``1/sqrt(d)``; a rank-deficient draw (probability zero) raises ``ValueError``."""
     S = check_int("S", S, low=1)
     d = check_int("d", d, low=S)
     _gen(gen)
@@ -112,13 +100,7 @@ def _lemma1(A: torch.Tensor) -> torch.Tensor:
 
 
 def with_empty(A: torch.Tensor) -> torch.Tensor:
-    """``A`` with a zero column appended: shape ``(d, S + 1)``; symbol ``S`` stands for the empty block ``0``.
-
-    The token layouts use it for blocks that hold no node (the goal token's
-    second block, padding).
-    """
-    if not isinstance(A, torch.Tensor) or A.dim() != 2:
-        raise TypeError("A must be a 2-D torch.Tensor of shape (d, S)")
+    """``A`` with a zero column appended, ``(d, S + 1)``: symbol ``S`` is the empty block (goal token, padding)."""
     return torch.cat([A, torch.zeros(A.shape[0], 1, dtype=A.dtype)], dim=1)
 
 
@@ -127,16 +109,9 @@ TIE_TOL = 1e-9
 
 
 def nearest(cost: torch.Tensor, scale: float) -> torch.Tensor:
-    """``argmin`` over the last axis of a rounding cost, ties going to the lowest index.
-
-    A model output halfway between two embeddings (uniform attention over two
-    tokens, as at zero initialisation) is equally far from both in exact
-    arithmetic. With one-hot embeddings the two computed costs are then equal to
-    the bit and ``argmin`` takes the lower symbol on every machine; with Gaussian
-    embeddings the costs differ by round-off, which would let the CPU pick the
-    answer. Costs within ``TIE_TOL * scale`` of the best therefore count as tied
-    here, and the lowest tied index wins, for every embedding alike.
-    """
+    """``argmin`` over the last axis of a rounding cost, costs within ``TIE_TOL * scale`` of the best tied and the
+    lowest tied index winning: an output halfway between two embeddings (uniform attention, as at zero) is then
+    rounded alike on every machine, for Gaussian embeddings (round-off) as for one-hot ones (exact ties)."""
     best = cost.min(-1, keepdim=True).values
     tied = cost <= best + TIE_TOL * scale
     return tied.to(torch.int8).argmax(-1)  # argmax returns the first maximal index: the lowest tied symbol

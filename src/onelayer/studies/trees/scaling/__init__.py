@@ -6,7 +6,7 @@ The backward model (:mod:`onelayer.trees.backward.model`, one-hot embeddings,
 ``B = 0`` at the start, loss = mean over chain-of-thought positions of
 ``1/2 ||y_hat - y||^2``, learning rate 1, as in the chapter on Theorem 3) is
 trained on perfect binary trees of depth ``m`` whose labels are drawn from
-``[S]``. Two sweeps:
+``[S]``. Two grids:
 
 * **depth**: ``m = 2..6`` with ``S = n = 2^(m+1) - 1`` (every label used, as in
   the paper's ``m = 4, S = 31``);
@@ -15,7 +15,7 @@ trained on perfect binary trees of depth ``m`` whose labels are drawn from
 For every size two measurements of the number of steps to converge:
 
 * the exact population recursion in the reduced coordinates ``(h1, h2)``
-  (:func:`population_run`: the recursion of
+  (:func:`~onelayer.studies.trees.scaling.runs.population_run`: the recursion of
   :func:`onelayer.trees.backward.dynamics.population_gd`, written in closed form so that
   ``m = 6`` takes about a second; tested against it to ``1e-12``), computed live;
 * eight sampled runs of mini-batch SGD (batch 256, a fresh batch every step,
@@ -34,10 +34,10 @@ and 0.1-0.3% after the population recursion (default criterion; the loss
 criterion alike; teacher-forced accuracy 100% on 256 trees comes 1-4% later
 than in the population, a stricter finite-sample test), and their attention on
 the correct edge stays within 1e-3 of the population curve along the whole run
-(:func:`trajectory_gaps`): at batch 256, SGD follows the population recursion.
+(:func:`~onelayer.studies.trees.scaling.rows.trajectory_gaps`): at batch 256, SGD follows the population recursion.
 
-Convergence criterion (:class:`Criterion`)
-------------------------------------------
+Convergence criterion (:class:`~onelayer.studies.trees.scaling.criteria.Criterion`)
+-----------------------------------------------------------------------------------
 Default: the first step at which the mean teacher-forced attention on the
 correct edge reaches 0.9 (``Criterion("attention", 0.9)``). Theorem 1's
 mechanism is exactly this attention becoming one-hot, so the criterion
@@ -65,24 +65,14 @@ most of the attention. Hence ``T ~ (S / eta) (c1 N + c0)``: exactly
 proportional to ``S`` at fixed depth, and to ``n^2`` only once ``c1 N``
 dominates ``c0``. Measured with the population recursion (lr 1):
 
-* labels sweep (``m = 3``, ``S = 15..255``): slope 1.02 in ``S`` for every criterion;
-* depth sweep, ``S = n``: with the accuracy criterion (end of the symmetric
+* labels grid (``m = 3``, ``S = 15..255``): slope 1.02 in ``S`` for every criterion;
+* depth grid, ``S = n``: with the accuracy criterion (end of the symmetric
   start) ``T / (S N)`` settles from 0.30 at ``m = 2`` to 0.249 at ``m = 5, 6``
   (slope 2.01 in ``N``); with the default
-  criterion ``T ~ S (0.55 N + 35)`` to within 5% (:func:`linear_model`), so the
+  criterion ``T ~ S (0.55 N + 35)`` to within 5% (:func:`~onelayer.studies.trees.scaling.fits.linear_model`), so the
   fitted slope in ``n`` over ``m = 2..6`` is only 1.35, with local slopes
-  (:func:`local_slopes`) rising 1.21, 1.29, 1.40, 1.54 towards 2.
+  (:func:`~onelayer.studies.trees.scaling.fits.local_slopes`) rising 1.21, 1.29, 1.40, 1.54 towards 2.
 
-The forward task is not re-run here: :func:`forward_steps_vs_depth` reads the
-stored heads x depth sweep of :mod:`onelayer.studies.trees.forward_limits`.
+The forward task is not re-run here: :func:`~onelayer.studies.trees.scaling.rows.forward_steps_vs_depth` reads the
+stored heads x depth grid of :mod:`onelayer.studies.trees.forward_limits`.
 """
-
-from .criteria import CRITERIA, DEFAULT_THRESHOLDS, DEPTHS, LABEL_DEPTH, LABEL_SIZES, SAMPLED_DEPTHS, SAMPLED_LABEL_SIZES, Criterion, nodes, size_grid, tokens
-from . import criteria, fits, rows, runs, stored
-from .fits import fit_table, linear_model, local_slopes
-from .rows import forward_steps_vs_depth, population_rows, sampled_rows, scaling_rows, scaling_table, trajectory_gaps
-from .runs import population_run, population_steps, sampled_run, step_times
-from .stored import FORWARD_SWEEP, QUICK, STUDY, Settings, compute, load_forward_sweep, load_stored, members, run_member, summarize
-
-# Every public name of the submodules, importable from here as before the split.
-__all__ = [name for module in (criteria, fits, rows, runs, stored) for name in module.__all__]

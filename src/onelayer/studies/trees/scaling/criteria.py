@@ -28,13 +28,13 @@ __all__ = [
 CRITERIA = ("attention", "accuracy", "loss")
 #: Default threshold of each criterion.
 DEFAULT_THRESHOLDS = {"attention": 0.9, "accuracy": 1.0, "loss": 0.01}
-#: Depths of the depth sweep (``S = n``) computed with the population recursion.
+#: Depths of the depth grid (``S = n``) computed with the population recursion.
 DEPTHS = (2, 3, 4, 5, 6)
 #: Depths with stored sampled runs.
 SAMPLED_DEPTHS = (2, 3, 4, 5)
-#: Fixed depth of the labels sweep.
+#: Fixed depth of the labels grid.
 LABEL_DEPTH = 3
-#: Label-set sizes of the labels sweep (population recursion).
+#: Label-set sizes of the labels grid (population recursion).
 LABEL_SIZES = (15, 31, 63, 127, 255)
 #: Label-set sizes with stored sampled runs.
 SAMPLED_LABEL_SIZES = (15, 31, 63, 127)
@@ -129,11 +129,11 @@ def _check_size(m, S):
 
 
 
-def size_grid(sweep: str, *, sampled: bool = False) -> list[tuple[int, int]]:
-    """The ``(m, S)`` sizes of a sweep: ``"depth"`` (``S = n``) or ``"labels"`` (``m = 3``); ``sampled``: the stored subset."""
-    check_choice("sweep", sweep, ("depth", "labels"))
+def size_grid(grid: str, *, sampled: bool = False) -> list[tuple[int, int]]:
+    """The ``(m, S)`` sizes of a grid: ``"depth"`` (``S = n``) or ``"labels"`` (``m = 3``); ``sampled``: the stored subset."""
+    check_choice("grid", grid, ("depth", "labels"))
     check_bool("sampled", sampled)
-    if sweep == "depth":
+    if grid == "depth":
         return [(m, nodes(m)) for m in (SAMPLED_DEPTHS if sampled else DEPTHS)]
     return [(LABEL_DEPTH, S) for S in (SAMPLED_LABEL_SIZES if sampled else LABEL_SIZES)]
 

@@ -17,9 +17,9 @@ def fit_table(depth_rows: Sequence[Mapping], label_rows: Sequence[Mapping] = (),
     """Power-law fits ``y ~ c x^slope`` of every measured series; rows ``series, x, slope, r2, points``.
 
     The population series is also fitted on the sizes that have stored SGD
-    runs only, for a like-for-like comparison. Depth sweep: against the number
+    runs only, for a like-for-like comparison. Depth grid: against the number
     of nodes ``n``, of tokens ``N`` and the depth ``m`` (a power law in ``m`` is a poor description of an
-    exponential; its ``r2`` shows it). Labels sweep: against ``S``. Wall
+    exponential; its ``r2`` shows it). Labels grid: against ``S``. Wall
     time: against ``n``. Forward: converged runs only, against ``n``.
     """
     out = []

@@ -1,4 +1,4 @@
-"""The rows of the trees scaling study: population steps joined with the stored sampled runs, the forward sweep, the printed table."""
+"""The rows of the trees scaling study: population steps joined with the stored sampled runs, the forward limits study, the printed table."""
 
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ from ....paths import data_path
 from ....validation import check_choice
 from ..scaling.criteria import Criterion, _criterion, _sizes, nodes, tokens
 from ..scaling.runs import population_run
-from ..scaling.stored import STUDY, load_forward_sweep, load_stored
+from ..scaling.stored import STUDY, load_forward_limits, load_stored
 
 __all__ = ["population_rows", "sampled_rows", "scaling_rows", "trajectory_gaps", "forward_steps_vs_depth", "scaling_table"]
 
 
 def population_rows(sizes="depth", *, lr: float = 1.0, criterion: Criterion | str = Criterion(),
                     max_steps: int = 100_000) -> list[dict]:
-    """Steps to converge of the exact population recursion for each size (about 2 s for the depth sweep).
+    """Steps to converge of the exact population recursion for each size (about 2 s for the depth grid).
 
     ``sizes``: ``"depth"``, ``"labels"`` or a list of ``(m, S)`` pairs. Rows:
     ``m, S, n_nodes, tokens, population_steps`` (float, ``nan`` if not
@@ -34,8 +34,8 @@ def population_rows(sizes="depth", *, lr: float = 1.0, criterion: Criterion | st
     return rows
 
 
-def sampled_rows(stored: Mapping, sweep: str, *, criterion: Criterion | str = Criterion()) -> list[dict]:
-    """Steps to converge of the stored sampled runs of one sweep, under ``criterion`` (any threshold).
+def sampled_rows(stored: Mapping, grid: str, *, criterion: Criterion | str = Criterion()) -> list[dict]:
+    """Steps to converge of the stored sampled runs of one grid, under ``criterion`` (any threshold).
 
     Rows: ``m, S, n_nodes, tokens, sampled_steps`` (per seed, ``nan`` if
     never within the budget), ``sampled_median/min/max``, ``sampled_converged``
@@ -43,10 +43,10 @@ def sampled_rows(stored: Mapping, sweep: str, *, criterion: Criterion | str = Cr
     """
     if not isinstance(stored, Mapping) or "runs" not in stored:
         raise ValueError("stored must be the dict of load_stored() / compute() (it has no 'runs')")
-    check_choice("sweep", sweep, ("depth", "labels"))
+    check_choice("grid", grid, ("depth", "labels"))
     crit = _criterion(criterion)
     rows = []
-    for run in stored["runs"][sweep]:
+    for run in stored["runs"][grid]:
         rec = {k: np.asarray(run[k], dtype=float).T for k in ("correct_weight", "accuracy", "loss")}
         steps = crit.crossing(np.asarray(run["steps"]), rec)
         ok = steps[~np.isnan(steps)]
@@ -61,25 +61,25 @@ def sampled_rows(stored: Mapping, sweep: str, *, criterion: Criterion | str = Cr
     return rows
 
 
-def scaling_rows(sweep: str = "depth", *, sizes=None, stored: Mapping | None = None,
+def scaling_rows(grid: str = "depth", *, sizes=None, stored: Mapping | None = None,
                  criterion: Criterion | str = Criterion(), lr: float = 1.0) -> list[dict]:
-    """The chapter's table of one sweep: population steps (live) joined with the stored sampled runs.
+    """The chapter's table of one grid: population steps (live) joined with the stored sampled runs.
 
     About 2 s for ``"depth"`` (``m = 2..6``) and 1 s for ``"labels"``
-    (``S = 15..255``). ``sizes`` optionally replaces the sweep's sizes
+    (``S = 15..255``). ``sizes`` optionally replaces the grid's sizes
     (``(m, S)`` pairs); ``stored=None`` reads the stored study if it exists
     (the stored study ``trees-scaling``; otherwise there are no sampled columns). Adds ``ratio`` = sampled median /
     population steps where both exist.
     """
-    check_choice("sweep", sweep, ("depth", "labels"))
+    check_choice("grid", grid, ("depth", "labels"))
     crit = _criterion(criterion)
     if stored is None and data_path(STUDY.stored).exists():
         stored = load_stored()
-    rows = population_rows(sweep if sizes is None else sizes, lr=lr, criterion=crit)
+    rows = population_rows(grid if sizes is None else sizes, lr=lr, criterion=crit)
     if stored is not None:
         if stored.get("lr") != lr:
             raise ValueError(f"the stored sampled runs use lr={stored.get('lr')}; pass lr={stored.get('lr')} or stored=None")
-        by_size = {(r["m"], r["S"]): r for r in sampled_rows(stored, sweep, criterion=crit)}
+        by_size = {(r["m"], r["S"]): r for r in sampled_rows(stored, grid, criterion=crit)}
         for row in rows:
             extra = by_size.get((row["m"], row["S"]))
             if extra is not None:
@@ -88,8 +88,8 @@ def scaling_rows(sweep: str = "depth", *, sizes=None, stored: Mapping | None = N
     return rows
 
 
-def trajectory_gaps(stored: Mapping, sweep: str = "depth") -> list[dict]:
-    """How closely the stored SGD runs follow the population recursion along the whole run (about 1 s per sweep).
+def trajectory_gaps(stored: Mapping, grid: str = "depth") -> list[dict]:
+    """How closely the stored SGD runs follow the population recursion along the whole run (about 1 s per grid).
 
     For each stored size, the population recursion is run to the stored budget
     and compared at the recorded steps: ``max_weight_gap`` is the largest
@@ -100,9 +100,9 @@ def trajectory_gaps(stored: Mapping, sweep: str = "depth") -> list[dict]:
     """
     if not isinstance(stored, Mapping) or "runs" not in stored:
         raise ValueError("stored must be the dict of load_stored() / compute() (it has no 'runs')")
-    check_choice("sweep", sweep, ("depth", "labels"))
+    check_choice("grid", grid, ("depth", "labels"))
     rows = []
-    for run in stored["runs"][sweep]:
+    for run in stored["runs"][grid]:
         pop = population_run(run["m"], run["S"], lr=stored["lr"], max_steps=run["budget"])
         steps = np.asarray(run["steps"])
         sampled = np.asarray(run["correct_weight"], dtype=float)  # (seeds, T)
@@ -116,7 +116,7 @@ def trajectory_gaps(stored: Mapping, sweep: str = "depth") -> list[dict]:
 
 
 def forward_steps_vs_depth(data: Mapping | None = None, *, arch: str = "two_head") -> list[dict]:
-    """Steps to converge against depth of one architecture in the stored forward sweep (no recomputation).
+    """Steps to converge against depth of one architecture in the stored forward limits study (no recomputation).
 
     What the file holds (:mod:`onelayer.studies.trees.forward_limits`): one run per
     (architecture, depth) with seed 0, mini-batch SGD (batch 256), learning
@@ -131,7 +131,7 @@ def forward_steps_vs_depth(data: Mapping | None = None, *, arch: str = "two_head
     Parameters
     ----------
     data:
-        The loaded JSON (default: :func:`~onelayer.studies.trees.scaling.stored.load_forward_sweep`).
+        The loaded JSON (default: :func:`~onelayer.studies.trees.scaling.stored.load_forward_limits`).
     arch:
         ``"two_head"`` (default) or a full-head model ``"full1".."full4"``.
 
@@ -143,9 +143,9 @@ def forward_steps_vs_depth(data: Mapping | None = None, *, arch: str = "two_head
     if not isinstance(arch, str):
         raise TypeError(f"arch must be a string, got {type(arch).__name__}")
     if data is None:
-        data = load_forward_sweep()
+        data = load_forward_limits()
     if not isinstance(data, Mapping) or "heads_depth" not in data:
-        raise ValueError("data must be the forward sweep JSON (a dict with 'heads_depth')")
+        raise ValueError("data must be the forward limits study (a dict with 'heads_depth')")
     runs = [r for r in data["heads_depth"] if r["arch"] == arch]
     if not runs:
         names = sorted({r["arch"] for r in data["heads_depth"]})

@@ -13,7 +13,7 @@ from .. import backward_batched as backward_batched
 from ....trees.backward.dynamics import canonical_batch
 from ....trees.backward.layout import perfect_tree_batch
 from ....trees.shared.embeddings import one_hot_embeddings
-from ....trees.shared.losses import LossOptions, normalised
+from ....trees.shared.data import LossOptions, normalised
 from ..scaling.criteria import _DEFAULTS, Criterion, _check_size, _criterion, _sizes, nodes, tokens
 
 __all__ = ["population_run", "population_steps", "sampled_run", "step_times"]
@@ -213,7 +213,7 @@ def sampled_run(
 
 
 def step_times(sizes="depth", *, members: int = 8, batch_size: int = 256, steps: int = 3) -> list[dict]:
-    """Wall time per step against size (about 2 s for the depth sweep; machine-dependent, print it untested).
+    """Wall time per step against size (about 2 s for the depth grid; machine-dependent, print it untested).
 
     For each size: seconds per step of the batched trainer
     (``members`` sampled runs of ``batch_size`` trees, after one warm-up

@@ -25,11 +25,11 @@ from ...runner import Member, Study
 from ..scaling.criteria import _DEFAULTS, LABEL_DEPTH, SAMPLED_DEPTHS, SAMPLED_LABEL_SIZES, nodes
 from ..scaling.runs import population_run, sampled_run
 
-__all__ = ["Settings", "QUICK", "members", "run_member", "summarize", "STUDY", "FORWARD_SWEEP", "load_stored", "compute",
-           "load_forward_sweep"]
+__all__ = ["Settings", "QUICK", "members", "run_member", "summarize", "STUDY", "FORWARD_LIMITS", "load_stored", "compute",
+           "load_forward_limits"]
 
 #: The stored forward heads x depth runs, inside the data directory (:data:`onelayer.studies.trees.forward_limits.STORED`).
-FORWARD_SWEEP = limits.STORED
+FORWARD_LIMITS = limits.STORED
 
 
 @dataclass(frozen=True)
@@ -118,6 +118,6 @@ def compute(settings: Settings = QUICK) -> dict:
     return {**_layout(asdict(settings), records), "quick": settings == QUICK}
 
 
-def load_forward_sweep(path=None) -> dict:
+def load_forward_limits(path=None) -> dict:
     """The stored forward heads x depth runs (:func:`onelayer.studies.trees.forward_limits.load_stored`)."""
     return limits.load_stored(path)

@@ -1,4 +1,4 @@
-"""Section 5.2 of the walks paper: small random initialisation, and a sweep over the recipe's unknowns.
+"""Section 5.2 of the walks paper: small random initialisation, and a study over the recipe's unknowns.
 
 The paper's random-initialisation experiment (Figures 6, 11-13): ``K = 6``,
 ``N = 97``, ``M = 1000``, every entry of ``V`` and ``W`` drawn from
@@ -16,12 +16,12 @@ Three details are not stated, and each is an option here:
   walks. The sum is the mean with the step size multiplied by 1000 (plain GD);
 * ``lr``: the step size, in case the stated 0.01 belongs to another reduction.
 
-:func:`run_config` runs one setting and returns JSON-able curves (test accuracy,
+:func:`~onelayer.studies.walks.random_init.runs.run_config` runs one setting and returns JSON-able curves (test accuracy,
 fraction of Bayes-optimal predictions, KL, attention on the parent and on
 ``x_{N-2}``), snapshots of ``V``, the final attention profile and, at the
 steps of the authors' OpenReview table, the *weighted average token*
 ``X S`` of one example sequence with its per-coordinate variance over the
-training sequences. The study ``walks-random-init`` runs the grid; :func:`ordering_table`
+training sequences. The study ``walks-random-init`` runs the grid; :func:`~onelayer.studies.walks.random_init.readings.ordering_table`
 reduces it to "which ``p`` is learned first".
 
 The full study (3 normalisations x 6 readings x 2 walks x 20 seeds, 720 runs of
@@ -33,8 +33,8 @@ stored copy (:mod:`onelayer.studies.walks.random_init.stored`)::
 (``--quick`` writes a tiny version in seconds). Seeds 0-2 (``detail_seeds``) keep
 every curve, ``V`` and the attention profile; the other seeds keep what the rates
 need (the optimal-fraction curve, the final values, the attention peak and the
-weighted-token table). :func:`setting_rates`, :func:`learned_attention` and
-:func:`table_variances` turn the study's runs into rates over the seeds.
+weighted-token table). :func:`~onelayer.studies.walks.random_init.readings.setting_rates`, :func:`~onelayer.studies.walks.random_init.readings.learned_attention` and
+:func:`~onelayer.studies.walks.random_init.readings.table_variances` turn the study's runs into rates over the seeds.
 ``tests/test_walks_random_init.py`` recomputes stored runs and compares.
 
 The runs are separate, not batched: :func:`onelayer.studies.walks.batched.train_batched`
@@ -47,38 +47,3 @@ The KL convention is :mod:`onelayer.studies.walks.kl`'s default: negative scores
 clipped, ``tau = 1e-6`` added, ``KL(P_true || P_hat)`` averaged over the test
 walks.
 """
-
-from __future__ import annotations
-
-from .readings import (OUTCOMES, final, find_run, learned_attention, learned_step, ordering_table, setting_rates,
-                       table_distance, table_variances)
-from .runs import (AUTHORS_TABLE, PAPER, READINGS, RECORD_KEYS, SNAPSHOT_STEPS, TABLE_STEPS, RunConfig, optimal_fraction,
-                   run_config, walk_records, weighted_token_stats)
-from .stored import QUICK, STUDY, payload, run_sizes
-
-__all__ = [
-    "PAPER",
-    "READINGS",
-    "TABLE_STEPS",
-    "SNAPSHOT_STEPS",
-    "AUTHORS_TABLE",
-    "RECORD_KEYS",
-    "RunConfig",
-    "optimal_fraction",
-    "walk_records",
-    "weighted_token_stats",
-    "run_config",
-    "learned_step",
-    "OUTCOMES",
-    "final",
-    "ordering_table",
-    "setting_rates",
-    "learned_attention",
-    "table_variances",
-    "table_distance",
-    "find_run",
-    "STUDY",
-    "QUICK",
-    "payload",
-    "run_sizes",
-]

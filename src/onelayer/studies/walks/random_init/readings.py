@@ -1,4 +1,4 @@
-"""Readings of a sweep: find a run, the step at which it is learned, which ``p`` comes first, the distance to the authors' table."""
+"""Readings of a study: find a run, the step at which it is learned, which ``p`` comes first, the distance to the authors' table."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def final(run: dict, key: str) -> float:
 
 
 def find_run(data: dict, *, p: float, normalize: str, reduction: str, lr: float, seed: int = 0) -> dict:
-    """The run of a sweep with these settings (``KeyError`` if it is not there)."""
+    """The run of a study with these settings (``KeyError`` if it is not there)."""
     for r in data["runs"]:
         c = r["config"]
         if (c["p"], c["normalize"], c["reduction"], c["seed"]) == (p, normalize, reduction, seed) and np.isclose(c["lr"], lr):
@@ -111,7 +111,7 @@ def learned_attention(data: dict, *, threshold: float = 0.95, attention: float =
 
     A ``p = 1/2`` run is learned when its final optimal fraction is at least
     ``threshold``. Returns ``{"all": ..., "settings": [...]}``: over all learned
-    runs and per setting ``(normalize, reduction, lr)`` (every setting of the sweep,
+    runs and per setting ``(normalize, reduction, lr)`` (every setting of the study,
     in its order), ``n`` (learned runs), ``runs`` (all ``p = 1/2`` runs) and, when
     ``n > 0``, the rates ``"parent"`` / ``"lag2"`` of learned runs with more than
     ``attention`` of the final attention on ``x_{N-1}`` / ``x_{N-2}`` (else ``None``).

@@ -10,23 +10,23 @@ attention logit leads the others by a gap of order ``eta^2 M^2 / (epsilon^2 N^2 
 trainer :mod:`onelayer.studies.walks.batched` (all seeds of one size in one
 :func:`onelayer.training.train` with ``members=True`` call):
 
-* :func:`measure` trains every seed of each ``(N, M)`` and returns one row per
+* :func:`~onelayer.studies.walks.scaling.runs.measure` trains every seed of each ``(N, M)`` and returns one row per
   size: steps to converge under two criteria (upper median, min and max over
   seeds, and how many seeds converged), the step-2 parent log-odds, and the wall
   time of one GD step;
-* :func:`scaling_study` runs the three default grids (``N`` at ``M = 1000``,
+* :func:`~onelayer.studies.walks.scaling.runs.scaling_study` runs the three default grids (``N`` at ``M = 1000``,
   ``M`` at ``N = 97``, and along ``M = M_for(N) = ceil(N^{3/2})``);
-* :func:`critical_M` finds, for each ``N``, the smallest ``M`` at which the
+* :func:`~onelayer.studies.walks.scaling.critical.critical_M` finds, for each ``N``, the smallest ``M`` at which the
   parent is selected at step 2. The step-2 logits are *exactly*
   ``(M/2) A + (M/2)^2 B`` with ``A, B`` independent of ``M`` (the first step
   sees uniform attention whatever ``M`` is, and the positions are orthogonal
   with ``||p_i||^2 = M/2``), so two trained values of ``M`` give the logits for
   every ``M`` and the threshold is found by bisection;
-* :func:`slopes`, :func:`cost_model`, :func:`table` and :func:`onelayer.figures.walks_scaling.figure` reduce
+* :func:`~onelayer.studies.walks.scaling.summary.slopes`, :func:`~onelayer.studies.walks.scaling.summary.cost_model`, :func:`~onelayer.studies.walks.scaling.summary.table` and :func:`onelayer.figures.walks_scaling.figure` reduce
   and draw the result.
 
-Convergence criteria (options of :func:`measure`)
--------------------------------------------------
+Convergence criteria (options of :func:`~onelayer.studies.walks.scaling.runs.measure`)
+--------------------------------------------------------------------------------------
 ``T_parent`` is the first step at which the mean attention on the direct parent
 ``x_{N-1}`` over held-out test walks reaches ``parent_threshold = 0.99``;
 ``T_optimal`` is the first step at which every test prediction is
@@ -37,13 +37,13 @@ conclusion, reached one step later once ``V`` has caught up with the attention;
 both are exact, noise-free readings of the state (no sampled labels enter).
 A threshold of 0.99 asks for step-2 log-odds of ``log(0.99 (N - 1) / 0.01)``,
 logarithmic in ``N``, whereas the theorem's leakage ``e^{-Omega(N)}`` asks for
-log-odds linear in ``N``; :func:`critical_M` computes the threshold ``M`` for
+log-odds linear in ``N``; :func:`~onelayer.studies.walks.scaling.critical.critical_M` computes the threshold ``M`` for
 both readings.
 
 Defaults: ``K = 6`` (the paper's), ``p = 0.7``, 1000 training walks per seed
 (the paper's), zero initialisation, ``eta = 1``, log-loss with
 ``epsilon = 0.1``, sinusoidal positions; six data seeds, 500 test walks and
-10 GD steps per size in the live functions (:data:`DEFAULTS`), 16 seeds, 1000
+10 GD steps per size in the live functions (:data:`~onelayer.studies.walks.scaling.runs.DEFAULTS`), 16 seeds, 1000
 test walks and 16 steps in the stored study. ``p = 0.7`` rather than the
 paper's ``0.5``: at ``p = 0.7`` the Bayes-optimal prediction is unique (the
 clockwise neighbour), so ``T_optimal`` cannot be met by predicting the other
@@ -68,7 +68,7 @@ seeds, ``p = 0.7``; ``p = 0.5`` agrees except where noted):
   noise of the 1000 training walks decides which lag the attention locks onto
   (at ``N = 385, M = 1000`` half of the seeds fail, 1 of 16 with 4000 walks;
   at ``p = 0.5`` failures are more frequent, e.g. 9 of 16 at ``N = 97, M = 100``).
-* :func:`critical_M`: with 4000 walks the smallest ``M`` that selects the parent
+* :func:`~onelayer.studies.walks.scaling.critical.critical_M`: with 4000 walks the smallest ``M`` that selects the parent
   at step 2 grows like ``N^{1.05}`` for attention ``>= 0.99`` (a ``log N``
   demand) and like ``N^{1.51}`` for log-odds ``>= N/4`` (leakage
   ``e^{-Omega(N)}``, the theorem's), with ``M_crit / N^{3/2}`` between 1.14 and
@@ -78,47 +78,13 @@ seeds, ``p = 0.7``; ``p = 0.5`` agrees except where noted):
   attention entry and member on this machine) plus a fixed cost (about
   0.4 ms per member and step); the ``M N`` products with the positions cost
   under 2 ns per entry, so the time barely depends on ``M`` in these grids
-  (:func:`cost_model`).
+  (:func:`~onelayer.studies.walks.scaling.summary.cost_model`).
 
-The heavier grids are stored; regenerate them with::
+The heavier grids are the stored study ``walks-scaling`` (:mod:`~onelayer.studies.walks.scaling.stored`);
+regenerate them with::
 
-    OMP_NUM_THREADS=1 .venv/bin/python -m onelayer.studies.walks.scaling --out book/walks/data/scaling.json
+    .venv/bin/python -m onelayer study walks-scaling --jobs 2
 
 (``--quick`` writes a small version in seconds). ``tests/test_walks_scaling.py``
 recomputes one stored point and compares.
 """
-
-from __future__ import annotations
-
-from .critical import critical_M, step2_logit_parts
-from .runs import (AXES, CRITICAL_CRITERIA, CRITICAL_N, CURVE_N, DEFAULTS, M_FIXED, M_GRID, N_FIXED, N_GRID, default_sizes,
-                   measure, scaling_study)
-from .stored import KIND, STORED, load, main, save, stored_study
-from .summary import cost_model, critical_table, slopes, table
-
-__all__ = [
-    "DEFAULTS",
-    "N_GRID",
-    "M_GRID",
-    "CURVE_N",
-    "CRITICAL_N",
-    "M_FIXED",
-    "N_FIXED",
-    "AXES",
-    "STORED",
-    "KIND",
-    "CRITICAL_CRITERIA",
-    "measure",
-    "default_sizes",
-    "scaling_study",
-    "critical_M",
-    "step2_logit_parts",
-    "slopes",
-    "cost_model",
-    "table",
-    "critical_table",
-    "stored_study",
-    "save",
-    "load",
-    "main",
-]

@@ -32,19 +32,19 @@ DEFAULTS = {
     "parent_threshold": 0.99,
     "optimal_tol": OPTIMAL_TOL,
 }
-#: ``M`` of the sweep over ``N``.
+#: ``M`` of the grid over ``N``.
 M_FIXED = 1000
-#: ``N`` of the sweep over ``M`` (the paper's).
+#: ``N`` of the grid over ``M`` (the paper's).
 N_FIXED = 97
-#: Sequence lengths of the sweep over ``N`` at ``M = M_FIXED`` (``N - 1`` a multiple of 12).
+#: Sequence lengths of the grid over ``N`` at ``M = M_FIXED`` (``N - 1`` a multiple of 12).
 N_GRID = (13, 25, 49, 97, 193)
-#: Positional dimensions of the sweep over ``M`` at ``N = N_FIXED`` (sinusoidal positions need ``M > N``).
+#: Positional dimensions of the grid over ``M`` at ``N = N_FIXED`` (sinusoidal positions need ``M > N``).
 M_GRID = (100, 141, 200, 283, 400, 566, 800, 1600, 3200)
-#: Sequence lengths of the sweep along ``M = M_for(N) = ceil(N^{3/2})``.
+#: Sequence lengths of the grid along ``M = M_for(N) = ceil(N^{3/2})``.
 CURVE_N = (13, 25, 49, 97, 193)
 #: Sequence lengths of :func:`~onelayer.studies.walks.scaling.critical.critical_M`.
 CRITICAL_N = (13, 25, 49, 97, 193)
-#: The three sweeps of :func:`scaling_study`: the size that varies.
+#: The three grids of :func:`scaling_study`: the size that varies.
 AXES = ("N", "M", "curve")
 #: Criteria of :func:`~onelayer.studies.walks.scaling.critical.critical_M`.
 CRITICAL_CRITERIA = ("attention", "log_odds")
@@ -207,7 +207,7 @@ def measure(sizes, *, K: int = 6, p: float = 0.7, seeds=DEFAULTS["seeds"], n_tra
 
 
 def default_sizes(axis: str, *, quick: bool = False) -> list[tuple[int, int]]:
-    """The ``(N, M)`` grid of one sweep: ``"N"`` (``M = M_FIXED``), ``"M"`` (``N = N_FIXED``) or ``"curve"``."""
+    """The ``(N, M)`` grid of one axis: ``"N"`` (``M = M_FIXED``), ``"M"`` (``N = N_FIXED``) or ``"curve"``."""
     check_choice("axis", axis, AXES)
     if axis == "N":
         Ns = N_GRID[:3] if quick else N_GRID
@@ -220,9 +220,9 @@ def default_sizes(axis: str, *, quick: bool = False) -> list[tuple[int, int]]:
 
 
 def scaling_study(*, quick: bool = False, axes=AXES, **options) -> dict[str, list[dict]]:
-    """The three default sweeps (rows of :func:`measure` per axis).
+    """The three default grids (rows of :func:`measure` per axis).
 
-    ``quick=True`` uses three sizes per sweep and three seeds (seconds, for
+    ``quick=True`` uses three sizes per grid and three seeds (seconds, for
     tests). ``options`` are passed to :func:`measure`. About 6 s on one core of
     the book's machine with the defaults.
     """

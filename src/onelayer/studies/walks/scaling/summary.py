@@ -20,7 +20,7 @@ def slopes(study: dict, critical=None) -> dict[str, dict]:
     ``log_odds2`` and ``seconds_per_step``; values ``{"slope", "prefactor",
     "r2", "n"}`` (``n`` = number of sizes used; sizes whose value is ``nan``
     are left out; a fit needs two). ``"T_parent vs M (slow)"`` fits only the
-    sizes whose ``T_parent`` exceeds the smallest value of the sweep, plus the
+    sizes whose ``T_parent`` exceeds the smallest value of the grid, plus the
     first size that reaches it.
     """
     out = {}

@@ -13,7 +13,7 @@ from ....walks import ring
 from ....walks.data import TokenData
 from ..first_steps import column_max_offsets
 
-from ..random_init import optimal_fraction
+from ..random_init.runs import optimal_fraction
 from ..inputs import walk_model
 
 

@@ -7,7 +7,7 @@ import numpy as np
 from ....validation import check_float, check_int
 from ....walks import ring, theory
 
-from ..random_init import optimal_fraction
+from ..random_init.runs import optimal_fraction
 from ..experiment import setup_experiment
 from ..inputs import walk_model
 

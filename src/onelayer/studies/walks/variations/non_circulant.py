@@ -14,7 +14,7 @@ from ....validation import check_float, check_int
 from ....walks import prediction, ring, theory
 from ....walks.data import TokenData
 
-from ..random_init import optimal_fraction
+from ..random_init.runs import optimal_fraction
 from ..inputs import walk_model
 
 

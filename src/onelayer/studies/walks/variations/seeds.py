@@ -29,7 +29,7 @@ from ....walks import prediction, ring, theory
 from ..batched import BatchedData, forward_pass, train_batched, walk_batched_data
 from ....walks.data import TokenData
 from ....walks.model import WalkTransformer
-from ..random_init import optimal_fraction
+from ..random_init.runs import optimal_fraction
 from .lag import lag_walks
 from ..inputs import walk_model
 from ...runner import Member, Study
@@ -142,7 +142,7 @@ def lag_seeds(ps=(0.7, 0.5), *, lag: int = 2, seeds=tuple(range(20)), steps: int
 
 @dataclass(frozen=True)
 class Settings:
-    """The study's settings (the old sweep's defaults): walk parameters and GD steps of each experiment, seeds per
+    """The study's settings (the first script's defaults): walk parameters and GD steps of each experiment, seeds per
     ``p`` (a block trained together), and the chain, model and sample sizes."""
 
     scale_ps: tuple[float, ...] = (0.5, 0.7)
@@ -164,7 +164,7 @@ QUICK = Settings(scale_ps=(0.7,), scale_steps=12, lag_ps=(0.7,), lag_steps=4, se
 
 
 def members(settings: Settings) -> list[Member]:
-    """One member per experiment and walk parameter: the block of seeds ``0 .. seeds - 1`` that the old sweep trained
+    """One member per experiment and walk parameter: the block of seeds ``0 .. seeds - 1`` that the first script trained
     together (a batch; training the seeds one by one moves the last bits), e.g. ``lag-p0.700``, ``scale-p0.500``."""
     return ([Member(f"scale-p{p:.3f}", {"experiment": "scale", "p": p}, cost=2.0 * settings.scale_steps)
              for p in settings.scale_ps]
