@@ -185,12 +185,13 @@ def test_quick_study_from_a_temporary_directory_writes_into_the_data_dir(tmp_pat
 
 
 def test_findings_writes_and_checks_the_stored_rows(tmp_path, monkeypatch, capsys):
-    from onelayer import findings
+    from onelayer import claims, findings
     from onelayer.paths import ENV_VAR
 
     monkeypatch.setenv(ENV_VAR, str(tmp_path))  # restored afterwards (--data-dir sets the variable for the process)
     rows = [{**{k: "x" for k in findings.KEYS}, "doc": "walks/ring"}]
     monkeypatch.setattr(findings, "collect", lambda part=None: [dict(r) for r in rows])
+    monkeypatch.setattr(claims, "write_grids", lambda: str(tmp_path / claims.GRIDS))  # the rows here are no claims
     assert cli.main(["--data-dir", str(tmp_path), "findings"]) == 0
     assert (tmp_path / findings.STORED).exists() and findings.load(path=tmp_path / findings.STORED) == rows
     assert cli.main(["--data-dir", str(tmp_path), "findings", "--check"]) == 0

@@ -1,38 +1,12 @@
-"""onelayer.findings: every chapter's verdict rows, stored for the Findings page, and rendered as an HTML table."""
+"""onelayer.findings: every chapter's verdict rows, collected and stored for the Findings page (onelayer.claims renders them)."""
 
 from __future__ import annotations
 
-import html.parser
 import os
 
 import pytest
 
 from onelayer import findings, registry
-
-
-class _Cells(html.parser.HTMLParser):
-    """The text of every table cell, row by row, and every link target."""
-
-    def __init__(self):
-        super().__init__()
-        self.rows, self.links, self._cell = [], [], None
-
-    def handle_starttag(self, tag, attrs):
-        if tag == "tr":
-            self.rows.append([])
-        elif tag in ("td", "th"):
-            self._cell = ""
-        elif tag == "a":
-            self.links.append(dict(attrs)["href"])
-
-    def handle_endtag(self, tag):
-        if tag in ("td", "th"):
-            self.rows[-1].append(self._cell)
-            self._cell = None
-
-    def handle_data(self, data):
-        if self._cell is not None:
-            self._cell += data
 
 
 @pytest.fixture(scope="module")
@@ -74,27 +48,7 @@ def test_part_filter_keeps_only_that_part():
         findings.collect("forest")
 
 
-def test_html_table_escapes_text_and_links_relative_to_the_page():
-    rows = [{"claim": "||V|| < 1 | a pipe", "source": "[paper]", "reading": "-", "settings": "K = 6",
-             "measurement": "3/4 = 0.750 [0.301, 0.954]", "verdict": "fails", "chapter": "theorem31",
-             "doc": "walks/theorem31"}]
-    parser = _Cells()
-    parser.feed(findings.html_table(rows, page="walks/index", titles=False))
-    assert parser.rows[0] == [h for _, h in findings.COLUMNS]
-    assert parser.rows[1][0] == "||V|| < 1 | a pipe"  # the text survives escaping, pipes and all
-    assert parser.rows[1][3] == "3/4 = 0.750 [0.301, 0.954]K = 6"
-    assert parser.links == ["theorem31.html"]
-    parser = _Cells()
-    parser.feed(findings.html_table(rows, page="findings", titles=False))
-    assert parser.links == ["walks/theorem31.html"]
-    assert "<script" not in findings.html_table([{**rows[0], "claim": "<script>x</script>"}], titles=False)
-
-
 def test_bad_arguments_are_named():
-    with pytest.raises(ValueError, match="page"):
-        findings.html_table([], page="/abs")
-    with pytest.raises(ValueError, match="doc"):
-        findings.html_table([{k: "x" for k in findings.KEYS}])
     with pytest.raises(ValueError, match="module"):
         findings.chapter_doc("onelayer.walks.ring")
     with pytest.raises(TypeError, match="module"):
@@ -119,37 +73,12 @@ def test_row_ids_are_stable_and_unique_within_a_chapter():
         findings.row_ids([{"claim": "x"}])
 
 
-@pytest.mark.parametrize("verdict, expected", [
-    ("holds", "holds"), ("holds exactly", "holds"), ("agrees: one full head stalls, two heads converge", "holds"),
-    ("confirmed, with fewer walks than the transformer needs", "holds"), ("by symmetry", "holds"),
-    ("fails: at every norm tried", "fails"), ("disagrees: one full head converges", "fails"),
-    ("not reproduced under any reading tried", "fails"), ("false as stated for p = 0.5: a fitted V", "fails"),
-    ("partly: some runs", "partly"), ("depends on the norm: both", "partly"),
-    ("holds on the population only; on a sample the rows differ", "partly"),
-    ("Task 1 fails in every run (0/40); Task 2 holds in every run (40/40)", "partly"),
-    ("bounded holds, but the two phases are not distinguished: h2", "partly"),
-    ("undecided: one full head stalls, and so do two heads", "undecided"),
-    ("the remainder grows (bounded would be slope 0)", None),
-])
-def test_verdict_class_reads_the_headline(verdict, expected):
-    assert findings.verdict_class(verdict) == expected
+def test_every_stored_row_carries_its_class():
+    from onelayer import claims
 
-
-def test_stored_verdicts_mostly_have_a_class():
-    vague = [r["id"] for r in findings.load() if findings.verdict_class(r["verdict"]) is None]
-    # Rows whose verdict names no class cannot be repeated on the landing page; at present two (walks/theorem31).
-    assert len(vague) <= 2, f"verdicts that state neither holds, fails, partly nor undecided: {vague}"
-
-
-def test_sentence_verdicts_read_negations():
-    assert findings.sentence_verdicts("our runs do not reproduce the ordering") == {"fails"}
-    assert findings.sentence_verdicts("which disagrees with the ablation; which agrees with it") == {"fails", "holds"}
-    assert findings.sentence_verdicts("Theorem 4.1 holds exactly") == {"holds"}
-    assert findings.sentence_verdicts("the value maps are fixed by role") == set()
-    with pytest.raises(TypeError, match="sentence"):
-        findings.sentence_verdicts(3)
-    with pytest.raises(TypeError, match="verdict"):
-        findings.verdict_class(None)
+    rows = findings.load()
+    assert all(r.get("class") in claims.CLASSES for r in rows), \
+        [r["id"] for r in rows if r.get("class") not in claims.CLASSES]
 
 
 def test_theorem_map_reads_the_chapters_blocks():
@@ -177,5 +106,5 @@ def test_findings_page_shows_the_current_theorem_map():
     cells = json.loads(data_path("findings.ipynb").read_text())["cells"]
     shown = ["".join(o["data"]["text/markdown"]) for c in cells if c["cell_type"] == "code"
              for o in c.get("outputs", []) if "text/markdown" in o.get("data", {})]
-    assert shown == [findings.theorem_map_markdown(findings.theorem_map())], \
+    assert shown and shown[-1] == findings.theorem_map_markdown(findings.theorem_map()), \
         "book/findings.ipynb shows a stale theorem map: re-execute it (tools/execute.py book/findings.ipynb)"

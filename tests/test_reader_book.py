@@ -40,8 +40,8 @@ HIDING_TAGS = {"remove-input", "remove-cell", "hide-input", "hide-cell"}
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 #: Mentions of files the readers do not have.
 PRIVATE_FILES = re.compile(r"\bthe spec\b|\bour spec\b|\btrees\.md\b|\bwalks\.md\b", re.I)
-#: HTML table classes a reader may meet: onelayer.tables.Table and onelayer.findings.html_table.
-TABLE_CLASSES = {"onelayer-table", "onelayer-findings"}
+#: HTML table classes a reader may meet: onelayer.tables.Table and the verdict grids of onelayer.claims.grid_html.
+TABLE_CLASSES = {"onelayer-table", "onelayer-verdict-grid"}
 
 
 @cache

@@ -1,20 +1,15 @@
-"""The landing page and the parts' introductions state no verdict that the findings table contradicts.
+"""The landing page and the parts' introductions name the claims whose verdicts they repeat, and those claims exist.
 
-A sentence on those pages that states a verdict names the findings row it repeats with an HTML comment right after
-it (invisible in the book)::
+A sentence on those pages that repeats a verdict names the claim (or one reading of it) with an HTML comment right
+after it (invisible in the book)::
 
     In our runs Theorem 4.1 holds exactly. <!-- finding: walks/theorem41:theorem-4-1-for-p-1 -->
 
-(several rows: ``<!-- finding: ID, ID -->``; the ids are ``onelayer.findings.row_ids``, stored with each row as ``id``
-in ``book/data/findings.json``). The test fails
-
-* when a marked sentence's verdict words (holds, fails, disagrees, partly, undecided...:
-  ``onelayer.findings.sentence_verdicts``) are not the verdict classes of the rows it names
-  (``onelayer.findings.verdict_class``),
-* when a marker names a row that does not exist, and
-* when a sentence without a marker uses a verdict word (:data:`UNMARKED_WORDS`).
-
-It also checks that the landing page tells offline readers how to get search snippets.
+(several: ``<!-- finding: ID, ID -->``; the ids are a claim's ``onelayer.claims.Claim.id`` or a reading's
+``Reading.id``, both stable ids of ``book/data/findings.json``). The verdict words themselves are no longer read back
+from the prose: the pages show each verdict as :mod:`onelayer.claims` renders it (the grids), and this test fails
+when a marker names a claim that does not exist. It also checks that the landing page tells offline readers how to
+get search snippets.
 """
 
 from __future__ import annotations
@@ -25,14 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from onelayer import findings
+from onelayer import claims, findings
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The pages whose verdicts must agree with the findings table: the landing page and the parts' introductions.
 PAGES = ("book/index.md", "book/walks/index.ipynb", "book/trees/index.ipynb", "book/trees/forward_index.ipynb")
-#: A verdict stated without a marker (the verdict words of the issue, and their forms).
-UNMARKED_WORDS = re.compile(r"\b(?:reproduc(?:e|es|ed|ing)|hold|holds|fail|fails|failed|disagree[sd]?|"
-                            r"confirm(?:s|ed)?|contradict(?:s|ed)?|partly|undecided)\b", re.I)
 MARKER = re.compile(r"<!--\s*finding:\s*(?P<ids>[^>]*?)\s*-->")
 _PLACEHOLDER = "\x00{}\x00"
 
@@ -77,38 +69,36 @@ def sentences(text: str) -> list[tuple[str, list[str]]]:
     return out
 
 
-def claim_offenders(page: str, rows: list[dict], root: Path = ROOT) -> list[str]:
-    by_id = dict(zip(findings.row_ids(rows), rows))
+def known_ids(found: list) -> set[str]:
+    """Every id a marker may name: each claim's and each of its readings'."""
+    return {c.id for c in found} | {r.id for c in found for r in c.readings}
+
+
+def marker_offenders(page: str, found: list, root: Path = ROOT) -> list[str]:
+    """The markers of ``page`` that name no claim or reading of ``found``."""
+    known = known_ids(found)
     out = []
     for sentence, ids in sentences(page_text(page, root)):
-        short = sentence if len(sentence) < 160 else sentence[:157] + "..."
-        if not ids:
-            words = sorted({w.lower() for w in UNMARKED_WORDS.findall(sentence)})
-            if words:
-                out.append(f"{page}: states a verdict ({', '.join(words)}) without naming its findings row "
-                           f"(<!-- finding: ID -->): {short!r}")
-            continue
-        unknown = [i for i in ids if i not in by_id]
+        unknown = [i for i in ids if i not in known]
         if unknown:
-            out.append(f"{page}: names findings rows that do not exist: {unknown}: {short!r}")
-            continue
-        expected = {findings.verdict_class(by_id[i]["verdict"]) for i in ids}
-        if None in expected:
-            vague = [i for i in ids if findings.verdict_class(by_id[i]["verdict"]) is None]
-            out.append(f"{page}: names rows whose verdict states no class (holds/fails/partly/undecided): {vague}")
-            continue
-        stated = findings.sentence_verdicts(sentence)
-        if stated and stated != expected:
-            out.append(f"{page}: the sentence says {sorted(stated)}, its findings rows say {sorted(expected)} "
-                       f"({', '.join(ids)}): {short!r}")
+            short = sentence if len(sentence) < 160 else sentence[:157] + "..."
+            out.append(f"{page}: names claims that do not exist: {unknown}: {short!r}")
     return out
 
 
 @pytest.mark.parametrize("page", PAGES)
-def test_page_states_only_the_verdicts_of_the_findings(page):
-    offenders = claim_offenders(page, findings.load())
-    assert not offenders, f"{len(offenders)} sentences of {page} disagree with or do not name the findings:\n" + \
-        "\n".join(offenders)
+def test_page_names_only_existing_claims(page):
+    offenders = marker_offenders(page, claims.load())
+    assert not offenders, f"{len(offenders)} markers of {page} name no claim:\n" + "\n".join(offenders)
+
+
+def test_every_claim_has_its_anchor_in_its_chapter():
+    """Each claim's label (``(claim-<slug>)=``, the target of the grids' links) sits in its chapter's markdown."""
+    missing = []
+    for c in claims.load():
+        if f"({claims.anchor(c.id)})=" not in page_text(f"book/{c.doc}.ipynb"):
+            missing.append(f"{c.id}: no ({claims.anchor(c.id)})= in book/{c.doc}.ipynb (tools/claim_labels.py)")
+    assert not missing, "\n".join(missing)
 
 
 def test_stored_rows_carry_their_ids():
@@ -125,27 +115,10 @@ def test_landing_page_says_how_to_search_offline():
 
 # --- the check itself -------------------------------------------------------------------------------------------------
 
-ROWS = [{"doc": "walks/x", "claim": "Theorem 9 holds", "verdict": "holds exactly"},
-        {"doc": "walks/x", "claim": "Figure 2 appears", "verdict": "not reproduced under any reading"},
-        {"doc": "walks/x", "claim": "Figure 2 appears", "verdict": "partly: in some runs"}]
-
-
-def _offenders(tmp_path, text):
-    (tmp_path / "book").mkdir(exist_ok=True)
-    (tmp_path / "book" / "index.md").write_text(text)
-    return claim_offenders("book/index.md", ROWS, root=tmp_path)
-
-
-def test_claim_check_catches_what_it_should(tmp_path):
-    ok = ("# Title\n\nTheorem 9 holds in our runs. <!-- finding: walks/x:theorem-9-holds -->\n"
-          "Figure 2 is not reproduced <!-- finding: walks/x:figure-2-appears --> and we say why.\n\n"
-          "* Figure 2 appears partly. <!-- finding: walks/x:figure-2-appears-2 -->\n\n"
-          "```bash\nmake test  # fails when a cell fails\n```\n\nA plain sentence about $x$ and a table:\n\n| a | b |\n|---|---|\n| 1 | 2 |\n")
-    assert _offenders(tmp_path, ok) == []
-    bad = ("Theorem 9 fails. <!-- finding: walks/x:theorem-9-holds -->\n"
-           "Figure 2 holds. <!-- finding: walks/x:nothing -->\nOur runs confirm the paper.\n")
-    found = _offenders(tmp_path, bad)
-    assert len(found) == 3
-    assert "says ['fails']" in found[0] and "do not exist" in found[1] and "confirm" in found[2]
-    assert findings.sentence_verdicts("our runs do not reproduce it") == {"fails"}
-    assert findings.verdict_class("Task 1 fails in every run; Task 2 holds") == "partly"
+def test_marker_check_catches_unknown_ids(tmp_path):
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "index.md").write_text(
+        "# Title\n\nTheorem 4.1 holds exactly. <!-- finding: walks/theorem41:theorem-4-1-for-p-1 -->\n"
+        "Figure 2 holds. <!-- finding: walks/x:nothing -->\n")
+    found = marker_offenders("book/index.md", claims.load(), root=tmp_path)
+    assert len(found) == 1 and "walks/x:nothing" in found[0]

@@ -61,7 +61,7 @@ def test_a_stored_seeded_member_recomputes():
     row = stored["m2-full2-s001"]["result"]
     assert (row["arch"], row["m"], row["seed"]) == ("full2", 2, 1)
     member = next(m for m in seeds.STUDY.member_list(seeds.STUDY.settings) if m.key == "m2-full2-s001")
-    _, fresh, _ = runner.compute(seeds.STUDY, seeds.STUDY.settings, member)
+    _, fresh, _, _ = runner.compute(seeds.STUDY, seeds.STUDY.settings, member)
     for key in ("steps_to_converge", "final_step", "test_path_accuracy", "train_path_accuracy", "profile"):
         assert fresh["result"][key] == row[key], key
     found, _ = runner.differences(stored["m2-full2-s001"], fresh, rtol=seeds.STUDY.rtol, atol=seeds.STUDY.atol)

@@ -283,6 +283,9 @@ def _findings(args) -> int:
         return 0
     path = findings.write(rows)
     print(f"{len(rows)} verdict rows -> {path}")
+    from . import claims
+
+    print(f"the landing page's verdict grids -> {claims.write_grids()}")
     return 0
 
 

@@ -2,9 +2,8 @@
 
 Each chapter module of :mod:`onelayer.chapters` defines ``verdict_rows()`` (keys :data:`KEYS`); nothing here types a
 verdict. :func:`collect` imports the chapter modules (the same walk as the figure registry), calls each one's
-``verdict_rows()`` in the book's order and adds the key ``doc`` (the chapter's document, e.g. ``walks/theorem31``);
-:func:`html_table` renders rows as an HTML table (a real table in the built book, whatever the markdown renderer),
-each row linking to the chapter that shows it.
+``verdict_rows()`` in the book's order and adds the key ``doc`` (the chapter's document, e.g. ``walks/theorem31``).
+:mod:`onelayer.claims` groups the rows into claims and renders them (the Findings page, the parts' grids).
 
 Collecting runs every chapter's deciding experiments (about a minute on one core), too long to repeat on every page
 that shows a verdict: :func:`write` stores the rows in ``book/data/findings.json`` (``python -m onelayer
@@ -12,10 +11,10 @@ findings``, or ``make findings``), the Findings page and the parts' introduction
 ``tests/test_findings.py`` collects them afresh and fails when the stored rows differ (the command to run is in the
 message).
 
-Each row has a stable ``id`` (:func:`row_ids`, ``<doc>:<slug of the claim>``) and its verdict a class (holds, fails,
-partly, undecided: :func:`verdict_class`): a sentence of the landing page or of a part's introduction that repeats a
-verdict names its row with ``<!-- finding: ID -->``, and ``tests/test_reader_claims.py`` checks that the sentence's
-verdict words (:func:`sentence_verdicts`) are the row's. :func:`theorem_map` reads the chapters' theorem and lemma
+Each row has a stable ``id`` (:func:`row_ids`, ``<doc>:<slug of the claim>``) and a verdict ``class`` that the module
+derives from its numbers (:mod:`onelayer.claims`); ``verdict`` is the module's account in words. A sentence of the
+landing page or of a part's introduction that repeats a verdict names its claim with ``<!-- finding: ID -->``, and
+``tests/test_reader_claims.py`` checks that the claim exists. :func:`theorem_map` reads the chapters' theorem and lemma
 blocks (the papers' numbers and the book's labels) for the Findings page's map.
 
 This module is book machinery: it imports chapter modules by name at call time, as the registry does; the papers'
@@ -24,10 +23,8 @@ packages never import it.
 
 from __future__ import annotations
 
-import html
 import importlib
 import json
-import posixpath
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -36,9 +33,9 @@ from .paths import REPOSITORY_DATA, data_path
 from .registry import CHAPTERS_PACKAGE, chapter_modules
 from .store import read_json, to_jsonable, write_json
 
-__all__ = ["KEYS", "COLUMNS", "STORED", "KIND", "COMMAND", "VERDICT_CLASSES", "chapter_doc", "chapter_title",
-           "book_order", "collect", "row_ids", "verdict_class", "sentence_verdicts", "write", "load", "differences",
-           "html_table", "theorem_map", "theorem_map_markdown"]
+__all__ = ["KEYS", "STORED", "KIND", "COMMAND", "chapter_doc", "chapter_title",
+           "book_order", "collect", "row_ids", "write", "load", "differences",
+           "theorem_map", "theorem_map_markdown"]
 
 #: The stored rows, inside the data directory; their kind; the command that rewrites them.
 STORED = "data/findings.json"
@@ -46,10 +43,7 @@ KIND = "onelayer-findings"
 COMMAND = "python -m onelayer findings"
 
 #: The keys of a verdict row (``verdict_rows()`` of a chapter module).
-KEYS = ("claim", "source", "reading", "settings", "measurement", "verdict", "chapter")
-#: Columns of :func:`html_table`: (row key, header). ``settings`` is folded into the measurement cell.
-COLUMNS = (("claim", "claim"), ("source", "source"), ("reading", "reading"), ("measurement", "measured"),
-           ("verdict", "verdict"), ("doc", "shown in"))
+KEYS = ("claim", "source", "reading", "settings", "measurement", "verdict", "class", "chapter")
 
 
 def chapter_doc(module: str) -> str:
@@ -138,43 +132,6 @@ def differences(stored: Sequence[Mapping], fresh: Sequence[Mapping]) -> list[str
     return out
 
 
-def _verdict_class(verdict: str) -> str:
-    word = re.sub(r"[^a-z]+", "-", verdict.lower().split(";")[0].split("(")[0].strip()).strip("-")
-    return f"verdict-{word}" if word else "verdict"
-
-
-def html_table(rows: Sequence[Mapping], *, page: str = "findings", titles: bool = True) -> str:
-    """``rows`` (with ``doc``) as an HTML table; links are relative to the document ``page`` (e.g. ``walks/index``).
-
-    Text is escaped; the settings go under the measurement in smaller type; the last column links to the chapter
-    (its title when ``titles``, else its document name). Each cell carries its column's header as ``data-label``:
-    on a narrow screen the book's CSS shows every row as a card, each cell under its header.
-    """
-    if not isinstance(page, str) or not page or page.startswith("/"):
-        raise ValueError(f"page must be a document path such as 'findings' or 'walks/index', got {page!r}")
-    here = posixpath.dirname(page) or "."
-    out = ['<table class="onelayer-findings">', "<thead><tr>"]
-    out += [f"<th>{html.escape(header)}</th>" for _, header in COLUMNS]
-    out.append("</tr></thead><tbody>")
-    for row in rows:
-        if "doc" not in row:
-            raise ValueError("every row needs its 'doc' (rows from collect())")
-        href = posixpath.relpath(row["doc"], here) + ".html"
-        label = chapter_title(row["doc"]) if titles else row["doc"]
-        cells = {
-            "claim": html.escape(str(row["claim"])),
-            "source": html.escape(str(row["source"])),
-            "reading": html.escape(str(row["reading"])),
-            "measurement": f'{html.escape(str(row["measurement"]))}<br><small>{html.escape(str(row["settings"]))}</small>',
-            "verdict": f'<span class="{_verdict_class(str(row["verdict"]))}">{html.escape(str(row["verdict"]))}</span>',
-            "doc": f'<a href="{html.escape(href)}">{html.escape(label)}</a>',
-        }
-        out.append("<tr>" + "".join(f'<td data-label="{html.escape(header)}">{cells[key]}</td>'
-                                    for key, header in COLUMNS) + "</tr>")
-    out.append("</tbody></table>")
-    return "\n".join(out)
-
-
 # --- stable row ids and verdict classes (what a page's sentence may repeat) -------------------------------------------
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -195,65 +152,6 @@ def row_ids(rows: Sequence[Mapping]) -> list[str]:
         seen[base] = seen.get(base, 0) + 1
         out.append(base if seen[base] == 1 else f"{base}-{seen[base]}")
     return out
-
-
-#: The verdict classes, most specific first, with the words that state each in a verdict cell (:func:`verdict_class`).
-VERDICT_CLASSES = {
-    "undecided": ("undecided", "not a test"),
-    "partly": ("partly", "partial", "depends", " only", "but ", "minority", "not on every", "not every"),
-    "fails": ("fails", "false", "disagree", "not reproduced", "contradict"),
-    "holds": ("holds", "agrees", "confirmed", "supported", "by symmetry", "reproduced"),
-}
-
-
-def _clause_class(clause: str) -> str | None:
-    clause = f" {clause.strip().lower()} "
-    for name, words in VERDICT_CLASSES.items():
-        if any(w in clause for w in words):
-            return name
-    return None
-
-
-def verdict_class(verdict: str) -> str | None:
-    """The class of a verdict cell: ``"holds"``, ``"fails"``, ``"partly"``, ``"undecided"``, or None if it names none.
-
-    Read from the headline (the text before the first colon), clause by clause (``;``): a qualified clause (only,
-    but, depends, minority...) is ``"partly"``, and clauses of different classes (``Task 1 fails ...; Task 2 holds``)
-    make the verdict ``"partly"``. Examples: ``"holds on the population only; ..."`` -> partly, ``"disagrees: one full
-    head converges"`` -> fails, ``"confirmed, with fewer walks ..."`` -> holds.
-    """
-    if not isinstance(verdict, str):
-        raise TypeError(f"verdict must be a str, not {type(verdict).__name__}")
-    headline = verdict.split(":", 1)[0]
-    classes = {c for c in map(_clause_class, headline.split(";")) if c is not None}
-    if not classes:
-        return None
-    return classes.pop() if len(classes) == 1 else "partly"
-
-
-#: Verdict words in a page's prose and the class each states (``not reproduced`` before ``reproduced``).
-_SENTENCE_WORDS = [
-    (re.compile(r"\b(?:not|never)\s+(?:be\s+)?reproduc(?:e|es|ed)\b|\bdo(?:es)? not reproduce\b", re.I), "fails"),
-    (re.compile(r"\b(?:fail|fails|failed|false|disagree|disagrees|disagreed|contradict|contradicts|contradicted)\b",
-                re.I), "fails"),
-    (re.compile(r"\b(?:partly|partially|partial)\b", re.I), "partly"),
-    (re.compile(r"\bundecided\b", re.I), "undecided"),
-    (re.compile(r"\b(?:hold|holds|held|agree|agrees|agreed|confirm|confirms|confirmed|reproduce|reproduces|reproduced)\b",
-                re.I), "holds"),
-]
-
-
-def sentence_verdicts(sentence: str) -> set[str]:
-    """The verdict classes a sentence of prose states by its verdict words (holds, fails, disagrees, reproduces,
-    partly, undecided...); empty when it states none. ``does not reproduce`` counts as fails, not holds."""
-    if not isinstance(sentence, str):
-        raise TypeError(f"sentence must be a str, not {type(sentence).__name__}")
-    found, rest = set(), sentence
-    for pattern, name in _SENTENCE_WORDS:
-        if pattern.search(rest):
-            found.add(name)
-            rest = pattern.sub(" ", rest)
-    return found
 
 
 # --- the theorem map: the papers' numbered results and the book's blocks that state them ------------------------------

@@ -9,7 +9,7 @@ import pytest
 from onelayer.chapters import scaling as chapter
 from onelayer.studies.trees.scaling import runs as ts_runs
 
-KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "chapter"}
+KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "class", "chapter"}
 
 
 def test_critical_m_table_and_slopes_follow_the_rows():

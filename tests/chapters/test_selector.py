@@ -49,7 +49,7 @@ def test_player_and_its_numbers_show_the_same_scales():
 
 def test_verdict_row_holds_and_fails_when_the_bound_is_broken(monkeypatch):
     (row,) = selector.verdict_rows()
-    assert set(row) == {"claim", "source", "reading", "settings", "measurement", "verdict", "chapter"}
+    assert set(row) == {"claim", "source", "reading", "settings", "measurement", "verdict", "class", "chapter"}
     assert row["verdict"] == "holds" and row["chapter"] == "selector" and row["source"] == "[ours]"
     # a bound half as large is violated where the others tie: the verdict must say so
     real = attention.selection_bound

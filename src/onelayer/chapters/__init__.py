@@ -8,8 +8,10 @@
   command line can make is registered (:func:`onelayer.registry.register`) and returns ``(figure or None,
   numbers)``, so that the notebook, ``python -m onelayer make NAME`` and the stored numbers in
   ``book/numbers/`` come from one definition;
-* ``verdict_rows()``: the chapter's verdicts, one row per claim (``claim``, ``source``, ``reading``,
-  ``settings``, ``measurement``, ``verdict``, ``chapter``).
+* ``verdict_rows()``: the chapter's verdicts, one row per claim and reading (``claim``, ``source``, ``reading``,
+  ``settings``, ``measurement``, ``verdict``, ``class``, ``chapter``); ``class`` is derived from the numbers
+  (:func:`onelayer.claims.rate_class`, :func:`~onelayer.claims.exact_class`, :func:`~onelayer.claims.combine`),
+  and :mod:`onelayer.claims` groups the rows into claims and renders them.
 
 The layering (checked by ``tests/test_layering.py``): the papers' packages (:mod:`onelayer.walks`,
 :mod:`onelayer.trees`) and the shared core never import ``onelayer.chapters``; a chapter module imports no other

@@ -17,6 +17,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..figures import walks_scaling as walk_scaling_figures
+from ..claims import rate_class
 from ..formatting import number_text
 from ..power_laws import fit_power_law
 from ..rates import mean_interval, rate
@@ -369,24 +370,27 @@ def verdict_rows() -> list[dict]:
                         f"{ws_runs.DEFAULTS['steps']} steps: {r_ok.text()}, each at step "
                         f"{', '.join(map(str, const['run_steps']))}"
                         + (f"; never optimal: {failed_text(const['failed'])}" if const["failed"] else ""),
-         "verdict": constant_verdict(const), "chapter": chapter},
+         "verdict": constant_verdict(const), "class": rate_class(r_ok), "chapter": chapter},
         {"claim": "the step-2 log-odds of the parent scale as M^2/N^2", "source": "[ours] (a reading of the proof)",
          "reading": "the paper's model; orthogonal sinusoidal positions", "settings": f"{n_seeds} seeds per size, p=0.7",
          "measurement": f"exponents fitted seed by seed: M^{lo_M['text']} at N=97; N^{lo_N['text']} at M=1000",
-         "verdict": "holds" if _meets(lo_M, 2.0, 0.1) and _meets(lo_N, -2.0, 0.3) else "fails", "chapter": chapter},
+         "verdict": "holds" if _meets(lo_M, 2.0, 0.1) and _meets(lo_N, -2.0, 0.3) else "fails",
+         "class": "holds" if _meets(lo_M, 2.0, 0.1) and _meets(lo_N, -2.0, 0.3) else "fails", "chapter": chapter},
         {"claim": "M = N^1.5 is what the theorem's exponentially small leakage costs; 99% attention needs about M ~ N",
          "source": "[ours]", "reading": "two readings of 'the parent is selected at step 2'",
          "settings": f"N = {', '.join(map(str, ws_runs.CRITICAL_N))}, {n_seeds} seeds",
          "measurement": f"M_crit ~ N^a, a fitted seed by seed: {s.critical_labels[0]}: {crit_att['text']}; "
                         f"{s.critical_labels[1]}: {crit_lo['text']}",
          "verdict": "holds" if _meets(crit_lo, 1.5, 0.15) and crit_att["high"] < 1.3 else "fails",
+         "class": "holds" if _meets(crit_lo, 1.5, 0.15) and crit_att["high"] < 1.3 else "fails",
          "chapter": chapter},
         {"claim": "trees, backward task: steps to converge grow linearly in the number of labels S",
          "source": "[ours] (the paper states no rate)", "reading": "R-B layout (ours), population recursion",
          "settings": f"depth 3, S = {', '.join(str(r['S']) for r in runs['labels'])}",
          "measurement": f"one deterministic computation (the exact population recursion: no seed, no sample): "
                         f"fitted exponent S^{glue['t_lab_slope']}",
-         "verdict": "holds" if abs(glue["t_lab_slope"] - 1) < 0.1 else "fails", "chapter": chapter},
+         "verdict": "holds" if abs(glue["t_lab_slope"] - 1) < 0.1 else "fails",
+         "class": "holds" if abs(glue["t_lab_slope"] - 1) < 0.1 else "fails", "chapter": chapter},
         {"claim": "trees, backward task: SGD at batch 256 follows the exact population recursion",
          "source": "[ours]", "reading": "R-B layout (ours)",
          "settings": f"stored runs: 8 seeds per depth (depth {min(follows['depths'])}-{max(follows['depths'])}, "
@@ -394,5 +398,6 @@ def verdict_rows() -> list[dict]:
          "measurement": f"runs whose attention on the correct edge stays within {follows['threshold']:g} of the "
                         f"population curve at every recorded step: {follows['rate'].text()}; largest gap "
                         f"{number_text(follows['largest'], 2)}",
-         "verdict": "holds" if follows["rate"].k == follows["rate"].n else "fails", "chapter": chapter},
+         "verdict": "holds" if follows["rate"].k == follows["rate"].n else "fails",
+         "class": rate_class(follows["rate"]), "chapter": chapter},
     ]

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import attention
+from ..claims import exact_class
 from ..formatting import number_text
 from ..registry import register
 from ..scrubber import frame_numbers, scrub
@@ -169,5 +170,6 @@ def verdict_rows() -> list[dict]:
         "measurement": (f"exact check in float64 (no seed or sample): bound holds in {c['holds']}/{c['cases']} cases; where "
                         f"the others tie, the error equals the bound to a relative {number_text(c['attained'], 2)}"),
         "verdict": "holds" if c["holds"] == c["cases"] and c["attained"] <= SETTINGS.target else "fails",
+        "class": exact_class(bool(c["holds"] == c["cases"] and c["attained"] <= SETTINGS.target)),
         "chapter": "selector",
     }]

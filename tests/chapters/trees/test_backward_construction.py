@@ -8,7 +8,7 @@ import pytest
 from onelayer.chapters.trees import backward_construction as chapter
 from onelayer.trees.backward import construction, model
 
-KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "chapter"}
+KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "class", "chapter"}
 
 
 def test_lemma1_row_against_a_numpy_gram_matrix():

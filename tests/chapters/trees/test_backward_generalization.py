@@ -11,7 +11,7 @@ from onelayer.studies.trees import backward_beyond
 from onelayer.studies.trees import backward_generalization as gen
 from onelayer.trees.backward import model
 
-KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "chapter"}
+KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "class", "chapter"}
 
 
 def test_quick_run_is_trained_once_and_its_test_record_is_the_final_model():

@@ -7,7 +7,7 @@ import pytest
 
 from onelayer.chapters.trees import backward_training as chapter
 
-KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "chapter"}
+KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "class", "chapter"}
 
 
 def test_sgd_run_is_trained_once_and_follows_population_gd():

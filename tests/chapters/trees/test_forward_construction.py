@@ -9,7 +9,7 @@ import pytest
 from onelayer.chapters.trees import forward_construction as chapter
 from onelayer.trees.forward.construction import SITUATIONS
 
-KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "chapter"}
+KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "class", "chapter"}
 
 
 def test_quick_test_set_is_smaller_and_goals_are_not_the_root():

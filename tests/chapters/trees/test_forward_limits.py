@@ -10,7 +10,7 @@ from onelayer.rates import rate
 from onelayer.studies.trees import forward_beyond
 from onelayer.studies.trees import forward_limit_rates as limit_rates, forward_limits as limits, stored_study
 
-KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "chapter"}
+KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "class", "chapter"}
 
 
 def test_loss_table_puts_the_authors_rows_beside_every_stored_run():

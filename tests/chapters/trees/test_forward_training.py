@@ -12,7 +12,7 @@ from onelayer.chapters.trees import forward_training as chapter
 from onelayer.rates import rate
 from onelayer.trees.forward.dynamics import SCALAR_NAMES
 
-KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "chapter"}
+KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "class", "chapter"}
 CACHED = (chapter._training_run, chapter._paper_lr_runs)  # the caches behind training_run and paper_lr_runs
 
 

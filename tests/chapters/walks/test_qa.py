@@ -8,7 +8,7 @@ from onelayer.chapters.walks import qa as chapter
 from onelayer.studies.walks import qa
 from onelayer.walks import qa as qa_tasks
 
-KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "chapter"}
+KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "class", "chapter"}
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ from onelayer.chapters.walks import random_init as chapter
 from onelayer.rates import rate
 from onelayer.studies.walks.random_init import readings as ri_readings, runs as ri_runs, stored as ri_stored
 
-KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "chapter"}
+KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "class", "chapter"}
 
 
 @pytest.fixture(scope="module")

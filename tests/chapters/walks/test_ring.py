@@ -42,7 +42,8 @@ def test_mixing_rows_decay_for_the_odd_ring():
 def test_verdicts_hold_and_fail_when_the_claim_is_false(monkeypatch):
     rows = chapter.verdict_rows()
     assert [r["verdict"] for r in rows] == ["holds", "holds"] and all(r["chapter"] == "ring" for r in rows)
-    assert all(set(r) == {"claim", "source", "reading", "settings", "measurement", "verdict", "chapter"} for r in rows)
+    assert all(set(r) == {"claim", "source", "reading", "settings", "measurement", "verdict", "class", "chapter"}
+               for r in rows)
     # a wrong population value (p instead of max(p, 1 - p)) lies outside the simulated intervals for p < 1/2
     monkeypatch.setattr(ring, "bayes_accuracy", lambda p: p)
     assert chapter.verdict_rows()[1]["verdict"] == "fails"

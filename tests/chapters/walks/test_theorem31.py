@@ -10,7 +10,7 @@ from onelayer.chapters.walks import theorem31 as chapter
 from onelayer.studies.walks import edge, experiment, first_steps
 from onelayer.walks import ring, theory
 
-KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "chapter"}
+KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "class", "chapter"}
 
 
 @pytest.fixture(autouse=True)

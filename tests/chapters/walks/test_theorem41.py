@@ -8,7 +8,7 @@ import torch
 
 from onelayer.chapters.walks import theorem41 as chapter
 
-KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "chapter"}
+KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "class", "chapter"}
 
 
 @pytest.fixture(autouse=True)

@@ -10,7 +10,7 @@ import pytest
 from onelayer.chapters.walks import variations as chapter
 from onelayer.studies.walks import rebuttal
 
-KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "chapter"}
+KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "class", "chapter"}
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from ...plots import new_figure, plot_curves
+from ...claims import combine, exact_class, rate_class
 from ...rates import Rate, rate
 from ...registry import register
 from ...scrubber import frame_numbers, scrub
@@ -268,17 +269,19 @@ def verdict_rows() -> list[dict]:
          "measurement": f"exact check (one draw of embeddings): max |A^T B A - I| = "
                         f"{number_text(lemma['max_error_ATBA_minus_I'])} with Gram off-diagonals up to "
                         f"{number_text(lemma['max_offdiag_gram'])}",
-         "verdict": "holds" if lemma["max_error_ATBA_minus_I"] < 1e-12 else "fails"},
+         "verdict": "holds" if lemma["max_error_ATBA_minus_I"] < 1e-12 else "fails",
+         "class": exact_class(bool(lemma["max_error_ATBA_minus_I"] < 1e-12))},
         {**base, "claim": "Theorem 1: the attention of lambda B on the correct edge is e^lambda / (e^lambda + N - 1) at every query",
          "source": "[ours]", "settings": f"{trees}, lambda in {list(s.lambdas)}",
          "measurement": f"exact check against the closed form (one draw of embeddings and trees, no training): largest "
                         f"deviation {number_text(worst)} over every query",
-         "verdict": "holds" if worst < 1e-12 else "fails"},
+         "verdict": "holds" if worst < 1e-12 else "fails", "class": exact_class(bool(worst < 1e-12))},
         {**base, "claim": "Theorem 1: the loss of lambda B falls like e^(-2 lambda)",
          "source": "[ours]", "settings": f"{trees}, lambda >= {s.slope_from:g}",
          "measurement": "one draw of embeddings and trees (no training): slope of log(loss) against lambda: "
                         + ", ".join(f"{number_text(v)} ({k})" for k, v in slope.items()),
-         "verdict": "holds" if all(abs(v + 2.0) < 0.05 for v in slope.values()) else "fails"},
+         "verdict": "holds" if all(abs(v + 2.0) < 0.05 for v in slope.values()) else "fails",
+         "class": "holds" if all(abs(v + 2.0) < 0.05 for v in slope.values()) else "fails"},
         {**base, "claim": "Theorem 1: as lambda grows, greedy decoding with lambda B outputs the goal-to-root path on every tree, of any shape and depth",
          "settings": f"{trees}; {s.deep_count} trees of depth {s.deep_min_depth}-{s.deep_max_depth} over S = {s.S_big} (d = {s.d_big})",
          "measurement": f"every random tree decoded from lambda = {number_text(first_exact_lambda())} on; trees decoded "
@@ -286,5 +289,6 @@ def verdict_rows() -> list[dict]:
                         + ", ".join(f"{name} {r.text()}" for name, r in list(decoded.items())[:2])
                         + f"; at lambda = {number_text(s.deep_lambdas[-1])}: "
                         + ", ".join(f"{name} {r.text()}" for name, r in list(decoded.items())[2:]),
-         "verdict": "holds" if all(r.k == r.n for r in decoded.values()) else "fails"},
+         "verdict": "holds" if all(r.k == r.n for r in decoded.values()) else "fails",
+         "class": combine(rate_class(r) for r in decoded.values())},
     ]

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...plots import heatmap, new_figure
+from ...claims import exact_class
 from ...registry import register
 from ...scrubber import frame_numbers, scrub
 from ...seeding import numpy_rng
@@ -182,4 +183,5 @@ def verdict_rows() -> list[dict]:
                             f"path recovered {c['path']}/{n}, one edge per non-root node {c['edges']}/{n}, "
                             f"distinct labels {c['labels']}/{n}",
              "verdict": "holds" if c["path"] == c["edges"] == c["labels"] == n else "fails",
+             "class": exact_class(bool(c["path"] == c["edges"] == c["labels"] == n)),
              "chapter": "backward_data"}]

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...claims import exact_class
 from ...formatting import number_text
 from ...rates import rate
 from ...registry import register
@@ -299,6 +300,8 @@ def verdict_rows() -> list[dict]:
                          f"{number_text(worst, 2)}; head-1 target unique at every step: {unique}"),
          "verdict": ("holds" if worst < 1e-9 and unique and h1["reaching"] == h1["steps"]  # tol: O(1) logit differences
                      and h2["reaching"] == h2["steps"] else "fails"),
+         "class": ("holds" if worst < 1e-9 and unique and h1["reaching"] == h1["steps"]
+                   and h2["reaching"] == h2["steps"] else "fails"),
          "chapter": "forward_construction"},
         {"claim": "as the scale grows, the construction decodes the whole chain and the root-to-goal path of any tree, "
                   "with a squared error that decays like exp(-2c)",
@@ -309,12 +312,14 @@ def verdict_rows() -> list[dict]:
                           "at no scale") + f"; slope of log(loss) against c (c >= {number_text(s.slope_from)}, fitted on "
                          f"{sum(c >= s.slope_from for c in s.scales)} scales) {number_text(slope, 4)}"),
          "verdict": "holds" if decoded_on and abs(slope + 2) < 0.05 else "fails",  # tol: the slope is fitted on 3 points
+         "class": "holds" if decoded_on and abs(slope + 2) < 0.05 else "fails",
          "chapter": "forward_construction"},
         {"claim": "one full head with a learnable value matrix can represent the forward chain (no second head needed)",
          "source": "[ours]", "reading": "R-F layout (ours)",
          "settings": f"{trees}, one full head at (lambda, mu) = {s.large_at[:2]}",
          "measurement": f"whole path right: one full head {one_rate.text()} (two heads: {two_rate.text()})",
          "verdict": "holds" if one["paths_right"] == one["trees"] else "fails",
+         "class": exact_class(bool(one["paths_right"] == one["trees"])),  # a construction, decoded without sampling
          "chapter": "forward_construction"},
         {"claim": "our constructions need the turning token: without it they get the first forward step wrong on every tree",
          "source": "[ours]", "reading": "alternative layout without a turning token (the prompt keeps its root token)",
@@ -331,5 +336,6 @@ def verdict_rows() -> list[dict]:
                                      for r in working)),
          "verdict": ("fails: one changed entry gives a construction without the turning token"
                      if all(v.low > 0.99 for v in new.values()) else "holds on the search grid"),
+         "class": "fails" if all(v.low > 0.99 for v in new.values()) else "holds",
          "chapter": "forward_construction"},
     ]

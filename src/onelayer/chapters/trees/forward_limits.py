@@ -16,6 +16,7 @@ from pathlib import Path
 
 import torch
 
+from ...claims import combine, rate_class
 from ...formatting import number_text
 from ...rates import Rate, mean_interval, rate
 from ...registry import register
@@ -33,7 +34,8 @@ from ...trees.shared import embeddings
 __all__ = ["Settings", "SETTINGS", "stored", "trained_two_head", "test_set", "train_eval_batch", "test_decoding",
            "goal_depth_rows", "losses", "loss_table", "single_head_blocks", "direct_runs", "direct_table",
            "heads_depth", "over_seeds", "layout_sensitivity", "layout_tables", "beyond_runs", "edge_flag_stored", "edge_flag_minutes",
-           "goal_rates", "edge_flag_cells", "edge_flag_table", "value_map_check", "edge_flag_verdict", "limit_rates_stored",
+           "goal_rates", "edge_flag_cells", "edge_flag_table", "value_map_check", "edge_flag_class", "edge_flag_verdict",
+           "limit_rates_stored",
            "rate_texts", "interval_texts", "theorem8_seeds", "direct_seeds", "no_turn_seeds", "heads_runs", "heads_cell_rows", "construction_layouts",
            "heads_bins", "heads_seeds", "heads_settings", "merge_bins", "heads_joint", "REGIONS", "heads_regions",
            "heads_verdict", "heads_where", "heads_runs_below", "heads_rows", "merged_offsets", "gaussian_stored",
@@ -389,20 +391,32 @@ def value_map_check(S: int | None = None) -> list[dict]:
     return [edge_flag.value_map_residual(SETTINGS.S if S is None else S, stage) for stage in EDGE_STAGES]
 
 
-def edge_flag_verdict(cells: list[dict], edge_stage: str, reduction: str) -> str:
-    """The one-against-two verdict of one reading, from the converged rates of ``cells`` (one study part). The
-    authors' claim (one full head stalls, two heads converge) "agrees" when one full head's interval lies below 1/2
-    and some two-head model's (structured or two full heads) above it; "disagrees" when one full head's lies above
-    1/2; "undecided" otherwise, saying so when no model converges."""
+def edge_flag_class(cells: list[dict], edge_stage: str, reduction: str) -> str:
+    """The class of the authors' claim (one full head stalls, two heads converge) in one reading, from the converged
+    rates of ``cells`` (one study part): ``holds`` when one full head's interval lies below 1/2 and some two-head
+    model's (structured or two full heads) above it; ``fails`` when one full head's lies above 1/2; ``undecided``
+    otherwise."""
     by = {c["arch"]: c["converged"] for c in cells if (c["edge stage"], c["loss"]) == (edge_stage, reduction)}
     twos = [by[a] for a in ("two_head", "full2") if a in by]
     if "full1" not in by or not twos:
         raise ValueError(f"cells must hold full1 and a two-head model for ({edge_stage!r}, {reduction!r})")
     if by["full1"].low > 0.5:
-        return "disagrees: one full head converges"
+        return "fails"
     if by["full1"].high < 0.5 and any(r.low > 0.5 for r in twos):
+        return "holds"
+    return "undecided"
+
+
+def edge_flag_verdict(cells: list[dict], edge_stage: str, reduction: str) -> str:
+    """The one-against-two verdict of one reading in words (:func:`edge_flag_class`): "agrees", "disagrees" or
+    "undecided", saying so when no model converges."""
+    cls = edge_flag_class(cells, edge_stage, reduction)
+    if cls == "fails":
+        return "disagrees: one full head converges"
+    if cls == "holds":
         return "agrees: one full head stalls, two heads converge"
-    if by["full1"].high < 0.5 and all(r.high < 0.5 for r in twos):
+    by = {c["arch"]: c["converged"] for c in cells if (c["edge stage"], c["loss"]) == (edge_stage, reduction)}
+    if by["full1"].high < 0.5 and all(by[a].high < 0.5 for a in ("two_head", "full2") if a in by):
         return "undecided: one full head stalls, and so do two heads in this budget"
     return "undecided"
 
@@ -433,6 +447,7 @@ def _edge_flag_rows() -> list[dict]:
                     f"path accuracy {by[a]['path goals'].text()}" for a in ("full1", "full2", "two_head", "single_head")
                     if a in by),
                 "verdict": edge_flag_verdict(cells, stage, reduction),
+                "class": edge_flag_class(cells, stage, reduction),
                 "chapter": "forward_limits"})
     return rows
 
@@ -888,6 +903,7 @@ def heads_rows(data: dict | None = None) -> list[dict]:
                          f"heads x depth sweep (batch 256, trained to twice its convergence step) is an illustration"),
             "measurement": "; ".join(parts) + where_text,
             "verdict": verdict,
+            "class": combine(verdicts.values()),  # heads_verdict gives a class per setting
             "chapter": "forward_limits"})
     return out
 
@@ -911,6 +927,7 @@ def verdict_rows() -> list[dict]:
     full1_nt, two_nt, full1_t = nt[("full1", "no")], nt[("two_head", "no")], nt[("full1", "yes")]
     seeds_note = f"{data['settings']['seeds']} seeds trained together (batched)"
     batch_note = " (the chapter's one-seed illustrations use batch 256; the batch is 32 here)"
+    unsolved = rate(sum(r["runs solving"].n - r["runs solving"].k for r in direct), sum(r["runs solving"].n for r in direct))
     return [
         {"claim": "Theorem 8: trained on perfect binary trees, the two-head model solves any tree (any shape, depth "
                   "and goal)",
@@ -922,7 +939,7 @@ def verdict_rows() -> list[dict]:
                          f"chains {t8['chains solved'].text()}; goals pooled: path accuracy {t8['path'].text()}, chain "
                          f"accuracy (every token, flags included) {t8['chain'].text()}, goals deeper than any training "
                          f"goal {t8['deeper'].text()}"),
-         "verdict": _runs_verdict(t8["paths solved"], "paths"),
+         "verdict": _runs_verdict(t8["paths solved"], "paths"), "class": rate_class(t8["paths solved"]),
          "chapter": "forward_limits"},
         *edge_rows,
         {"claim": "without the chain of thought one layer cannot produce the forward path: the chain of thought does the "
@@ -936,9 +953,8 @@ def verdict_rows() -> list[dict]:
                                    f"trees by goal depth 1 / 2 / 3+: {r['random, depth 1'].value:.2f} / "
                                    f"{r['random, depth 2'].value:.2f} / {r['random, depth 3+'].value:.2f}" for r in direct)
                          + f"; with the chain of thought: runs solving {theorem8_seeds(data)['paths solved'].text()}"),
-         "verdict": _runs_verdict(rate(sum(r["runs solving"].n - r["runs solving"].k for r in direct),
-                                       sum(r["runs solving"].n for r in direct)),
-                                  "no run solves the perfect trees without the chain of thought"),
+         "verdict": _runs_verdict(unsolved, "no run solves the perfect trees without the chain of thought"),
+         "class": rate_class(unsolved),
          "chapter": "forward_limits"},
         *heads_rows(data),
         {"claim": "the single-head outcome does not depend on the turning token",
@@ -955,6 +971,7 @@ def verdict_rows() -> list[dict]:
                          f"{two_nt['paths solved'].text()}, final/initial loss {_interval_text(two_nt['loss ratio'])}"),
          "verdict": (_runs_verdict(full1_nt["converged"], "one full head converges without the turning token")
                      if full1_t["converged"].low > 0.5 else "undecided: one full head does not converge with it"),
+         "class": rate_class(full1_nt["converged"]) if full1_t["converged"].low > 0.5 else "undecided",
          "chapter": "forward_limits"},
         {"claim": "the forward model still solves large unseen trees with non-orthogonal (Gaussian) embeddings",
          "source": "[ours]", "reading": "R-F layout (ours), Gaussian embeddings d = S, end token at test time",
@@ -966,6 +983,7 @@ def verdict_rows() -> list[dict]:
                                    f"{gshape[k]['path accuracy'].text()}" for k in beyond.SHAPES)
                          + f"; random trees, goals 10-12 deep: {g_deep['path accuracy'].text()}"),
          "verdict": _runs_verdict(gshape["random"]["runs solving"], "the large random trees, the hardest shape"),
+         "class": rate_class(gshape["random"]["runs solving"]),
          "chapter": "forward_limits"},
     ]
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ...claims import combine, exact_class, rate_class
 from ...formatting import number_text
 from ...plots import new_figure
 from ...rates import mean_interval, rate
@@ -403,7 +404,7 @@ def verdict_rows() -> list[dict]:
                          f"illustrated run (seed 0): order {seed0['phases']['order']}, signs {seed0['signs_agree']} of "
                          f"{seed0['signs_fixed']}"),
          "verdict": "fails in every run" if holds.k == 0 else f"holds {_rate_words(holds)}",
-         "chapter": "forward_training"},
+         "class": rate_class(holds), "chapter": "forward_training"},
         {"claim": "the two heads specialize without being told to: one walks the path, the other controls the stage",
          "source": "[paper]", "reading": fixed_maps + ": which head writes what is imposed, only the attention is learned",
          "settings": over,
@@ -413,13 +414,14 @@ def verdict_rows() -> list[dict]:
                          f"{_interval_text(r['events']['head2 stage'] for r in runs)} (seed 0: "
                          f"{_step_text(seed0['events']['head1 traversal'])} and {_step_text(seed0['events']['head2 stage'])})"),
          "verdict": "fails in every run" if special.k == 0 else f"holds for the attention {_rate_words(special)}",
-         "chapter": "forward_training"},
+         "class": rate_class(special), "chapter": "forward_training"},
         {"claim": "from zero, the two heads with learned value maps stay identical",
          "source": "[ours]", "reading": "R-F layout (ours), structured logits and a trainable dense value map per head",
          "settings": "zero initialisation of every matrix",
          "measurement": ("not a measurement: heads with equal parameters receive equal gradients, so they stay equal at "
                          "every step whatever the data (two identical heads are one head with twice the value map)"),
          "verdict": "by symmetry",
+         "class": exact_class(True),  # a symmetry of the update: identical heads get identical gradients
          "chapter": "forward_training"},
     ]
     threshold, other = s.lv_thresholds[0], s.lv_thresholds[1]
@@ -454,6 +456,7 @@ def verdict_rows() -> list[dict]:
                             f"{last['stage split'].text()}; every chain right at step {last['step']}: "
                             f"{last['all chains right'].text()}"),
             "verdict": verdict,
+            "class": combine([rate_class(node_low), rate_class(last["stage split"])]),
             "chapter": "forward_training"})
     _, resc = rescaling_seeds()
     within = all(g["within_k"] == g["seeds"] for g in resc["summaries"].values())
@@ -481,5 +484,6 @@ def verdict_rows() -> list[dict]:
                             "effect, not mini-batch noise" if systematic else "")),
          "verdict": (f"holds to within {s.rescaling_tol:.0%} in every seed" if within
                      else f"fails: some seed differs by {s.rescaling_tol:.0%} or more"),
+         "class": combine(rate_class(rate(g["within_k"], g["seeds"])) for g in resc["summaries"].values()),
          "chapter": "forward_training"})
     return rows

@@ -47,6 +47,7 @@ import torch
 
 from ...jitter import jitter
 from ...plots import new_figure, plot_curves
+from ...claims import exact_class
 from ...registry import register
 from ...scrubber import frame_numbers, scrub
 from ...seeding import generator
@@ -562,4 +563,4 @@ def verdict_rows() -> list[dict]:
                          f"{mean_run.settings['steps']} SGD steps), one run (seed {mean_run.settings['seed']}): an "
                          "identity of the loss, not a rate (both runs draw the same batches, so no seed can change it)",
              "measurement": f"one run: largest difference of the head scalars over the run below 1e-12: {diff < 1e-12}",
-             "verdict": "holds" if diff < 1e-12 else "fails", "chapter": "lab"}]
+             "verdict": "holds" if diff < 1e-12 else "fails", "class": exact_class(bool(diff < 1e-12)), "chapter": "lab"}]

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...claims import combine, exact_class, rate_class
 from ...formatting import near_zero_text, number_text, rounded
 from ...rates import Rate, rate
 from ...registry import register
@@ -383,7 +384,6 @@ def seed_glue() -> dict:
             "qa_s_t1_keys_near": keys["rates"]["near_chance"].text(),
             "qa_s_t1_keys_top": "{:g} on the exact task in {} of {}".format(*max(keys["finals"].items(), key=lambda kv: kv[1]), n),
             "qa_s_t2_kq": _find(rates, 2)["rates"]["near_chance"].text(),
-            "qa_s_t2_keys": _find(rates, 2, normalize="keys")["rates"]["near_chance"].text(),
             "qa_s_t1_none": none["rates"][f"learned_{last}"].text(), "qa_s_t1_none_near": none["rates"]["near_chance"].text(),
             "qa_s_t1_none_one": none["rates"]["single_answer"].text(),
             "qa_s_t2_none": _find(rates, 2, normalize="none")["rates"]["near_chance"].text(),
@@ -398,21 +398,15 @@ def seed_glue() -> dict:
 
 
 def frozen_glue() -> dict:
-    """The frozen-attention control's rates the prose quotes (``qa_f_*``): Task 1 learned by steps 20 and 100 and
-    Task 2 near one half, attention frozen, per normalisation (``kq``, ``keys``, ``none``), and the ReLU variant."""
+    """The frozen-attention control's rates the prose quotes (``qa_f_*``), with keys and query normalised: Task 1
+    learned by steps 20 and 100, Task 2 near one half, and how the control compares with the trained runs."""
     rates = seed_rates(frozen_study())
     first, last = SETTINGS.seed_check_steps[0], SETTINGS.seed_check_steps[-1]
-    out = {}
-    for tag, normalize in (("kq", "keys_and_query"), ("keys", "keys"), ("none", "none")):
-        t1, t2 = _find(rates, 1, normalize=normalize), _find(rates, 2, normalize=normalize)
-        out.update({f"qa_f_t1_{tag}": t1["rates"][f"learned_{last}"].text(),
-                    f"qa_f_t1_{tag}_20": t1["rates"][f"learned_{first}"].text(),
-                    f"qa_f_t2_{tag}": t2["rates"]["near_chance"].text()})
-    relu1 = _find(rates, 1, hidden=SETTINGS.relu_hidden)
-    out["qa_f_relu_t1"] = relu1["rates"][f"learned_{last}"].text()
+    t1, t2 = _find(rates, 1), _find(rates, 2)
     trained = _find(seed_rates(seed_study()), 1)["rates"][f"learned_{last}"]
-    out["qa_f_t1_kq_verdict"] = attention_verdict(trained, _find(rates, 1)["rates"][f"learned_{last}"])
-    return out
+    return {"qa_f_t1_kq": t1["rates"][f"learned_{last}"].text(), "qa_f_t1_kq_20": t1["rates"][f"learned_{first}"].text(),
+            "qa_f_t2_kq": t2["rates"]["near_chance"].text(),
+            "qa_f_t1_kq_verdict": attention_verdict(trained, t1["rates"][f"learned_{last}"])}
 
 
 def share_verdict(r: Rate) -> str:
@@ -478,7 +472,7 @@ def verdict_rows() -> list[dict]:
         {"claim": "the two Task-2 questions have the same token average", "source": "[paper]", "reading": "-",
          "settings": "the exact task (both questions)",
          "measurement": f"largest difference of the two token averages: {near_zero_text(gap)}",
-         "verdict": "holds" if gap < 1e-12 else "fails", "chapter": "qa"},
+         "verdict": "holds" if gap < 1e-12 else "fails", "class": exact_class(bool(gap < 1e-12)), "chapter": "qa"},
     ]
     for normalize in qa_seeds.NORMALIZATIONS:
         r, f = _find(rates, 1, normalize=normalize), _find(frozen, 1, normalize=normalize)
@@ -490,7 +484,8 @@ def verdict_rows() -> list[dict]:
                                      + (f"; seed 0 from step {r['seed0_first_learned']}"
                                         if r["seed0_first_learned"] is not None else "")
                                      + f"; attention frozen, only V trained: {still.text()}"),
-                     "verdict": share_verdict(trained) + "; " + attention_verdict(trained, still), "chapter": "qa"})
+                     "verdict": share_verdict(trained) + "; " + attention_verdict(trained, still),
+                     "class": rate_class(trained), "chapter": "qa"})
     for normalize in qa_seeds.NORMALIZATIONS:
         r, f = _find(rates, 2, normalize=normalize), _find(frozen, 2, normalize=normalize)
         rows.append({"claim": "Task 2 stays at about 50% (Figure 7)", "source": "[paper]", "reading": r["reading"],
@@ -499,7 +494,8 @@ def verdict_rows() -> list[dict]:
                                      + (f"; from zero the two questions' outputs differ by at most "
                                         f"{near_zero_text(zero_tied)}" if normalize == "keys_and_query" else "")
                                      + f"; attention frozen, only V trained: {f['rates']['near_chance'].text()}"),
-                     "verdict": share_verdict(r["rates"]["near_chance"]), "chapter": "qa"})
+                     "verdict": share_verdict(r["rates"]["near_chance"]), "class": rate_class(r["rates"]["near_chance"]),
+                     "chapter": "qa"})
     r1, r2 = _find(rates, 1, hidden=s.relu_hidden), _find(rates, 2, hidden=s.relu_hidden)
     rows.append({"claim": "with a hidden ReLU layer Task 1 is learned and Task 2 is not (Figure 10)", "source": "[paper]",
                  "reading": "f = A ReLU(V X S), m = 19, all Gaussian (ours; Appendix F.2 does not give the form)",
@@ -509,6 +505,7 @@ def verdict_rows() -> list[dict]:
                                  f"{r2['rates']['near_chance'].text()}"),
                  "verdict": (f"Task 1 {share_verdict(r1['rates'][f'learned_{last}'])}; "
                              f"Task 2 {share_verdict(r2['rates']['near_chance'])}"),
+                 "class": combine([rate_class(r1["rates"][f"learned_{last}"]), rate_class(r2["rates"]["near_chance"])]),
                  "chapter": "qa"})
     for normalize in qa_seeds.NORMALIZATIONS:
         for placement in ("attention", "output", "both"):
@@ -524,5 +521,6 @@ def verdict_rows() -> list[dict]:
                                    else "")),
                 "verdict": (f"Task 1 {share_verdict(t1['rates'][f'learned_{first}'])}; "
                             f"Task 2 {share_verdict(t2['rates']['near_chance'])}"),
+                "class": combine([rate_class(t1["rates"][f"learned_{first}"]), rate_class(t2["rates"]["near_chance"])]),
                 "chapter": "qa"})
     return rows

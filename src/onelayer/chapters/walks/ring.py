@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...claims import exact_class
 from ...rates import rate
 from ...registry import register
 from ...scrubber import frame_numbers, scrub_grid
@@ -142,12 +143,13 @@ def verdict_rows() -> list[dict]:
         {"claim": "the transition matrix Pi and every power Pi^R are circulant", "source": "[paper]", "reading": "-",
          "settings": f"K = {K}, p in {list(SETTINGS.circulant_ps)}, R = 0..{R_max}",
          "measurement": f"circulant to 1e-14 at every power: {circulant}",
-         "verdict": "holds" if circulant else "fails", "chapter": "ring"},
+         "verdict": "holds" if circulant else "fails", "class": exact_class(bool(circulant)), "chapter": "ring"},
         {"claim": "the Bayes rule predicts the next node with probability max(p, 1-p)", "source": "[paper]",
          "reading": "-",
          "settings": (f"K = {K}, N = {SETTINGS.bayes_N}, {SETTINGS.bayes_walks} simulated walks per p, "
                       f"p in {list(SETTINGS.bayes_ps)}"),
          "measurement": (f"the Wilson interval of the simulated rate (joint 95%: {level:.4f} each) holds max(p, 1-p) "
                          f"at {len(inside)}/{len(table)} values of p (widest interval {widest:.3f})"),
-         "verdict": "holds" if len(inside) == len(table) else "fails", "chapter": "ring"},
+         "verdict": "holds" if len(inside) == len(table) else "fails",
+         "class": "holds" if len(inside) == len(table) else "fails", "chapter": "ring"},
     ]

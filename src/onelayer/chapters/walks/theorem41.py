@@ -15,6 +15,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from ...claims import combine, exact_class, rate_class
 from ...formatting import near_zero_text, number_text
 from ...registry import register
 from ...scrubber import frame_numbers, scrub
@@ -429,6 +430,7 @@ def figure45_verdict(reading: str, rates: list[dict] | None = None) -> dict:
         "measurement": "; ".join(f"|p|^2={n}: Fig. 4 {r['fig4']}, Fig. 5 {r['fig5']}, both {r['both']}"
                                  for n, r in zip(names, rates)),
         "verdict": verdict,
+        "class": combine(rate_class(r["both_rate"]) for r in rates),
         "chapter": "theorem41",
     }
 
@@ -473,6 +475,7 @@ def gram_error_verdict(rates: list[dict] | None = None) -> dict:
                      f"{{{', '.join(dict.fromkeys(_norm_name(r['norm']) for r in exact))}}}"),
         "measurement": "; ".join(parts),
         "verdict": verdict,
+        "class": combine(rate_class(r["both_rate"]) for r in exact),
         "chapter": "theorem41",
     }
 
@@ -496,6 +499,7 @@ def verdict_rows() -> list[dict]:
         "measurement": (f"largest real-token logit spread {near_zero_text(spread)}; "
                         f"accuracy at every step {acc} (1/K = {number_text(1 / s.K, 3)})"),
         "verdict": "holds exactly" if exact else "fails",
+        "class": exact_class(bool(exact)),
         "chapter": "theorem41",
     })
     for reading in ("sin", "exact"):

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...claims import combine, exact_class, rate_class
 from ...formatting import near_zero_text, number_text
 from ...rates import rate
 from ...registry import register
@@ -529,7 +530,7 @@ def verdict_rows() -> list[dict]:
          "settings": "K=6, N=13, M=100, p=0.7, 300 walks, 5 steps; one run (an exact identity: no seed can change it)",
          "measurement": f"largest difference of outputs, gradients, V and W after 5 steps: {f(max(diffs))}",
          "verdict": "holds exactly" if max(diffs) == 0 else "fails",  # exact: the same operations plus zeros
-         "chapter": "variations"},
+         "class": exact_class(bool(max(diffs) == 0)), "chapter": "variations"},
         {"claim": "1/sqrt(d) logit scaling gives the same conclusions, only more iterations", "source": "[review]",
          "reading": "the scale on the merged W (ours)",
          "settings": (f"p in {[r['p'] for r in scale_rates]}, {study_settings['scale_steps']} steps, "
@@ -539,7 +540,8 @@ def verdict_rows() -> list[dict]:
                                   f"with scale 1 (median (min-max)); slower than scale 1 in {r['slower'].text()}; "
                                   f"same end state (every prediction optimal, parent attention > 0.99) in "
                                   f"{r['same_end'].text()}" for r in scale_rates),
-         "verdict": logit_scale_verdict(scale_rates), "chapter": "variations"},
+         "verdict": logit_scale_verdict(scale_rates),
+         "class": combine(rate_class(r[k]) for r in scale_rates for k in ("slower", "same_end")), "chapter": "variations"},
         {"claim": "with a parent at lag 2, the first-step V is circulant and the attention selects x_(N-2)",
          "source": "[review]", "reading": "s_i = s_(i-2) +- 1 (ours)",
          "settings": (f"p in {[r['p'] for r in lag_rates]}, K=6, N=97, M=1000, {study_settings['lag_steps']} steps, "
@@ -552,6 +554,8 @@ def verdict_rows() -> list[dict]:
                                      f"at step {study_settings['lag_steps']} in {r['optimal_end'].text()}"
                                      for r in lag_rates)),
          "verdict": lag_verdict(lag_rates, bool(lag2["closed_form_circulant"]) and lag2["V1_error"] < 1e-12),
+         "class": combine([exact_class(bool(lag2["closed_form_circulant"]) and lag2["V1_error"] < 1e-12)]
+                          + [rate_class(r["selected_2"]) for r in lag_rates]),
          "chapter": "variations"},
         {"claim": "without positions no one-layer transformer of this form beats a random guess", "source": "[review]",
          "reading": "-",
@@ -559,7 +563,9 @@ def verdict_rows() -> list[dict]:
                       f"{n_walks} fresh walks; exact best function of the histogram at N = 97 (dynamic programme)"),
          "measurement": ("; ".join(f"p={p:g}: fitted V {lin[p].text()}, bound {f(bound[p, 97])}" for p in bound_ps)
                          + f"; chance {f(chance)} (95% Wilson intervals over the fresh walks; one fitted V per p)"),
-         "verdict": nopos_verdict, "chapter": "variations"},
+         "verdict": nopos_verdict,
+         "class": combine("fails" if p in beats else "holds" for p in bound_ps),  # a fitted V above chance refutes it
+         "chapter": "variations"},
         {"claim": "the mechanism needs a uniform stationary law (non-circulant chains)", "source": "[ours]",
          "reading": "-",
          "settings": (f"{n} doubly stochastic and {n} non-uniform-stationary seeded chains (chain seeds 0 to {n - 1}), "
@@ -571,6 +577,8 @@ def verdict_rows() -> list[dict]:
                      f"mostly supported: every doubly stochastic chain is learned, and a minority of the non-uniform "
                      f"ones ({ok['non-uniform']}/{n})" if ok["doubly stochastic"] == n and learned["non-uniform"].high < 0.5
                      else "not supported on every chain tried"),
+         # learned where the stationary law is uniform, not learned where it is not
+         "class": combine([rate_class(learned["doubly stochastic"]), rate_class(rate(n - ok["non-uniform"], n))]),
          "chapter": "variations"},
         {"claim": "separate W_Q, W_K from zero: both gradients stay zero", "source": "[review]",
          "reading": "the literal model with separate W_Q, W_K (ours)",
@@ -579,6 +587,7 @@ def verdict_rows() -> list[dict]:
          "measurement": f"max |grad W_Q| = {number_text(qk['max_grad_WQ'])}, max |grad W_K| = {number_text(qk['max_grad_WK'])}",
          "verdict": ("confirmed: the attention stays uniform" if qk["max_grad_WQ"] == 0 and qk["max_grad_WK"] == 0  # exact: 0 * x
                      else "fails"),
+         "class": exact_class(bool(qk["max_grad_WQ"] == 0 and qk["max_grad_WK"] == 0)),
          "chapter": "variations"},
         {"claim": "a linear autoregressive model f = V x_(N-1) also solves the task", "source": "[review]",
          "reading": "-",
@@ -591,5 +600,5 @@ def verdict_rows() -> list[dict]:
          "verdict": (share_text(base[big]["linear"], "linear model optimal")
                      + (f"; ahead of the transformer with {small} walks in most seeds"
                         if base[small]["linear_ahead"].low > 0.5 else "")),
-         "chapter": "variations"},
+         "class": rate_class(base[big]["linear"]), "chapter": "variations"},
     ]
