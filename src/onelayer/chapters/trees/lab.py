@@ -562,5 +562,5 @@ def verdict_rows() -> list[dict]:
              "settings": f"the lab's default ({mean_run.settings['layout']}, m = {mean_run.settings['m']}, "
                          f"{mean_run.settings['steps']} SGD steps), one run (seed {mean_run.settings['seed']}): an "
                          "identity of the loss, not a rate (both runs draw the same batches, so no seed can change it)",
-             "measurement": f"one run: largest difference of the head scalars over the run below 1e-12: {diff < 1e-12}",
+             "measurement": f"one run: largest difference of the head scalars over the run < 1e-12: {diff < 1e-12}",
              "verdict": "holds" if diff < 1e-12 else "fails", "class": exact_class(bool(diff < 1e-12)), "chapter": "lab"}]

@@ -379,6 +379,6 @@ def verdict_rows() -> list[dict]:
              "source": "[ours]", "reading": "loss reduction",
              "settings": (f"the lab's default (p = {DEFAULTS['p']}, K = {DEFAULTS['K']}, N = {DEFAULTS['N']}), n = {n} walks; "
                           f"one run (the identity holds for any sample, so no rate is needed)"),
-             "measurement": f"largest |V(sum) - V(mean)| over {mean_run.settings['steps']} steps below 1e-12: {dV < 1e-12}",
+             "measurement": f"largest |V(sum) - V(mean)| over {mean_run.settings['steps']} steps < 1e-12: {dV < 1e-12}",
              "verdict": "holds in one run (an identity of the loss)" if dV < 1e-12 else "fails",
              "class": exact_class(bool(dV < 1e-12)), "chapter": "lab"}]

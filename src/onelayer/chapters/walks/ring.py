@@ -142,7 +142,7 @@ def verdict_rows() -> list[dict]:
     return [
         {"claim": "the transition matrix Pi and every power Pi^R are circulant", "source": "[paper]", "reading": "-",
          "settings": f"K = {K}, p in {list(SETTINGS.circulant_ps)}, R = 0..{R_max}",
-         "measurement": f"circulant to 1e-14 at every power: {circulant}",
+         "measurement": f"circulant (deviation < 1e-14) at every power: {circulant}",
          "verdict": "holds" if circulant else "fails", "class": exact_class(bool(circulant)), "chapter": "ring"},
         {"claim": "the Bayes rule predicts the next node with probability max(p, 1-p)", "source": "[paper]",
          "reading": "-",
