@@ -159,7 +159,10 @@ def reading_class(row: Mapping) -> str:
 
 # --- the claims' metadata the rows do not carry: paper, result, statement in MyST -----------------------------------
 
-#: claim id -> (paper, the paper's result or figure ("" for ours), the statement in MyST math).
+#: claim id -> (paper, the paper's result or figure ("" for ours), the statement in MyST math). The API page shows
+#: no value: its MyST math renders on the pages that render claims, not in reStructuredText.
+#:
+#: :meta hide-value:
 STATEMENTS: dict[str, tuple[str, str, str]] = {
     "selector:softmax-lambda-z-is-within-2": (
         "book", "", r"$\operatorname{softmax}(\lambda z)$ is within $\tfrac{2(n-k)}{k}e^{-\lambda\,\mathrm{gap}}$ of "
