@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from e2e_support import REPORT, REPORT_FILE, find_chromium, launch_context
+from e2e_support import HTML_DIR, REPORT, REPORT_FILE, find_chromium, launch_context, serve_directory
 
 HERE = Path(__file__).resolve().parent
 ENABLED = os.environ.get("ONELAYER_E2E") == "1"
@@ -48,6 +48,15 @@ def browser_context(playwright_driver, chromium_executable, tmp_path_factory):
     context = launch_context(playwright_driver, tmp_path_factory.mktemp("chromium-profile"), chromium_executable)
     yield context
     context.close()
+
+
+@pytest.fixture(scope="module")
+def site():
+    """The built book served on 127.0.0.1 (its base address); skips when no book is built."""
+    if not (HTML_DIR / "index.html").exists():
+        pytest.skip(f"no built book at {HTML_DIR}: run 'make book' first (or set ONELAYER_E2E_HTML)")
+    with serve_directory(HTML_DIR) as base:
+        yield base
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -44,7 +44,6 @@ from e2e_support import (
     is_local,
     keep_offline,
     part_openers,
-    serve_directory,
     toc_entries,
 )
 
@@ -179,15 +178,6 @@ def record(entry: str, report: dict) -> None:
         "axe": axe_counts(report["axe"]),
         "axe_rules": sorted({f"{v['impact']}:{v['id']}" for v in report["axe"]}),
     }
-
-
-@pytest.fixture(scope="module")
-def site(browser_context):
-    index = HTML_DIR / "index.html"
-    if not index.exists():
-        pytest.skip(f"no built book at {HTML_DIR}: run 'make book' first (or set ONELAYER_E2E_HTML)")
-    with serve_directory(HTML_DIR) as base:
-        yield base
 
 
 @pytest.fixture(scope="module")

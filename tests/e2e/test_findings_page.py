@@ -12,7 +12,7 @@ from urllib.parse import urljoin, urlparse
 
 import pytest
 
-from e2e_support import HTML_DIR, keep_offline, serve_directory
+from e2e_support import HTML_DIR, keep_offline
 
 SHOTS = HTML_DIR.parent / "e2e" / "screenshots"
 PAGE = "book/findings"
@@ -38,14 +38,6 @@ READ = r"""
           scrollWidth: document.documentElement.scrollWidth, clientWidth: document.documentElement.clientWidth};
 }
 """
-
-
-@pytest.fixture(scope="module")
-def site():
-    if not (HTML_DIR / "index.html").exists():
-        pytest.skip(f"no built book at {HTML_DIR}: run 'make book' first (or set ONELAYER_E2E_HTML)")
-    with serve_directory(HTML_DIR) as base:
-        yield base
 
 
 @pytest.fixture(scope="module")

@@ -157,16 +157,6 @@ def measured(browser_context, site):
     return _measure
 
 
-@pytest.fixture(scope="module")
-def site():
-    from e2e_support import serve_directory
-
-    if not (HTML_DIR / "index.html").exists():
-        pytest.skip(f"no built book at {HTML_DIR}: run 'make book' first (or set ONELAYER_E2E_HTML)")
-    with serve_directory(HTML_DIR) as base:
-        yield base
-
-
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("entry", PAGES)
 def test_tables_fit_their_column(measured, entry, width):
