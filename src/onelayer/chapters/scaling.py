@@ -201,7 +201,7 @@ def stored_walks_table() -> list[dict]:
     ``M = 1000``), one row per size with the number of training walks, the median step and the converged seeds."""
     s = SETTINGS
     study = ws_stored.load()["studies"][s.stored_study]
-    walks = {sweep: rows[0]["n_train"] for sweep, rows in study.items() if rows}
+    walks = {axis: rows[0]["n_train"] for axis, rows in study.items() if rows}
     rows = ws_summary.table(study)
     return [{"walks": walks[r["sweep"]], "N": r["N"], "M": r["M"], "T_parent": r["T_parent"],
              "parent_ok": r["T_parent ok"], "optimal_ok": r["T_optimal ok"], "log_odds2": r["log_odds2"]}
