@@ -33,20 +33,20 @@ def separate_runs(data, lrs, **kwargs):
     ]
 
 
-def assert_matches(sweep: BatchedHistory, runs, tol=TOL):
-    assert sweep.size == len(runs)
+def assert_matches(batched: BatchedHistory, runs, tol=TOL):
+    assert batched.size == len(runs)
     for b, run in enumerate(runs):
-        np.testing.assert_array_equal(sweep.steps, run.steps)  # exact: integer steps
+        np.testing.assert_array_equal(batched.steps, run.steps)  # exact: integer steps
         for name in run.records:
-            np.testing.assert_allclose(sweep[name][:, b], run[name], rtol=0, atol=tol, err_msg=name)
-        assert torch.allclose(sweep.params["W"][b], run.params["W"], rtol=0, atol=tol)
+            np.testing.assert_allclose(batched[name][:, b], run[name], rtol=0, atol=tol, err_msg=name)
+        assert torch.allclose(batched.params["W"][b], run.params["W"], rtol=0, atol=tol)
 
 
-def test_batched_sweep_reproduces_separate_runs_with_per_member_step_sizes(data):
+def test_batched_members_reproduce_separate_runs_with_per_member_step_sizes(data):
     X, v, t = data
     lrs = torch.tensor([0.25, 0.5, 1.0, 2.0, 4.0])
     record = {"yhat0": lambda p: problems.readout(p["W"], X, v)[:, 0]}
-    sweep = train_members(problems.zero_params(D, B), lambda p: problems.loss(p, X, v, t),
+    batched = train_members(problems.zero_params(D, B), lambda p: problems.loss(p, X, v, t),
                        steps=STEPS, lr=lrs, record=record, record_every=5)
     runs = [
         train(problems.zero_params(D), lambda p, b=b: problems.loss(p, X[b], v[b], t[b]), steps=STEPS,
@@ -54,35 +54,35 @@ def test_batched_sweep_reproduces_separate_runs_with_per_member_step_sizes(data)
               record_every=5, progress=False)
         for b in range(B)
     ]
-    assert_matches(sweep, runs)
-    assert sweep["loss"].shape == (STEPS // 5 + 1, B) and sweep["yhat0"].shape == (STEPS // 5 + 1, B)
+    assert_matches(batched, runs)
+    assert batched["loss"].shape == (STEPS // 5 + 1, B) and batched["yhat0"].shape == (STEPS // 5 + 1, B)
     # The step sizes really differ per member: the trajectories are not all the same.
-    assert np.ptp(sweep.final("loss")) > 1e-3
-    np.testing.assert_array_equal(sweep.at("loss", 5), sweep["loss"][1])  # exact: the same stored numbers; History's methods, per member
+    assert np.ptp(batched.final("loss")) > 1e-3
+    np.testing.assert_array_equal(batched.at("loss", 5), batched["loss"][1])  # exact: the same stored numbers; History's methods, per member
     # member(b) is an ordinary History
-    assert np.array_equal(sweep.member(2)["loss"], sweep["loss"][:, 2])  # exact: a column of the same array
-    assert torch.equal(sweep.member(2).params["W"], sweep.params["W"][2])  # exact: a slice of the same tensor
+    assert np.array_equal(batched.member(2)["loss"], batched["loss"][:, 2])  # exact: a column of the same array
+    assert torch.equal(batched.member(2).params["W"], batched.params["W"][2])  # exact: a slice of the same tensor
 
 
 def test_vmap_path_reproduces_separate_runs(data):
     lrs = np.full(B, 1.0)
-    sweep = train_members(problems.zero_params(D, B), problems.loss, steps=STEPS, lr=1.0,
+    batched = train_members(problems.zero_params(D, B), problems.loss, steps=STEPS, lr=1.0,
                        vmap=True, member_data=data,
                        record={"W00": lambda p, X, v, t: p["W"][0, 0]})
     runs = separate_runs(data, lrs, record={"W00": lambda p: p["W"][0, 0]})
-    assert_matches(sweep, runs)
+    assert_matches(batched, runs)
 
 
 def test_closed_form_grad_fn_and_snapshots(data):
     X, v, t = data
     lrs = np.full(B, 0.5)
-    sweep = train_members(problems.zero_params(D, B), lambda p: problems.loss(p, X, v, t),
+    batched = train_members(problems.zero_params(D, B), lambda p: problems.loss(p, X, v, t),
                        grad_fn=lambda p: problems.loss_and_grad(p, X, v, t), steps=STEPS, lr=0.5,
                        snapshot_at=[0, 10])
     runs = separate_runs(data, lrs, snapshot_at=[0, 10])
-    assert_matches(sweep, runs, tol=1e-10)  # another formula for the same gradient: rounding differs
-    assert torch.equal(sweep.snapshots[0]["W"], torch.zeros(B, D, D))  # exact: the initial zeros, not yet updated
-    assert torch.allclose(sweep.snapshots[10]["W"], torch.stack([r.snapshots[10]["W"] for r in runs]), atol=1e-10)
+    assert_matches(batched, runs, tol=1e-10)  # another formula for the same gradient: rounding differs
+    assert torch.equal(batched.snapshots[0]["W"], torch.zeros(B, D, D))  # exact: the initial zeros, not yet updated
+    assert torch.allclose(batched.snapshots[10]["W"], torch.stack([r.snapshots[10]["W"] for r in runs]), atol=1e-10)
 
 
 def test_schedules_and_per_parameter_step_sizes():
@@ -93,14 +93,14 @@ def test_schedules_and_per_parameter_step_sizes():
     def loss(p):
         return 0.5 * a * p["x"] ** 2 + 0.5 * (p["y"] ** 2).sum(-1)
 
-    sweep = train_members(init, loss, steps=3, lr={"x": torch.tensor([0.1, 0.2, 0.3]), "y": lambda t: 0.5 / (t + 1)})
+    batched = train_members(init, loss, steps=3, lr={"x": torch.tensor([0.1, 0.2, 0.3]), "y": lambda t: 0.5 / (t + 1)})
     expected_x = torch.ones(3)
     expected_y = torch.ones(3, 2)
     for step in range(3):
         expected_x = expected_x - torch.tensor([0.1, 0.2, 0.3]) * a * expected_x
         expected_y = expected_y - 0.5 / (step + 1) * expected_y
-    assert torch.allclose(sweep.params["x"], expected_x, atol=1e-15)
-    assert torch.allclose(sweep.params["y"], expected_y, atol=1e-15)
+    assert torch.allclose(batched.params["x"], expected_x, atol=1e-15)
+    assert torch.allclose(batched.params["y"], expected_y, atol=1e-15)
     # The caller's tensors are not modified.
     assert torch.equal(init["x"], torch.ones(3))  # exact: the caller's tensor is never written
 
@@ -108,9 +108,9 @@ def test_schedules_and_per_parameter_step_sizes():
 def test_members_are_independent():
     # Member 1 diverges to huge values; member 0 must be unaffected.
     init = {"x": torch.tensor([[1.0], [1.0]])}
-    sweep = train_members(init, lambda p: 0.5 * (p["x"] ** 2).sum(-1), steps=5, lr=torch.tensor([0.5, 3.0]))
-    assert sweep.params["x"][0, 0] == 0.5**5  # exact: x - 0.5 x halves a power of two
-    assert sweep.params["x"][1, 0] == (-2.0) ** 5  # exact: x - 3 x on powers of two
+    batched = train_members(init, lambda p: 0.5 * (p["x"] ** 2).sum(-1), steps=5, lr=torch.tensor([0.5, 3.0]))
+    assert batched.params["x"][0, 0] == 0.5**5  # exact: x - 0.5 x halves a power of two
+    assert batched.params["x"][1, 0] == (-2.0) ** 5  # exact: x - 3 x on powers of two
 
 
 def test_concat_histories_joins_groups_of_members_in_order():
@@ -139,8 +139,8 @@ def test_stack_params():
 def test_cuda_device_option():
     init = {"x": torch.ones(2, 1)}
     if torch.cuda.is_available():
-        sweep = train_members(init, lambda p: 0.5 * (p["x"] ** 2).sum(-1), steps=2, lr=0.5, device="cuda")
-        assert sweep.params["x"].device.type == "cpu"
+        batched = train_members(init, lambda p: 0.5 * (p["x"] ** 2).sum(-1), steps=2, lr=0.5, device="cuda")
+        assert batched.params["x"].device.type == "cpu"
     else:
         with pytest.raises(ValueError, match="device='cuda'"):
             train_members(init, lambda p: (p["x"] ** 2).sum(-1), steps=2, lr=0.5, device="cuda")

@@ -12,8 +12,7 @@ import torch
 from onelayer.studies import registry
 from onelayer.studies import runner
 from onelayer.studies.runner import Member
-from onelayer.studies.trees import backward_beyond, backward_own_tests, beyond
-from onelayer.trees.backward import dynamics
+from onelayer.studies.trees import analysis, backward_beyond, backward_own_tests, beyond
 from onelayer.studies.trees import backward_seeds as seeds
 from onelayer.trees.shared import embeddings
 
@@ -25,7 +24,7 @@ def test_member_h_stats_match_the_single_matrix_statistics():
     B[2] = 0.0
     got = seeds.member_h_stats(B, A)
     for b in range(3):
-        stats = dynamics.h_stats(A.T @ B[b] @ A)
+        stats = analysis.h_stats(A.T @ B[b] @ A)
         np.testing.assert_allclose(got[b].numpy(), [stats["h1"], stats["h2"], stats["residual"]], atol=1e-12)  # tol: same sums, another order
     with pytest.raises(ValueError, match="B must"):
         seeds.member_h_stats(B[0], A)

@@ -22,32 +22,32 @@ def setting():
 def test_attention_matches_closed_form(setting):
     A, perfect, rand = setting
     for batch in (perfect, rand):
-        sweep = construction.lambda_sweep(A, batch, [1.0, 4.0, 9.0])
-        assert sweep["max_weight_error"].max() < 1e-10
+        grid = construction.lambda_grid(A, batch, [1.0, 4.0, 9.0])
+        assert grid["max_weight_error"].max() < 1e-10
 
 
 def test_loss_decays_like_exp_minus_two_lambda(setting):
     A, perfect, _ = setting
     lams = np.array([5.0, 7.5, 10.0, 12.5])
-    sweep = construction.lambda_sweep(A, perfect, lams)
-    assert np.all(np.diff(sweep["loss"]) < 0)
-    assert abs(construction.log_slope(lams, sweep["loss"]) + 2.0) < 0.05
+    grid = construction.lambda_grid(A, perfect, lams)
+    assert np.all(np.diff(grid["loss"]) < 0)
+    assert abs(construction.log_slope(lams, grid["loss"]) + 2.0) < 0.05
 
 
 def test_exact_paths_for_large_lambda_on_all_shapes(setting):
     A, perfect, rand = setting
     for batch in (perfect, rand):
-        sweep = construction.lambda_sweep(A, batch, [10.0])
-        assert sweep["path_accuracy"][0] == 1.0 and sweep["step_accuracy"][0] == 1.0  # exact: means of booleans (integer counts)
+        grid = construction.lambda_grid(A, batch, [10.0])
+        assert grid["path_accuracy"][0] == 1.0 and grid["step_accuracy"][0] == 1.0  # exact: means of booleans (integer counts)
     # small lambda is not enough on perfect trees: the theorem is a limit statement
-    assert construction.lambda_sweep(A, perfect, [0.5])["path_accuracy"][0] < 0.5
+    assert construction.lambda_grid(A, perfect, [0.5])["path_accuracy"][0] < 0.5
 
 
 def test_deep_trees():
     A = gaussian_embeddings(127, 130, generator(3))
     deep, trees = layout.random_tree_batch(127, 40, numpy_rng(4), max_depth=12, min_depth=9)
     assert max(t.depth for t in trees) >= 10
-    assert construction.lambda_sweep(A, deep, [10.0])["path_accuracy"][0] == 1.0  # exact: mean of booleans (integer counts)
+    assert construction.lambda_grid(A, deep, [10.0])["path_accuracy"][0] == 1.0  # exact: mean of booleans (integer counts)
 
 
 def test_constructed_B_validation():

@@ -7,6 +7,8 @@ from onelayer.seeding import numpy_rng
 from onelayer.trees.backward import layout
 from onelayer.trees.backward import model
 from onelayer.trees.backward import dynamics
+from onelayer.studies.trees import analysis
+from onelayer.trees.shared.records import first_step
 from onelayer.trees.shared import embeddings
 
 
@@ -16,7 +18,7 @@ def pop_run():
 
 
 def test_population_gd_converges_and_phases(pop_run):
-    found = dynamics.detect_phases(pop_run.steps, pop_run["h1"], pop_run["h2"], pop_run["loss"], pop_run["correct_weight"])
+    found = analysis.detect_phases(pop_run.steps, pop_run["h1"], pop_run["h2"], pop_run["loss"], pop_run["correct_weight"])
     assert found["h1_increasing"] and found["loss_decreasing"]
     assert 400 <= found["T_attention"] <= 1000
     assert pop_run.final("loss") < 0.02 * pop_run["loss"][0]
@@ -54,7 +56,7 @@ def test_sgd_follows_population_and_stays_symmetric(pop_run):
     A = embeddings.one_hot_embeddings(31)
     ev = layout.perfect_tree_batch(4, 31, 64, numpy_rng(5))
     sgd = model.train_backward(A, m=4, steps=600, lr=1.0, batch_size=256, seed=0, record_every=50,
-                               record=dynamics.h_records(A, ev))
+                               record=analysis.h_records(A, ev))
     pop = pop_run
     idx = np.searchsorted(pop.steps, sgd.steps)
     assert np.max(np.abs(sgd["h1"] - pop["h1"][idx])[1:] / pop["h1"][idx][1:]) < 0.01
@@ -64,7 +66,7 @@ def test_sgd_follows_population_and_stays_symmetric(pop_run):
 def test_late_rate_is_one_over_t():
     run = dynamics.population_gd(4, 31, steps=1500, lr=128.0, record_every=10)
     et = 128.0 * run.steps
-    slope = dynamics.loglog_slope(et, run["loss"], t_min=et[-1] / 10)
+    slope = analysis.loglog_slope(et, run["loss"], t_min=et[-1] / 10)
     assert -1.15 < slope < -0.9
 
 
@@ -80,12 +82,12 @@ def test_phase_detection_logic():
     h2 = np.array([0, 0.1, 0.2, 0.1, 0.0, -0.1])
     loss = np.array([1, 0.9, 0.5, 0.1, 0.005, 0.001])
     cw = np.array([0.1, 0.2, 0.4, 0.6, 0.9, 0.99])
-    found = dynamics.detect_phases(steps, h1, h2, loss, cw)
+    found = analysis.detect_phases(steps, h1, h2, loss, cw)
     assert found["T_offdiag_decreasing"] == 2 and found["T_attention"] == 3 and found["T_loss"] == 4
     assert found["max_abs_h2_phase1"] == pytest.approx(0.2)
     with pytest.raises(ValueError, match="loss_fraction"):
-        dynamics.detect_phases(steps, h1, h2, loss, cw, loss_fraction=1.5)
+        analysis.detect_phases(steps, h1, h2, loss, cw, loss_fraction=1.5)
     with pytest.raises(ValueError):
-        dynamics.detect_phases(steps[:1], h1[:1], h2[:1], loss[:1], cw[:1])
-    assert np.isnan(dynamics.first_step(steps, cw > 2))
-    assert dynamics.loglog_slope([1, 10, 100], [1, 0.1, 0.01]) == pytest.approx(-1)
+        analysis.detect_phases(steps[:1], h1[:1], h2[:1], loss[:1], cw[:1])
+    assert np.isnan(first_step(steps, cw > 2))
+    assert analysis.loglog_slope([1, 10, 100], [1, 0.1, 0.01]) == pytest.approx(-1)

@@ -7,9 +7,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from onelayer.trees.forward.construction import constructed_params, scale_sweep
+from onelayer.studies.trees.analysis import scale_grid
+from onelayer.trees.forward.construction import constructed_params
 from onelayer.trees.shared.embeddings import one_hot_embeddings
-from onelayer.figures.trees_forward import accuracy_by_type_figure, attention_by_step_figure, construction_attention_figure, example_batch, heads_depth_figure, loss_table_figure, rescaling_figure, roles_figure, scalars_figure, scale_sweep_figure, step_labels
+from onelayer.figures.trees_forward import accuracy_by_type_figure, attention_by_step_figure, construction_attention_figure, example_batch, heads_depth_figure, loss_table_figure, rescaling_figure, roles_figure, scalars_figure, scale_grid_figure, step_labels
 from onelayer.tables import text_table
 from onelayer.trees.forward.dynamics import ROLE_METRICS, SCALAR_NAMES
 from onelayer.trees.forward.model import full_heads, init_params
@@ -64,7 +65,7 @@ def test_training_figures():
 
 def test_construction_and_limits_figures():
     A = one_hot_embeddings(9)
-    _close(scale_sweep_figure(scale_sweep(A, example_batch(), [0.5, 5.0])))
+    _close(scale_grid_figure(scale_grid(A, example_batch(), [0.5, 5.0])))
     runs = [
         {"arch": a, "label": a, "norm": n, "steps": [0, 1, 5], "loss": [3.0, 2.0, 1.0], "test_path_accuracy": 0.5}
         for a in ("two_head", "full1") for n in ("mean, 1/2", "sum, 1")

@@ -10,7 +10,7 @@ import torch
 from onelayer.trees.forward import dynamics
 from onelayer.studies.trees import forward_learned_values as learned_values
 from onelayer.studies.registry import load
-from onelayer.studies.trees import forward_seeded_training as st, stored_study
+from onelayer.studies.trees import analysis, forward_seeded_training as st, stored_study
 from onelayer.studies.trees.inputs import gaussian_embeddings
 from onelayer.trees.shared.embeddings import one_hot_embeddings
 from onelayer.seeding import generator
@@ -18,7 +18,7 @@ from onelayer.seeding import generator
 
 def test_batched_two_head_members_are_the_separate_tracked_runs():
     A = one_hot_embeddings(25)
-    separate = dynamics.tracked_training(A, m=3, steps=40, record_every=20, seed=3)
+    separate = analysis.tracked_training(A, m=3, steps=40, record_every=20, seed=3)
     batched = st.two_head_seeds(A, m=3, steps=40, seeds=[1, 3], record_every=20)
     for name in separate.params:
         assert torch.allclose(batched.params[name][1], separate.params[name], atol=1e-12)  # tol: summation order
@@ -80,7 +80,7 @@ def test_stored_study_matches_a_recomputation():
     two = stored["two_head"]
     run = next(r for r in two["runs"] if r["seed"] == 0)  # exact: seeds are integers
     A = one_hot_embeddings(two["S"])
-    fresh = dynamics.tracked_training(A, m=two["m"], steps=300, lr=two["lr"], batch_size=two["batch_size"],
+    fresh = analysis.tracked_training(A, m=two["m"], steps=300, lr=two["lr"], batch_size=two["batch_size"],
                                       record_every=two["record_every"], seed=0)
     phases = dynamics.phase_times(fresh.steps, fresh["accuracy"])
     events = dynamics.role_events(fresh.steps, fresh["roles"])

@@ -12,8 +12,8 @@ from onelayer.trees.forward.construction import (
     full_single_head_construction,
     margin_table,
     predicted_margins,
-    scale_sweep,
 )
+from onelayer.studies.trees.analysis import scale_grid
 from onelayer.studies.trees.inputs import gaussian_embeddings
 from onelayer.trees.shared.embeddings import one_hot_embeddings
 from onelayer.trees.forward.layout import perfect_forward_batch, random_forward_batch
@@ -43,12 +43,12 @@ def test_margins_equal_the_predicted_table(setting, lam, mu, kappa):
 
 def test_loss_decays_like_exp_of_minus_twice_the_margin(setting):
     A, batch = setting
-    rows = scale_sweep(A, batch, [6.0, 9.0, 12.0])  # margins c: min(2c, c) = c and kappa = c
+    rows = scale_grid(A, batch, [6.0, 9.0, 12.0])  # margins c: min(2c, c) = c and kappa = c
     logs = np.log([r["loss"] for r in rows])
     slopes = np.diff(logs) / 3.0
     assert np.all(slopes < -1.8) and np.all(slopes > -2.2), slopes
     assert all(r["path_accuracy"] == 1.0 and r["chain_accuracy"] == 1.0 for r in rows)  # exact: means of booleans (integer counts)
-    small = scale_sweep(A, batch, [0.25])[0]
+    small = scale_grid(A, batch, [0.25])[0]
     assert small["path_accuracy"] < 0.5  # at a small scale the softmax is not yet a selector
 
 
@@ -95,7 +95,7 @@ def test_validation():
 def test_one_stage_entry_gives_a_construction_without_the_turning_token():
     """V1[f,b] = -2 mu (0 in the construction) makes head 1 swap the last backward token itself at the turn: every
     chain of the layout without a turning token right, none of R-F; the entry is set where with_stage_entry says."""
-    from onelayer.trees.forward.construction import stage_entry_search, with_stage_entry
+    from onelayer.studies.trees.analysis import stage_entry_search, with_stage_entry
 
     A = one_hot_embeddings(15)
     lam, mu, kappa = 20.0, 10.0, 10.0

@@ -13,8 +13,8 @@ from onelayer.trees.forward.dynamics import (
     role_events,
     sign_table,
     specialization_statement,
-    tracked_training,
 )
+from onelayer.studies.trees.analysis import tracked_training
 from onelayer.trees.forward.layout import random_forward_batch
 from onelayer.trees.forward.decoding import greedy_decode
 from onelayer.trees.forward.model import two_head

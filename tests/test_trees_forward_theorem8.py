@@ -62,7 +62,7 @@ def test_without_chain_of_thought_the_forward_path_is_not_learned(test_set):
     assert float(res.answer_correct[deep].double().mean()) < 0.1
 
 
-def test_sweep_small_case_and_stored_results():
+def test_small_case_and_stored_study_results():
     row = run_config("two_head", m=2, S=11, steps=12, lr=2.0, record_every=4, test_trees=16, batch_size=16,
                      stop_at_convergence=True, keep_params=True)
     assert row["steps"] == [0, 4, 8, 12] and row["loss"][-1] < row["loss"][0]

@@ -36,7 +36,7 @@ def _seeded() -> dict:
     return load("trees-forward-seeds")["summary"]
 
 
-def test_stored_seeds_cover_every_cell_of_the_sweep_twice():
+def test_stored_seeds_cover_every_cell_of_the_study_twice():
     stored, seeded = limits.load_stored(), _seeded()
     assert not load("trees-forward-seeds")["quick"] and seeded["seeds"] == [1, 2]
     cells = {(r["arch"], r["m"]) for r in stored["heads_depth"]}

@@ -34,7 +34,7 @@ def _separate(model, ps, seeds, lrs, steps, init="zero", init_seeds=(0, 0, 0), s
     ({"normalize": "keys_and_query", "logit_scale": "inv_sqrt_d", "loss": "cross_entropy"}, "gaussian", (0.5, 1.0, 2.0)),
     ({"positions": "exact", "residual": True, "normalize": "keys"}, "zero", (1.0, 1.0, 1.0)),
 ])
-def test_sweep_reproduces_separate_runs(options, init, lrs):
+def test_batched_training_reproduces_separate_runs(options, init, lrs):
     model = WalkTransformer(K=K, N=N, M=M, **options)
     data = sw.walk_batched_data(K, N, n, ps=PS, seeds=SEEDS)
     init_seeds = (3, 4, 5)
@@ -101,7 +101,7 @@ def test_init_params_match_the_single_model():
     assert zero["V"].shape == (2, K, K) and zero["q"].shape == (2, K + M) and not zero["q"].any()
 
 
-def test_sweep_data_stack_and_member_round_trip():
+def test_batched_data_stack_and_member_round_trip():
     datas = [walk_data(K, 0.7, N, 30, seed=s) for s in (0, 1)]
     stacked = sw.BatchedData.stack(datas)
     assert (stacked.B, stacked.n, stacked.N) == (2, 30, N)
@@ -113,7 +113,7 @@ def test_sweep_data_stack_and_member_round_trip():
 
 
 # -- validation ----------------------------------------------------------------------------------------------
-def test_sweep_data_validation():
+def test_batched_data_validation():
     good = walk_data(K, 0.5, N, 10, seed=0)
     t, y, w = good.tokens[None], good.labels[None], good.weights[None]
     with pytest.raises(TypeError, match="tokens"):
@@ -136,7 +136,7 @@ def test_sweep_data_validation():
         sw.BatchedData.stack([good]).member(1)
 
 
-def test_walk_sweep_data_validation():
+def test_walk_batched_data_validation():
     with pytest.raises(ValueError, match="same number of members"):
         sw.walk_batched_data(K, N, 10, ps=(0.5, 0.6), seeds=(0, 1, 2))
     with pytest.raises(ValueError, match="ps\\[1\\]"):

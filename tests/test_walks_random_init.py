@@ -165,11 +165,11 @@ def test_quick_study_and_figures(quick):
     run = quick["runs"][1]
     for fig in (random_init_figures.figure_curves({"a": quick["runs"][0], "b": run}), random_init_figures.figure_ordering(rows),
                 random_init_figures.figure_weighted_token(run), random_init_figures.figure_value_snapshots(run),
-                random_init_figures.sweep_explorer(quick, "keys_and_query", "mean, lr=0.01", 0)):
+                random_init_figures.study_explorer(quick, "keys_and_query", "mean, lr=0.01", 0)):
         assert len(fig.axes) >= 1
         plt.close(fig)
     pytest.importorskip("ipywidgets")
-    box = random_init_figures.sweep_widget(quick)
+    box = random_init_figures.study_widget(quick)
     assert len(box.cache) == 1
     plt.close("all")
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from onelayer.studies.walks import experiment
+from onelayer.studies.walks import analysis, experiment
 from onelayer.walks import theory
 from onelayer.walks.data import walk_population
 
@@ -31,7 +31,7 @@ def test_optimal_after_a_constant_number_of_steps_at_paper_size(p):
     exp = experiment.setup_experiment(p)
     hist = experiment.run(exp, steps=12, keep_V=False, keep_profile=False)
     optimal = np.abs(hist["conditional_accuracy"] - exp.bayes_accuracy) < experiment.OPTIMAL_TOL
-    assert theory.steps_to_optimal(optimal) <= 4
+    assert analysis.steps_to_optimal(optimal) <= 4
     assert not optimal[0]  # zero init is not optimal: there is something to learn
     assert hist.final("parent_attention") > 1 - 1e-6
     if p == 0.7:  # unique optimum: predictions coincide with the Bayes rule's
@@ -77,6 +77,6 @@ def test_reduced_dynamics_grow_like_square_roots():
 
 
 def test_steps_to_optimal_helper():
-    assert theory.steps_to_optimal([False, False, True, True]) == 2
-    assert theory.steps_to_optimal([True, False, True]) == 2
-    assert np.isnan(theory.steps_to_optimal([True, False]))
+    assert analysis.steps_to_optimal([False, False, True, True]) == 2
+    assert analysis.steps_to_optimal([True, False, True]) == 2
+    assert np.isnan(analysis.steps_to_optimal([True, False]))

@@ -84,7 +84,7 @@ class BatchedHistory(History):
 
 def concat_histories(parts: Sequence[BatchedHistory]) -> BatchedHistory:
     """One :class:`BatchedHistory` from histories of disjoint groups of members recorded at the same steps (for
-    instance the chunks of one sweep trained one after the other): members in the order of ``parts``."""
+    instance the chunks of one study trained one after the other): members in the order of ``parts``."""
     parts = list(parts)
     if not parts or not all(isinstance(h, BatchedHistory) for h in parts):
         raise TypeError("parts must be a non-empty sequence of BatchedHistory")

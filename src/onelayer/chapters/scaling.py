@@ -49,9 +49,9 @@ class Settings:
     #: quick mode of the critical-M figure: sequence lengths and seeds
     critical_quick_Ns: tuple[int, ...] = (13, 25, 49)
     critical_quick_seeds: tuple[int, ...] = (0, 1)
-    #: the stored walks grid shown: the two N sweeps (1000 and 4000 training walks) from N = 97 on
+    #: the stored walks grid shown: the two N axes (1000 and 4000 training walks) from N = 97 on
     stored_study: str = "p=0.7"
-    stored_sweeps: tuple[str, ...] = ("N", "N_more_walks")
+    stored_axes: tuple[str, ...] = ("N", "N_more_walks")
     stored_min_N: int = 97
     #: the exercise at p = 1/2: sequence lengths (M = ceil(N^1.5)) and seeds
     half_p: float = 0.5
@@ -197,15 +197,15 @@ def seed_exponents(quick: bool = False) -> dict[str, dict]:
 
 
 def stored_walks_table() -> list[dict]:
-    """The stored 16-seed grid (``book/walks/data/scaling.json``): the ``N`` sweeps with 1000 and 4000 walks (at
+    """The stored 16-seed grid (``book/walks/data/scaling.json``): the ``N`` axes with 1000 and 4000 walks (at
     ``M = 1000``), one row per size with the number of training walks, the median step and the converged seeds."""
     s = SETTINGS
     study = ws_stored.load()["studies"][s.stored_study]
-    walks = {sweep: rows[0]["n_train"] for sweep, rows in study.items() if rows}
+    walks = {axis: rows[0]["n_train"] for axis, rows in study.items() if rows}
     rows = ws_summary.table(study)
     return [{"walks": walks[r["sweep"]], "N": r["N"], "M": r["M"], "T_parent": r["T_parent"],
              "parent_ok": r["T_parent ok"], "optimal_ok": r["T_optimal ok"], "log_odds2": r["log_odds2"]}
-            for r in rows if r["sweep"] in s.stored_sweeps and r["N"] >= s.stored_min_N]
+            for r in rows if r["sweep"] in s.stored_axes and r["N"] >= s.stored_min_N]
 
 
 def half_p_table() -> list[dict]:
@@ -219,7 +219,7 @@ def half_p_table() -> list[dict]:
 
 def trees_runs(quick: bool = False) -> dict[str, list[dict]]:
     """The backward rows against depth and labels (population recursion and stored SGD runs), the forward two-head
-    steps against depth (the stored sweep of the limits chapter) and the measured seconds per step, run once."""
+    steps against depth (the stored study of the limits chapter) and the measured seconds per step, run once."""
     return _trees_runs(check_bool("quick", quick))  # one cache entry per mode, however it is called
 
 

@@ -27,7 +27,7 @@ __all__ = [
     "attention_by_step_figure",
     "construction_attention_figure",
     "example_batch",
-    "scale_sweep_figure",
+    "scale_grid_figure",
     "seeds_figure",
     "architecture_label",
     "scalars_figure",
@@ -114,8 +114,8 @@ def example_batch() -> ForwardBatch:
     return forward_batch([example_tree()], [4], shuffle=False)
 
 
-def scale_sweep_figure(rows: Sequence[Mapping]):
-    """Loss (log scale) and whole-path accuracy of the construction against its scale (rows of :func:`~.construction.scale_sweep`)."""
+def scale_grid_figure(rows: Sequence[Mapping]):
+    """Loss (log scale) and whole-path accuracy of the construction against its scale (rows of :func:`onelayer.studies.trees.analysis.scale_grid`)."""
     c = [r["scale"] for r in rows]
     fig, (a1, a2) = new_figure(2, width=MAX_WIDTH, height=3.0)
     plot_curves(a1, c, {"teacher-forced loss": [r["loss"] for r in rows]}, xlabel="scale c", ylabel="loss", logx=True, logy=True)

@@ -105,7 +105,7 @@ def figure_ordering(rows: list[dict]):
     return fig
 
 
-def sweep_explorer(data: dict, normalize: str = "keys_and_query", reading: str = "mean, lr=0.01", seed: int = 0):
+def study_explorer(data: dict, normalize: str = "keys_and_query", reading: str = "mean, lr=0.01", seed: int = 0):
     """Widget callback: the stored curves of one setting, both ``p`` (:func:`figure_curves`)."""
     red, lr_text = [s.strip() for s in reading.split(",")]
     lr = float(lr_text.split("=")[1])
@@ -113,8 +113,8 @@ def sweep_explorer(data: dict, normalize: str = "keys_and_query", reading: str =
     return figure_curves(runs, title=f"{normalize}, {reading}, seed {seed}")
 
 
-def sweep_widget(data: dict):
-    """Menus for the normalisation, the reading and the seed of a stored study, redrawing :func:`sweep_explorer`
+def study_widget(data: dict):
+    """Menus for the normalisation, the reading and the seed of a stored study, redrawing :func:`study_explorer`
     (the seeds stored with every curve: ``meta["detail_seeds"]``, else every seed)."""
     import ipywidgets as widgets
 
@@ -126,4 +126,4 @@ def sweep_widget(data: dict):
         "reading": widgets.Dropdown(options=readings, value=readings[0], description="loss, step"),
         "seed": widgets.Dropdown(options=seeds, value=seeds[0], description="seed"),
     }
-    return slider_app(lambda **kw: sweep_explorer(data, **kw), controls)
+    return slider_app(lambda **kw: study_explorer(data, **kw), controls)

@@ -76,13 +76,19 @@ class TokenData:
 
     # -- constructors -----------------------------------------------------------
     @classmethod
+    def _trusted(cls, tokens, labels, weights, K: int) -> TokenData:
+        """An instance from parts its caller built valid: no second check."""
+        data = object.__new__(cls)
+        for name, value in (("tokens", tokens), ("labels", labels), ("weights", weights), ("K", K)):
+            object.__setattr__(data, name, value)
+        return data
+
+    @classmethod
     def from_states(cls, states: torch.Tensor, K: int, weights=None) -> TokenData:
         """Inputs ``s_1..s_{N-1}`` and label ``s_N`` from walks ``states`` (int64 ``(B, N)``)."""
         if not isinstance(states, torch.Tensor) or states.dtype != torch.int64 or states.ndim != 2 or states.shape[1] < 2:
             raise TypeError("states must be an int64 tensor of shape (B, N) with N >= 2")
-        B = states.shape[0]
-        w = torch.full((B,), 1.0 / B, dtype=torch.float64) if weights is None else torch.as_tensor(weights, dtype=torch.float64)
-        return cls(states[:, :-1].contiguous(), states[:, -1].contiguous(), w, K)
+        return cls(*_split(states, weights), K)
 
     @classmethod
     def from_one_hot(cls, X: torch.Tensor, labels, weights=None) -> TokenData:
@@ -131,15 +137,22 @@ class TokenData:
     def subset(self, index) -> TokenData:
         """The sequences ``index`` (weights renormalised)."""
         w = self.weights[index]
-        return TokenData(self.tokens[index], self.labels[index], w / w.sum(), self.K)
+        return TokenData._trusted(self.tokens[index], self.labels[index], w / w.sum(), self.K)
+
+
+def _split(states: torch.Tensor, weights=None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    B = states.shape[0]
+    w = torch.full((B,), 1.0 / B, dtype=torch.float64) if weights is None else torch.as_tensor(weights, dtype=torch.float64)
+    return states[:, :-1].contiguous(), states[:, -1].contiguous(), w
 
 
 def walk_data(K: int, p: float, N: int, n: int, *, seed: int = 0) -> TokenData:
     """``n`` sampled ring walks of length ``N`` as :class:`TokenData` (uniform weights)."""
-    return TokenData.from_states(ring.sample_walks(K, p, N, n, seed=seed), K)
+    states = ring.sample_walks(K, p, N, n, seed=seed)  # checks K, p, N, n
+    return TokenData._trusted(*_split(states), int(K))
 
 
 def walk_population(K: int, p: float, N: int) -> TokenData:
     """Every ring walk of length ``N`` with its probability (see :func:`onelayer.walks.ring.enumerate_walks`)."""
-    states, probs = ring.enumerate_walks(K, p, N)
-    return TokenData.from_states(states, K, weights=probs)
+    states, probs = ring.enumerate_walks(K, p, N)  # checks K, p, N
+    return TokenData._trusted(*_split(states, probs), int(K))

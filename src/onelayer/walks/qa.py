@@ -102,7 +102,7 @@ def task_data(task: int, n: int, *, seed: int = 0) -> TokenData:
     n = check_int("n", n, low=1, high=10_000_000)
     pop = task_population(task)
     idx = torch.randint(0, pop.B, (n,), generator=generator(seed))
-    return TokenData(pop.tokens[idx], pop.labels[idx], torch.full((n,), 1.0 / n, dtype=torch.float64), pop.K)
+    return TokenData._trusted(pop.tokens[idx], pop.labels[idx], torch.full((n,), 1.0 / n, dtype=torch.float64), pop.K)
 
 
 def token_averages(task: int) -> tuple[np.ndarray, np.ndarray]:

@@ -18,7 +18,6 @@ import torch
 
 from ..seeding import generator
 from ..validation import check_int, check_probability
-from . import prediction
 
 __all__ = [
     "shift_matrix",
@@ -32,7 +31,6 @@ __all__ = [
     "bayes_scores",
     "mixing_limit",
     "mixing_distance",
-    "simulate_bayes_accuracy",
     "MAX_ENUMERATED",
 ]
 
@@ -187,10 +185,3 @@ def mixing_distance(K: int, p: float, R_max: int) -> np.ndarray:
         out[R] = np.abs(power - mixing_limit(K, R)).max()
         power = power @ Pi
     return out
-
-
-def simulate_bayes_accuracy(K: int, p: float, N: int, n: int, *, seed: int = 0) -> float:
-    """Accuracy of the Bayes rule ``argmin-index argmax Pi^T x_{N-1}`` on ``n`` sampled walks."""
-    states = sample_walks(K, p, N, n, seed=seed)
-    pred = prediction.predict(bayes_scores(states[:, -2], K, p))
-    return prediction.accuracy(pred, states[:, -1])

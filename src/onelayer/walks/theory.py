@@ -6,8 +6,7 @@ Theorem 3.1 (``0 < p < 1``)
     * :func:`value_targets`: the directions ``V`` may converge to: the paper's
       ``Pi^T`` and the entrywise square root ``sqrt(Pi^T)`` that the log-loss
       dynamics predict when attention sits on the parent (they coincide at
-      ``p = 1/2``); :func:`empirical_target` is the square-root target of a
-      finite training set.
+      ``p = 1/2``).
     * :func:`direction_distance`: ``|| A/||A||_F - B/||B||_F ||_F``.
     * :func:`reduced_value_dynamics`: the scalar recursion
       ``v <- v + eta pi / (K (v + epsilon))`` followed by the entries of ``V``
@@ -17,8 +16,6 @@ Theorem 3.1 (``0 < p < 1``)
     * :func:`lemma_c5_check`: the second step (Lemmas C.4, C.5): ``W_11 = W_21 = 0``, ``W_12`` proportional to
       ``1_K p_N^T``, the attention on the parent, from two closed-form GD steps of the model.
     * :func:`parent_log_odds`: ``log(S_{N-1} / S_j)`` for every other position.
-    * :func:`steps_to_optimal`: the first step after which the model's
-      predictions stay Bayes-optimal.
 
 Theorem 4.1 (``p in {0, 1}``)
     * :func:`lemma_d1_entry`: the common value of every entry of ``V^(1)``,
@@ -42,14 +39,11 @@ __all__ = [
     "lemma_c5_check",
     "lemma_d1_entry",
     "value_targets",
-    "empirical_target",
     "direction_distance",
     "reduced_value_dynamics",
     "output_direction_distance",
     "parent_log_odds",
-    "steps_to_optimal",
     "symmetry_report",
-    "offset_means",
 ]
 
 
@@ -117,18 +111,6 @@ def value_targets(K: int, p: float) -> dict[str, np.ndarray]:
     return {"Pi^T": PiT, "sqrt(Pi^T)": np.sqrt(PiT)}
 
 
-def empirical_target(data: TokenData) -> np.ndarray:
-    """``sqrt(C^T)`` with ``C[s, y]`` = weighted frequency of (last token ``s``, label ``y``) in ``data``.
-
-    With attention on the parent, the log-loss gradient of ``V_{ys}`` is
-    ``C[s, y] / (V_{ys} + epsilon)``, so ``V_{ys}^2`` grows like ``2 eta C[s, y] t``:
-    this is the direction a finite training set drives ``V`` to.
-    """
-    C = torch.zeros((data.K, data.K), dtype=torch.float64)
-    C.index_put_((data.last, data.labels), data.weights, accumulate=True)
-    return np.sqrt(C.numpy().T)
-
-
 def _as_np(A) -> np.ndarray:
     if isinstance(A, torch.Tensor):
         return A.detach().cpu().to(torch.float64).numpy()
@@ -191,28 +173,6 @@ def parent_log_odds(z: torch.Tensor) -> np.ndarray:
     parent = z[:, -2:-1]
     others = np.concatenate([z[:, :-2], z[:, -1:]], axis=1)
     return parent - others
-
-
-def steps_to_optimal(optimal_flags) -> float:
-    """First index ``t`` with ``optimal_flags[t:]`` all true (``nan`` if the last is false)."""
-    flags = np.asarray(optimal_flags, dtype=bool)
-    if flags.size == 0 or not flags[-1]:
-        return float("nan")
-    bad = np.flatnonzero(~flags)
-    return float(0 if bad.size == 0 else bad[-1] + 1)
-
-
-def offset_means(V, p: float) -> dict[str, float]:
-    """Mean of ``V_{ys}`` over the clockwise (``y = s+1``), counter-clockwise (``y = s-1``) and other entries."""
-    V = _as_np(V)
-    K = V.shape[0]
-    s = np.arange(K)
-    cw = V[(s + 1) % K, s].mean()
-    ccw = V[(s - 1) % K, s].mean()
-    mask = np.ones((K, K), dtype=bool)
-    mask[(s + 1) % K, s] = False
-    mask[(s - 1) % K, s] = False
-    return {"clockwise": float(cw), "counter": float(ccw), "other": float(V[mask].mean())}
 
 
 def symmetry_report(model, params, data: TokenData) -> dict[str, float]:

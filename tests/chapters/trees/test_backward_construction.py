@@ -19,11 +19,11 @@ def test_lemma1_row_against_a_numpy_gram_matrix():
     assert row["max_offdiag_gram"] > 0.1 and row["max_error_ATBA_minus_I"] < 1e-12  # far from orthogonal, yet exact
 
 
-def test_quick_sweeps_decode_exactly_from_the_first_exact_lambda_on():
+def test_quick_lambda_grids_decode_exactly_from_the_first_exact_lambda_on():
     A, rand = chapter.setting(True)["A"], chapter.setting(True)["random"]
     lam = chapter.first_exact_lambda(True)
     assert model.greedy_decode(construction.constructed_B(A, lam), A, rand).path_accuracy == 1.0  # exact: integer counts
-    smaller = [v for v in chapter.sweeps(True)["random, 0-3 children"]["lam"] if v < lam]
+    smaller = [v for v in chapter.lambda_grids(True)["random, 0-3 children"]["lam"] if v < lam]
     assert all(model.greedy_decode(construction.constructed_B(A, v), A, rand).path_accuracy < 1.0 for v in smaller)
 
 
@@ -56,10 +56,10 @@ def test_verdicts_hold_and_follow_the_measurement(monkeypatch):
     rows = chapter.verdict_rows()
     assert all(set(r) == KEYS and r["chapter"] == "backward_construction" for r in rows)
     assert [r["verdict"] for r in rows] == ["holds"] * 4
-    full = chapter.sweeps()
+    full = chapter.lambda_grids()
     broken = {name: {**sw, "path_accuracy": sw["path_accuracy"] * 0.5, "max_weight_error": sw["max_weight_error"] + 1e-3}
               for name, sw in full.items()}
-    monkeypatch.setattr(chapter, "sweeps", lambda quick=False: broken)
+    monkeypatch.setattr(chapter, "lambda_grids", lambda quick=False: broken)
     monkeypatch.setattr(chapter, "first_exact_lambda", lambda quick=False: float("nan"))
     verdicts = [r["verdict"] for r in chapter.verdict_rows()]
     assert verdicts == ["holds", "fails", "holds", "fails"]
@@ -74,8 +74,8 @@ def test_player_frames_share_one_colour_scale_and_axis_limits():
     assert [p["title"] for p in panels] == [f"lambda = {lam:g}" for lam in chapter.SETTINGS.scrub_lambdas]
 
 
-def test_sweep_table_and_decoded_rates_reuse_the_sweeps():
-    table, rows = chapter.sweep_table(True), chapter.sweep_rows(True)
+def test_lambda_table_and_decoded_rates_reuse_the_lambda_grids():
+    table, rows = chapter.lambda_table(True), chapter.lambda_rows(True)
     assert [r["loss_perfect"] for r in table] == [r["loss"] for r in rows if r["trees"] == chapter.PERFECT]  # exact: copies
     rates = chapter.decoded_rates()
     s = chapter.SETTINGS

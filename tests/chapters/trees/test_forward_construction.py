@@ -32,8 +32,8 @@ def test_margins_are_min_lambda_mu_for_head_1_and_kappa_for_head_2():
     assert sum(numbers["goal_depths"].values()) == test.size and 0 not in numbers["goal_depths"]
 
 
-def test_scale_sweep_loss_falls_like_exp_minus_2c():
-    fig, numbers = chapter.scale_sweep(quick=True)
+def test_scale_grid_loss_falls_like_exp_minus_2c():
+    fig, numbers = chapter.scale_grid(quick=True)
     plt.close(fig)
     rows = numbers["table"]
     assert [r["scale"] for r in rows] == [float(c) for c in chapter.SETTINGS.scales[::2]]
@@ -53,7 +53,7 @@ def test_default_state_is_the_scaled_base_point():
     fig, numbers = chapter.attention_default()
     plt.close(fig)
     c = chapter.SETTINGS.explore_scale
-    assert np.allclose(numbers["lambda_mu_kappa"], [2 * c, c, c])  # the sweep's base point (2, 1, 1)
+    assert np.allclose(numbers["lambda_mu_kappa"], [2 * c, c, c])  # the grid's base point (2, 1, 1)
 
 
 def test_player_and_frames_show_the_same_scales():

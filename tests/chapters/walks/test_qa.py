@@ -107,7 +107,7 @@ def test_share_verdict_follows_the_interval():
         chapter.share_verdict(0.5)
 
 
-def test_seed_rates_count_the_stored_runs_and_the_quick_sweep_has_the_same_form():
+def test_seed_rates_count_the_stored_runs_and_the_quick_grid_has_the_same_form():
     data = chapter.seed_study()
     found = chapter.seed_rates(data)
     assert len(found) == len(data["settings"]) == 26

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from onelayer.chapters.walks import ring as chapter
+from onelayer.studies.walks import analysis
 from onelayer.walks import ring
 
 
@@ -15,7 +16,7 @@ def test_bayes_rows_are_counts_with_their_interval():
     assert [r["p"] for r in numbers["table"]] == list(chapter.SETTINGS.bayes_ps) and numbers["walks"] == n
     for r in numbers["table"]:
         assert r["walks"] == n and r["simulated"] == r["right"] / n  # exact: the same division
-        assert r["simulated"] == pytest.approx(ring.simulate_bayes_accuracy(6, r["p"], 20, n, seed=1), abs=1e-12)
+        assert r["simulated"] == pytest.approx(analysis.simulate_bayes_accuracy(6, r["p"], 20, n, seed=1), abs=1e-12)
         assert r["low"] <= r["right"] / n <= r["high"]
         assert r["max_p_1_minus_p"] == max(r["p"], 1 - r["p"])  # exact: max of two floats
     deterministic = [r for r in numbers["table"] if r["p"] in (0.0, 1.0)]

@@ -126,7 +126,7 @@ def test_the_stored_gram_error_study_agrees_with_a_recomputation():
         assert stored["fig5_max_spread"] == pytest.approx(r["fig5_max_spread"], rel=1e-2)
 
 
-def test_the_gram_error_figure_reads_both_sweeps():
+def test_the_gram_error_figure_reads_both_studies():
     _, numbers = chapter.figure45_gram_errors(quick=True)
     table = {(r["positions"], r["gram_error"], r["norm"]): r for r in numbers["table"]}
     assert table[("exact", "0", "M/2")]["both"].startswith("40/40")  # the seed study's error-free runs

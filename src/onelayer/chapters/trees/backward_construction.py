@@ -3,7 +3,7 @@ matrix for non-orthogonal embeddings, the loss and accuracy of the construction 
 attention at every step, deep trees, and the ``lambda`` explorer.
 
 Every figure and table of the chapter is a registered function here (the notebook and ``python -m onelayer make``
-call the same one); the evaluation batches and the ``lambda`` sweeps are cached, so the table, the figure and the
+call the same one); the evaluation batches and the ``lambda`` grids are cached, so the table, the figure and the
 verdicts share one computation.
 """
 
@@ -27,7 +27,7 @@ from ...trees.shared import embeddings
 from ...validation import check_bool
 from ...studies.trees.inputs import gaussian_embeddings
 
-__all__ = ["Settings", "SETTINGS", "setting", "lemma1", "sweeps", "sweep_rows", "sweep_table", "first_exact_lambda",
+__all__ = ["Settings", "SETTINGS", "setting", "lemma1", "lambda_grids", "lambda_rows", "lambda_table", "first_exact_lambda",
            "decoded_rates", "loss_vs_lambda",
            "construction_attention", "deep_trees", "explorer", "construction_attention_default", "lambda_player",
            "lambda_frames", "verdict_rows"]
@@ -111,30 +111,30 @@ def _lambdas(quick: bool) -> np.ndarray:
     return np.array(SETTINGS.lambdas[::2] if quick else SETTINGS.lambdas)
 
 
-def sweeps(quick: bool = False) -> dict[str, dict[str, np.ndarray]]:
-    """:func:`onelayer.trees.backward.construction.lambda_sweep` of ``lambda B`` over ``lambdas`` on both batches,
+def lambda_grids(quick: bool = False) -> dict[str, dict[str, np.ndarray]]:
+    """:func:`onelayer.trees.backward.construction.lambda_grid` of ``lambda B`` over ``lambdas`` on both batches,
     keyed by the batch's name (``quick``: every other ``lambda``)."""
-    return _sweeps(check_bool("quick", quick))  # one cache entry per mode, however it is called
+    return _lambda_grids(check_bool("quick", quick))  # one cache entry per mode, however it is called
 
 
 @functools.lru_cache(maxsize=2)
-def _sweeps(quick: bool) -> dict[str, dict[str, np.ndarray]]:
+def _lambda_grids(quick: bool) -> dict[str, dict[str, np.ndarray]]:
     s, lams = setting(quick), _lambdas(quick)
-    return {PERFECT: construction.lambda_sweep(s["A"], s["perfect"], lams),
-            RANDOM: construction.lambda_sweep(s["A"], s["random"], lams)}
+    return {PERFECT: construction.lambda_grid(s["A"], s["perfect"], lams),
+            RANDOM: construction.lambda_grid(s["A"], s["random"], lams)}
 
 
-def sweep_rows(quick: bool = False) -> list[dict]:
+def lambda_rows(quick: bool = False) -> list[dict]:
     """One row per batch and ``lambda``: loss, whole-path accuracy and the largest deviation of the attention on the
     correct edge from ``w(lambda, N)``."""
     return [{"trees": name, "lambda": float(lam), "loss": float(sw["loss"][i]), "path_accuracy": float(sw["path_accuracy"][i]),
              "max_weight_error": float(sw["max_weight_error"][i])}
-            for name, sw in sweeps(quick).items() for i, lam in enumerate(sw["lam"])]
+            for name, sw in lambda_grids(quick).items() for i, lam in enumerate(sw["lam"])]
 
 
-def sweep_table(quick: bool = False) -> list[dict]:
-    """:func:`sweep_rows` side by side: one row per ``lambda`` with the loss and the whole-path accuracy on each batch."""
-    sw = sweeps(quick)
+def lambda_table(quick: bool = False) -> list[dict]:
+    """:func:`lambda_rows` side by side: one row per ``lambda`` with the loss and the whole-path accuracy on each batch."""
+    sw = lambda_grids(quick)
     p, r = sw[PERFECT], sw[RANDOM]
     return [{"lambda": float(lam), "loss_perfect": float(p["loss"][i]), "acc_perfect": float(p["path_accuracy"][i]),
              "loss_random": float(r["loss"][i]), "acc_random": float(r["path_accuracy"][i])} for i, lam in enumerate(p["lam"])]
@@ -144,12 +144,12 @@ def slopes(quick: bool = False) -> dict[str, float]:
     """Least-squares slope of ``log(loss)`` against ``lambda`` over ``lambda >= slope_from``, per batch."""
     lams = _lambdas(quick)
     tail = lams >= SETTINGS.slope_from
-    return {name: construction.log_slope(lams[tail], sw["loss"][tail]) for name, sw in sweeps(quick).items()}
+    return {name: construction.log_slope(lams[tail], sw["loss"][tail]) for name, sw in lambda_grids(quick).items()}
 
 
 def first_exact_lambda(quick: bool = False) -> float:
     """The smallest ``lambda`` of the grid at which greedy decoding is exact on every random tree."""
-    exact = sweeps(quick)[RANDOM]["path_accuracy"] == 1.0
+    exact = lambda_grids(quick)[RANDOM]["path_accuracy"] == 1.0
     if not exact.any():
         raise ValueError("no lambda of the grid decodes every random tree")
     return float(_lambdas(quick)[np.argmax(exact)])
@@ -158,7 +158,7 @@ def first_exact_lambda(quick: bool = False) -> float:
 def decoded_rates() -> dict[str, Rate]:
     """Trees whose whole path greedy decoding gets right at the largest ``lambda`` of each grid, as rates with their
     Wilson intervals: the perfect and the random batch at ``lambdas[-1]``, the deep trees at ``deep_lambdas[-1]``."""
-    s, sw = SETTINGS, sweeps()
+    s, sw = SETTINGS, lambda_grids()
     deep = deep_trees()["rows"][-1]
     counts = {PERFECT: (sw[PERFECT]["path_accuracy"][-1], s.train_batch), RANDOM: (sw[RANDOM]["path_accuracy"][-1], s.test_trees),
               f"deep, depth {s.deep_min_depth}-{s.deep_max_depth}": (deep["path_accuracy"], s.deep_count)}
@@ -168,8 +168,8 @@ def decoded_rates() -> dict[str, Rate]:
 @register("trees-loss-vs-lambda", "Trees I, Theorem 1: loss and whole-path accuracy of the construction lambda B against lambda")
 def loss_vs_lambda(quick: bool = False):
     """Loss (log scale) and whole-path accuracy of ``lambda B`` against ``lambda`` on both batches, the log-loss slopes
-    and the table of :func:`sweep_rows`."""
-    lams, sw = _lambdas(quick), sweeps(quick)
+    and the table of :func:`lambda_rows`."""
+    lams, sw = _lambdas(quick), lambda_grids(quick)
     fig, axes = new_figure(2, width=6.5, height=3.6)
     plot_curves(axes[0], lams, {n: s["loss"] for n, s in sw.items()}, xlabel="scale lambda", ylabel="loss (mean, 1/2)",
                 logy=True, title="loss of lambda B")
@@ -179,7 +179,7 @@ def loss_vs_lambda(quick: bool = False):
     for ax in axes:  # one legend for both panels, below them: inside, it covers the curves
         ax.get_legend().remove()
     fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=2)
-    return fig, {"log_loss_slope_lambda_ge_5": slopes(quick), "table": sweep_rows(quick)}
+    return fig, {"log_loss_slope_lambda_ge_5": slopes(quick), "table": lambda_rows(quick)}
 
 
 @register("trees-construction-attention", "Trees I, Theorem 1: attention of the construction (lambda = 10) at every step of the deepest random tree")
@@ -201,7 +201,7 @@ def deep_trees() -> dict:
     A = gaussian_embeddings(s.S_big, s.d_big, generator(s.deep_embedding_seed))
     batch, trees = layout.random_tree_batch(s.S_big, s.deep_count, numpy_rng(s.deep_tree_seed), max_depth=s.deep_max_depth,
                                             min_depth=s.deep_min_depth)
-    sw = construction.lambda_sweep(A, batch, list(s.deep_lambdas))
+    sw = construction.lambda_grid(A, batch, list(s.deep_lambdas))
     return {"depths": dict(enumerate(np.bincount([t.depth for t in trees]).tolist())),
             "longest_path": int(batch.target_mask.sum(1).max()),
             "rows": [{"lambda": float(lam), "path_accuracy": float(acc), "loss": float(loss)}
@@ -257,7 +257,7 @@ def verdict_rows() -> list[dict]:
 
     s = SETTINGS
     (lemma,) = lemma1()[1]["table"]
-    sw, slope = sweeps(), slopes()
+    sw, slope = lambda_grids(), slopes()
     worst = max(float(v["max_weight_error"].max()) for v in sw.values())
     decoded = decoded_rates()
     trees = f"{s.train_batch} perfect trees (depth {s.m}) and {s.test_trees} random trees (0-3 children, depth at most {s.test_max_depth})"

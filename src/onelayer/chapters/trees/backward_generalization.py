@@ -21,8 +21,8 @@ from ...rates import mean_interval, rate
 from ...registry import register
 from ...seeding import generator, numpy_rng
 from ...studies import registry as studies
-from ...studies.trees import backward_beyond, backward_own_tests, beyond
-from ...trees.backward import dynamics, layout, model
+from ...studies.trees import analysis, backward_beyond, backward_own_tests, beyond
+from ...trees.backward import layout, model
 from ...studies.trees import backward_generalization as gen
 from ...studies.trees import backward_seeds as seed_study
 from ...trees.shared import embeddings
@@ -99,13 +99,13 @@ def embedding_matrix(gaussian: bool = False):
 
 def run(quick: bool = False, *, gaussian: bool = False, progress: bool = False):
     """The chapter's training run (SGD from ``B = 0``, one seed), evaluated on :func:`test_set` at every checkpoint
-    (``gaussian``: with Gaussian embeddings, also recording the :func:`~onelayer.trees.backward.dynamics.h_stats` of
+    (``gaussian``: with Gaussian embeddings, also recording the :func:`~onelayer.studies.trees.analysis.h_stats` of
     ``H``). Trained once per ``(quick, gaussian)``; ``progress`` shows a progress bar while it trains."""
     key = (check_bool("quick", quick), check_bool("gaussian", gaussian))
     if key not in _RUNS:
         s, (test, _) = _settings(quick), test_set(quick)
         A = embedding_matrix(gaussian)
-        record = {"test": gen.test_record(A, test), **(dynamics.h_records(A) if gaussian else {})}
+        record = {"test": gen.test_record(A, test), **(analysis.h_records(A) if gaussian else {})}
         _RUNS[key] = model.train_backward(A, m=s.m, steps=s.steps, lr=s.lr, seed=s.seed, record_at=s.checkpoints,
                                           record=record, progress=progress)
     return _RUNS[key]

@@ -21,6 +21,7 @@ from ...registry import register
 from ...seeding import numpy_rng
 from ...rates import mean_interval, rate
 from ...trees.backward import dynamics, layout, model
+from ...studies.trees import analysis
 from ...studies.trees import backward_seeds as seed_study
 from ...trees.shared import embeddings
 from ...validation import check_bool
@@ -49,7 +50,7 @@ class Settings:
     late_from: int = 500  #: the SGD residual is reported from this step on
     phase_steps: int = 3000  #: population run of the phase figure
     rate_runs: tuple[tuple[float, int], ...] = ((1.0, 3000), (8.0, 3000), (128.0, 4000))
-    #: the SGD seeds of the stored sweep (:mod:`onelayer.studies.trees.backward_seeds`, one-hot family): a run "reaches a
+    #: the SGD seeds of the stored study (:mod:`onelayer.studies.trees.backward_seeds`, one-hot family): a run "reaches a
     #: small loss" when its batch loss at the last step is below this (about 2% of the initial 0.95; population GD
     #: is at 0.0135 at step 1,500) [guess]
     loss_threshold: float = 0.02
@@ -70,7 +71,7 @@ def _settings(quick: bool) -> Settings:
 
 def sgd_run(quick: bool = False, *, progress: bool = False):
     """Mini-batch SGD from ``B = 0`` (one-hot embeddings, a fresh batch every step, one seed), recording the
-    :func:`~onelayer.trees.backward.dynamics.h_stats` of ``H`` and the attention on the correct edge on a fixed batch.
+    :func:`~onelayer.studies.trees.analysis.h_stats` of ``H`` and the attention on the correct edge on a fixed batch.
     Trained once per ``quick`` (``progress``: a progress bar while it trains)."""
     key = ("sgd", check_bool("quick", quick))
     if key not in _RUNS:
@@ -78,7 +79,7 @@ def sgd_run(quick: bool = False, *, progress: bool = False):
         A = embeddings.one_hot_embeddings(s.S)
         eval_batch = layout.perfect_tree_batch(s.m, s.S, s.batch_size, numpy_rng(s.eval_seed))
         _RUNS[key] = model.train_backward(A, m=s.m, steps=s.steps, lr=s.lr, batch_size=s.batch_size, seed=s.seed,
-                                          record_every=s.record_every, record=dynamics.h_records(A, eval_batch),
+                                          record_every=s.record_every, record=analysis.h_records(A, eval_batch),
                                           progress=progress)
     return _RUNS[key]
 
@@ -135,9 +136,9 @@ def phase_run(quick: bool = False):
 
 
 def phase_events(quick: bool = False) -> dict[str, dict]:
-    """:func:`~onelayer.trees.backward.dynamics.detect_phases` of the long population run and of the SGD run."""
+    """:func:`~onelayer.studies.trees.analysis.detect_phases` of the long population run and of the SGD run."""
     pop, sgd = phase_run(quick), sgd_run(quick)
-    return {run_name: dynamics.detect_phases(run.steps, run["h1"], run["h2"], run["loss"], run["correct_weight"])
+    return {run_name: analysis.detect_phases(run.steps, run["h1"], run["h2"], run["loss"], run["correct_weight"])
             for run_name, run in (("population", pop), ("sgd", sgd))}
 
 
@@ -146,7 +147,7 @@ def phases(quick: bool = False):
     """The long population run: loss, ``h1``, ``h2`` and the attention on the correct edge, with ``T_att`` and
     ``T_loss`` marked."""
     pop = phase_run(quick)
-    found = dynamics.detect_phases(pop.steps, pop["h1"], pop["h2"], pop["loss"], pop["correct_weight"])
+    found = analysis.detect_phases(pop.steps, pop["h1"], pop["h2"], pop["loss"], pop["correct_weight"])
     marks = {"T_att": found["T_attention"], "T_loss": found["T_loss"]}
     fig, axes = new_figure(1, 2, width=6.5, height=6.4)
     plot_curves(axes[0], pop.steps, {"loss": pop["loss"]}, xlabel="step t", ylabel="population loss", logy=True)
@@ -183,7 +184,7 @@ def rate_summary(quick: bool = False) -> dict:
     both = np.isin(lr_a * a.steps, et)
     overlap = np.abs(np.log(a["loss"][both]) - np.log(big["loss"][np.isin(et, lr_a * a.steps)]))
     return {"lr": lr_b, "final_eta_t": float(et[-1]), "final_loss": float(big.final("loss")),
-            "loglog_slope_last_decade": dynamics.loglog_slope(et, big["loss"], t_min=et[-1] / 10),
+            "loglog_slope_last_decade": analysis.loglog_slope(et, big["loss"], t_min=et[-1] / 10),
             "margin_gain_per_doubling": float(np.polyfit(np.log2(et[tail]), big["margin"][tail], 1)[0]),
             "compared_lr": lr_a, "max_abs_log_loss_ratio": float(overlap.max())}
 

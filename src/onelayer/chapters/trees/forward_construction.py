@@ -22,13 +22,14 @@ from ...seeding import generator, numpy_rng
 from ...trees.forward import construction
 from ...trees.forward.model import full_heads, two_head
 from ...trees.forward.decoding import greedy_decode
-from ...figures.trees_forward import attention_by_step_figure, construction_attention_figure, scale_sweep_figure
+from ...figures.trees_forward import attention_by_step_figure, construction_attention_figure, scale_grid_figure
 from ...trees.forward.layout import perfect_forward_batch, random_forward_batch
 from ...trees.shared import embeddings
+from ...studies.trees import analysis
 from ...studies.trees.inputs import gaussian_embeddings
 from ...studies.trees.layout_variants import random_batch
 
-__all__ = ["Settings", "SETTINGS", "test_set", "margins", "attention", "scale_sweep", "one_head_and_two",
+__all__ = ["Settings", "SETTINGS", "test_set", "margins", "attention", "scale_grid", "one_head_and_two",
            "attention_default", "explorer", "scale_player", "scale_frames", "no_turning_search", "no_turning_check",
            "no_turning_rates", "verdict_rows"]
 
@@ -51,7 +52,7 @@ class Settings:
     test_max_depth: int = 6
     margins_at: tuple[float, float, float] = (3.0, 1.5, 2.0)  #: (lambda, mu, kappa) of the margin table
     scales: tuple[float, ...] = (0.25, 0.5, 1, 1.5, 2, 3, 5, 8, 12)
-    scale_base: tuple[float, float, float] = (2.0, 1.0, 1.0)  #: the sweep is scale x (lambda, mu, kappa)
+    scale_base: tuple[float, float, float] = (2.0, 1.0, 1.0)  #: the grid is scale x (lambda, mu, kappa)
     slope_from: float = 5.0  #: the slope of log(loss) against the scale is fitted from this scale on
     attention_at: tuple[float, float, float] = (4.0, 2.0, 2.0)  #: (lambda, mu, kappa) of the attention figure
     attention_m: int = 3
@@ -126,17 +127,17 @@ def attention(quick: bool = False):
 
 
 @register("trees-forward-scale-sweep", "Trees II, Theorem 2: loss and accuracy of the construction c x (2, 1, 1) against the scale c")
-def scale_sweep(quick: bool = False):
+def scale_grid(quick: bool = False):
     """Loss and accuracies of ``c * scale_base`` on the test trees for each ``c`` of ``scales`` (quick: every other
     one), and the slope of ``log(loss)`` against ``c`` from ``slope_from`` on (``None`` with fewer than two points)."""
     A, test, _ = test_set(quick)
     scales = [float(c) for c in SETTINGS.scales]
     lam, mu, kappa = SETTINGS.scale_base
-    rows = construction.scale_sweep(A, test, scales[::2] if quick else scales, lam=lam, mu=mu, kappa=kappa)
+    rows = analysis.scale_grid(A, test, scales[::2] if quick else scales, lam=lam, mu=mu, kappa=kappa)
     rows = [{**r, "paths_right": int(round(r["path_accuracy"] * test.size)), "trees": test.size} for r in rows]
     big = [r for r in rows if r["scale"] >= SETTINGS.slope_from]
     slope = float(np.polyfit([r["scale"] for r in big], np.log([r["loss"] for r in big]), 1)[0]) if len(big) > 1 else None
-    return scale_sweep_figure(rows), {"log_loss_slope_scale_ge_5": slope, "table": [dict(r) for r in rows]}
+    return scale_grid_figure(rows), {"log_loss_slope_scale_ge_5": slope, "table": [dict(r) for r in rows]}
 
 
 def one_head_and_two() -> list[dict]:
@@ -206,16 +207,16 @@ def _no_turning_trees(count: int, turning: bool):
 @register("trees-forward-no-turning-search", "Trees II, Theorem 2 (table): one stage-block entry of each construction changed, on the layout without a turning token")
 def no_turning_search(quick: bool = False):
     """Every stage-block entry of both constructions set to each multiple of ``no_turning_multiples``
-    (:func:`onelayer.trees.forward.construction.stage_entry_search`) on ``no_turning_search_trees`` random trees in
+    (:func:`onelayer.studies.trees.analysis.stage_entry_search`) on ``no_turning_search_trees`` random trees in
     the layout without a turning token (Gaussian embeddings, ``large_at``): one row per entry with the multiples
     that get every chain right."""
     s = SETTINGS
     A, _, _ = test_set()
     batch = _no_turning_trees(s.test_quick_trees if quick else s.no_turning_search_trees, False)
     lam, mu, kappa = s.large_at
-    rows = construction.stage_entry_search(A, batch, lam=lam, mu=mu, kappa=kappa, multiples=s.no_turning_multiples)
+    rows = analysis.stage_entry_search(A, batch, lam=lam, mu=mu, kappa=kappa, multiples=s.no_turning_multiples)
     table = []
-    for entry in construction.STAGE_ENTRIES:
+    for entry in analysis.STAGE_ENTRIES:
         mine = [r for r in rows if (r["construction"], r["matrix"], r["key"], r["query"]) == entry]
         table.append({"construction": entry[0], "entry": f"{entry[1]}[{entry[2]},{entry[3]}]",
                       "constructed (x scale)": next((r["multiple"] for r in mine if r["original"]), None),
@@ -239,7 +240,7 @@ def no_turning_check() -> list[dict]:
         for name, arch, mat in (("two heads", two_head(), matrix), ("one full head", full_heads(1), "WKQ1")):
             built = (construction.constructed_params(A, lam, mu, kappa) if name == "two heads"
                      else construction.full_single_head_construction(A, lam, mu))
-            changed = construction.with_stage_entry(A, name, mat, key, query, s.no_turning_multiple * scale,
+            changed = analysis.with_stage_entry(A, name, mat, key, query, s.no_turning_multiple * scale,
                                                     lam=lam, mu=mu, kappa=kappa)
             for label, params in (("as built", built), (f"{mat}[{key},{query}] = {s.no_turning_multiple:g} x scale", changed)):
                 res = greedy_decode(params, arch, A, batch)
@@ -265,13 +266,13 @@ def verdict_rows() -> list[dict]:
     _, m = margins()
     worst, unique = m["largest_deviation"], m["target_unique"]
     h1, h2 = m["heads"]["head 1"], m["heads"]["head 2"]
-    _, sweep = scale_sweep()
-    full = [r for r in sweep["table"] if r["paths_right"] == r["trees"]]
+    _, grid = scale_grid()
+    full = [r for r in grid["table"] if r["paths_right"] == r["trees"]]
     first_full = min(r["scale"] for r in full) if full else None
-    after = [r for r in sweep["table"] if first_full is not None and r["scale"] >= first_full]
+    after = [r for r in grid["table"] if first_full is not None and r["scale"] >= first_full]
     decoded_on = bool(after) and all(r["paths_right"] == r["trees"] for r in after)
     paths = rate(after[0]["paths_right"], after[0]["trees"]) if after else None
-    slope = sweep["log_loss_slope_scale_ge_5"]
+    slope = grid["log_loss_slope_scale_ge_5"]
     one, two = one_head_and_two()
     one_rate, two_rate = (rate(r["paths_right"], r["trees"]) for r in (one, two))
     check = no_turning_check()

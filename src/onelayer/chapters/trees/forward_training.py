@@ -24,7 +24,7 @@ from ...registry import register
 from ...scrubber import frame_numbers, scrub
 from ...seeding import numpy_rng
 from ...trees.forward import dynamics
-from ...studies.trees import forward_rescaling as rescaling_study, forward_seeded_training as seeded_training, stored_study
+from ...studies.trees import analysis, forward_rescaling as rescaling_study, forward_seeded_training as seeded_training, stored_study
 from ...trees.forward.model import train_forward, two_head
 from ...figures.trees_forward import accuracy_by_type_figure, attention_by_step_figure, rescaling_figure, roles_figure, scalars_figure
 from ...trees.forward.layout import STEP_TYPES, perfect_forward_batch
@@ -90,7 +90,7 @@ def training_run(quick: bool = False):
 def _training_run(quick: bool):
     s = _settings(quick)
     A = embeddings.one_hot_embeddings(s.S)
-    hist = dynamics.tracked_training(A, m=s.m, steps=s.steps, lr=s.lr, batch_size=s.batch_size,
+    hist = analysis.tracked_training(A, m=s.m, steps=s.steps, lr=s.lr, batch_size=s.batch_size,
                                      record_every=s.record_every, snapshot_at=s.scrub_steps)
     return A, hist
 

@@ -51,8 +51,8 @@ from ...scrubber import frame_numbers, scrub_grid
 from ...training import History
 from ...validation import check_choice, check_float, check_int, check_probability
 from ...figures import walks as figures
-from ...walks import model, theory
-from ...studies.walks import experiment, theorem41
+from ...walks import model
+from ...studies.walks import analysis, experiment, theorem41
 from ...walks.positions import M_for
 from ...widgets import merged_settings, progress_app, selection_slider, timed
 
@@ -154,7 +154,7 @@ class LabResult:
     def steps_to_optimal(self) -> float:
         """First step from which every test prediction is Bayes-optimal (conditional accuracy ``max(p, 1-p)``); ``nan`` if never."""
         gap = np.abs(self.history["conditional_accuracy"] - self.experiment.bayes_accuracy)
-        return theory.steps_to_optimal(gap < experiment.OPTIMAL_TOL)
+        return analysis.steps_to_optimal(gap < experiment.OPTIMAL_TOL)
 
     def summary(self) -> dict[str, float]:
         """Final test accuracy, the Bayes rule's accuracy on the same test walks, attention on the parent, loss,

@@ -303,7 +303,7 @@ def _reading(setting: dict) -> str:
 
 
 def seed_rates(data: dict) -> list[dict]:
-    """For each setting of a sweep: its task and reading, and the :class:`onelayer.rates.Rate` of each outcome of
+    """For each setting of a study: its task and reading, and the :class:`onelayer.rates.Rate` of each outcome of
     :func:`onelayer.studies.walks.qa_seeds.outcome_counts` (``learned_<t>`` at the ``seed_check_steps`` the runs reach)."""
     checks = tuple(sorted({min(t, data["steps"]) for t in SETTINGS.seed_check_steps}))
     out = []

@@ -4,7 +4,7 @@ The chapter reads the stored study over the recipe's three unknowns (what is nor
 ``python -m onelayer study walks-random-init``, :mod:`onelayer.studies.walks.random_init`), recomputes one stored run to show
 the file is reproducible, and draws the paper's Figures 6, 11, 12 and 13 from the stored runs: the literal reading,
 which walk is learned first under every reading, the reading closest to the authors' weighted-token table, and the
-explorer over the sweep with its player. The runs, readings and figure functions are the core package's; this module
+explorer over the study with its player. The runs, readings and figure functions are the core package's; this module
 fixes which of them the chapter shows.
 """
 
@@ -32,7 +32,7 @@ __all__ = ["Settings", "SETTINGS", "study", "initial_attention_rows", "live_chec
            "learned_half_rates", "ranking_rows", "table_variances", "table_variance_rows", "weighted_token_table",
            "closest_ranking", "closest_reading",
            "closest_runs", "fig13", "weighted_token_rows", "fig6_closest", "fig11_run", "fig11", "fig12", "value_rows",
-           "explorer", "explorer_default", "player_kl_limits", "sweep_player", "sweep_frames", "equivalence", "lock_rows",
+           "explorer", "explorer_default", "player_kl_limits", "study_player", "study_frames", "equivalence", "lock_rows",
            "NORMALIZE_NAMES", "claim_summary", "figure6_rows",
            "verdict_rows"]
 
@@ -140,14 +140,14 @@ def literal_rows() -> list[dict]:
 
 @register("walks-random-init-ordering", "Random init: which of p = 0.5 and p = 1 is learned first, for every normalisation, loss reduction, step size and seed")
 def ordering(quick: bool = False):
-    """When each walk is learned, for every setting and seed of the sweep, and which comes first."""
+    """When each walk is learned, for every setting and seed of the study, and which comes first."""
     rows = ri_readings.ordering_table(study(quick), threshold=SETTINGS.learned_threshold)
     return random_init_figures.figure_ordering(rows), {"source": "quick live run" if quick else PurePath(ri_stored.STUDY.stored).name,
                                       "paper_pattern_count": sum(r["paper_pattern"] for r in rows), "table": rows}
 
 
 def setting_rates(quick: bool = False) -> list[dict]:
-    """:func:`onelayer.studies.walks.random_init.readings.setting_rates` of the sweep: per setting, the rate of every outcome."""
+    """:func:`onelayer.studies.walks.random_init.readings.setting_rates` of the study: per setting, the rate of every outcome."""
     return ri_readings.setting_rates(ri_readings.ordering_table(study(quick), threshold=SETTINGS.learned_threshold))
 
 
@@ -180,7 +180,7 @@ def ordering_counts(rows: list[dict]) -> dict:
 
 
 def learned_half_rates(quick: bool = False) -> dict:
-    """:func:`onelayer.studies.walks.random_init.readings.learned_attention` of the sweep (the chapter's thresholds)."""
+    """:func:`onelayer.studies.walks.random_init.readings.learned_attention` of the study (the chapter's thresholds)."""
     return ri_readings.learned_attention(study(quick), threshold=SETTINGS.learned_threshold,
                                 attention=SETTINGS.attention_threshold)
 
@@ -331,8 +331,8 @@ def value_rows() -> list[dict]:
 
 
 def explorer():
-    """The live menus (in a kernel) over the stored sweep: normalisation, reading and seed."""
-    return random_init_figures.sweep_widget(study())
+    """The live menus (in a kernel) over the stored study: normalisation, reading and seed."""
+    return random_init_figures.study_widget(study())
 
 
 @register("walks-random-init-explorer-default", "Random init: the sweep explorer's default state: stored curves of keys and query normalised, mean loss, lr=0.01, seed 0")
@@ -341,7 +341,7 @@ def explorer_default(quick: bool = False):
     data = study(quick)
     normalize, reduction, lr = SETTINGS.literal
     runs = {f"p = {p:g}": _find(data, p, SETTINGS.literal) for p in data["meta"]["ps"]}
-    return random_init_figures.sweep_explorer(data), {"source": "quick live run" if quick else PurePath(ri_stored.STUDY.stored).name,
+    return random_init_figures.study_explorer(data), {"source": "quick live run" if quick else PurePath(ri_stored.STUDY.stored).name,
                                      "normalize": normalize, "reduction": reduction, "lr": lr, "seed": SETTINGS.seed,
                                      "table": _curve_rows(runs)}
 
@@ -361,14 +361,14 @@ def _player_grid(data: dict):
     kl_limits = player_kl_limits(data)
 
     def draw(norm, reading):
-        fig = random_init_figures.sweep_explorer(data, normalize=norm, reading=reading, seed=SETTINGS.seed)
+        fig = random_init_figures.study_explorer(data, normalize=norm, reading=reading, seed=SETTINGS.seed)
         fig.axes[1].set_ylim(*kl_limits)  # the same KL axis in every frame
         return fig
 
     return draw, meta["normalizations"], readings
 
 
-def sweep_player():
+def study_player():
     """The precomputed player of the HTML book: the stored curves of every normalisation and reading (seed 0)."""
     draw, norms, readings = _player_grid(study())
     return scrub_grid(draw, norms, readings, labels=("normalize", "loss, step"), name="walks-random-init-sweep",
@@ -380,8 +380,8 @@ def sweep_player():
 
 @register("walks-random-init-sweep-frames", "Random init player (frames): stored curves of p = 0.5 and 1 (seed 0) for "
                                             "every normalisation and reading of the sweep")
-def sweep_frames(quick: bool = False):
-    """The numbers behind every frame of :func:`sweep_player`."""
+def study_frames(quick: bool = False):
+    """The numbers behind every frame of :func:`study_player`."""
     draw, norms, readings = _player_grid(study(quick))
     return None, frame_numbers(draw, norms, readings, labels=("normalize", "loss, step"), fmt=("{}", "{}"))
 
@@ -422,7 +422,7 @@ def _figure6_verdict(r) -> str:
     return "holds in some runs"
 
 
-#: How a verdict row names each normalisation of the sweep.
+#: How a verdict row names each normalisation of the study.
 NORMALIZE_NAMES = {"none": "nothing normalised", "keys": "keys normalised", "keys_and_query": "keys and query normalised"}
 
 
@@ -434,7 +434,7 @@ def _outcome_text(r) -> str:
 
 
 def claim_summary(quick: bool = False) -> dict:
-    """What the chapter's verdict table says of the paper's two claims of Section 5.2, from the sweep's
+    """What the chapter's verdict table says of the paper's two claims of Section 5.2, from the study's
     :func:`~onelayer.studies.walks.random_init.readings.ordering_table`: for ``p = 1/2``, the learned seeds in the literal reading and
     the range of learned seeds and of learning steps over the other settings; for ``p = 1``, the settings where no
     seed learns it and the range of learned seeds over the others."""
@@ -476,7 +476,7 @@ def _initial_text(r: dict) -> str:
 
 def figure6_rows(per: list[dict] | None = None) -> list[dict]:
     """The verdict rows on Figure 6, one per normalisation: the rate of the paper's pattern in each of its settings
-    (loss reduction x step size, every seed of the sweep), what happens instead, and the verdict per setting, stated
+    (loss reduction x step size, every seed of the study), what happens instead, and the verdict per setting, stated
     once where every setting has the same one."""
     per = setting_rates() if per is None else per
     start = {r["normalize"]: r for r in initial_attention_rows()}
@@ -519,7 +519,7 @@ def figure6_rows(per: list[dict] | None = None) -> list[dict]:
 
 
 def verdict_rows() -> list[dict]:
-    """The chapter's verdicts, from the stored sweep: the paper's ordering (Figure 6) as a rate per setting, one row
+    """The chapter's verdicts, from the stored study: the paper's ordering (Figure 6) as a rate per setting, one row
     per normalisation (:func:`figure6_rows`), the weighted token of Figure 13 over the seeds of the closest reading,
     and what the learned ``p = 1/2`` runs attend to (Figure 11) as a rate over all of them (with the settings that
     differ)."""

@@ -16,6 +16,7 @@ from ...rates import rate
 from ...registry import register
 from ...scrubber import frame_numbers, scrub_grid
 from ...figures import walks as figures
+from ...studies.walks import analysis
 from ...walks import ring
 
 __all__ = ["Settings", "SETTINGS", "transition_matrices", "mixing", "bayes_accuracy", "explorer_default", "explorer",
@@ -86,7 +87,7 @@ def bayes_accuracy(quick: bool = False):
     n = SETTINGS.bayes_quick_walks if quick else SETTINGS.bayes_walks
     rows = []
     for p in SETTINGS.bayes_ps:
-        accuracy = ring.simulate_bayes_accuracy(SETTINGS.K, p, SETTINGS.bayes_N, n, seed=SETTINGS.bayes_seed)
+        accuracy = analysis.simulate_bayes_accuracy(SETTINGS.K, p, SETTINGS.bayes_N, n, seed=SETTINGS.bayes_seed)
         r = rate(round(accuracy * n), n)  # accuracy is an unweighted mean over n walks: k / n up to round-off
         rows.append({"p": p, "simulated": r.value, "right": r.k, "walks": r.n, "low": r.low, "high": r.high,
                      "max_p_1_minus_p": ring.bayes_accuracy(p)})

@@ -4,7 +4,7 @@ The proof's steps at the paper's size: the first GD step against Lemma C.1 (on t
 paper's 1000 sampled walks), the second step's selection of the parent (Lemma C.5) and its log-odds against ``N``,
 the paper's Figures 4 and 8, the steps to Bayes-optimal predictions, the direction of ``V`` (``Pi^T`` or its
 entrywise square root), and the edge of the theorem (``p`` near 1, ``K <= 4``). Claims about one training sample are
-measured as rates over many samples, from the stored sweeps :mod:`onelayer.studies.walks.seed_rates` and
+measured as rates over many samples, from the stored studies :mod:`onelayer.studies.walks.seed_rates` and
 :mod:`onelayer.studies.walks.direction_slopes`. Every figure and table
 of the chapter is a registered function here; the runs several cells share are cached.
 """
@@ -468,7 +468,7 @@ def edge_seed_comparison() -> list[dict]:
                                   "frequent label (p=0.7) and the edge runs (K=3, 4, 6, p near 1) with 95% intervals")
 def seed_rate_tables(quick: bool = False):
     """The rates of :func:`first_step_rates` and :func:`edge_rate_rows` (all stored ring sizes), from the stored
-    sweep (quick mode reads the same file)."""
+    study (quick mode reads the same file)."""
     fs = first_step_rates()
     first = {k: (v.text(3) if hasattr(v, "text") else v) for k, v in fs.items()}
     table = [{k: r[k] for k in _RATE_COLUMNS} for r in edge_rate_rows(tuple(sorted({r["K"] for r in seed_study()["edge"]})))]

@@ -2,7 +2,7 @@
 
 The token average of a deterministic walk with ``N = rK + 1``, Lemma D.1, the symmetric state under three losses
 and four step-size schedules (exact), the paper's Figures 5 and 9 in three versions, which reconstructed choices
-decide Figures 4 and 5 (:mod:`onelayer.studies.walks.sensitivity`; over many training samples from the stored sweep
+decide Figures 4 and 5 (:mod:`onelayer.studies.walks.sensitivity`; over many training samples from the stored study
 :mod:`onelayer.studies.walks.seed_rates`), and how round-off, a seeded Gram error or a
 perturbation of ``q`` leaves the symmetric state (:mod:`onelayer.studies.walks.theorem41`). Every figure and table of the
 chapter is a registered function here; the runs several cells share are cached.
@@ -275,8 +275,8 @@ def gram_error_study() -> dict:
 
 
 def gram_error_rate_rows(rows: list[dict] | None = None) -> list[dict]:
-    """:func:`onelayer.studies.walks.sensitivity.figure45_rates` over the seeded Gram error's size: the stored error sweep
-    plus the exactly orthogonal runs without error of the seed sweep (error 0), sinusoidal positions first."""
+    """:func:`onelayer.studies.walks.sensitivity.figure45_rates` over the seeded Gram error's size: the stored error study
+    plus the exactly orthogonal runs without error of the seed study (error 0), sinusoidal positions first."""
     if rows is None:
         rows = gram_error_study()["rows"] + [r for r in seed_study()["figure45"] if r["relative_gram_error"] == 0.0]
     return sens.figure45_rates(rows)
@@ -389,7 +389,7 @@ def _norm_name(norm) -> str:
 
 _NORM2 = {"M/16": 62.5, "M/8": 125.0, "M/4": 250.0, "M/2": 500.0, "M": 1000.0}
 
-#: What each positional reading of the seed sweep is, as the verdict rows name it.
+#: What each positional reading of the seed study is, as the verdict rows name it.
 READING_NAMES = {"sin": ("sinusoidal positions rescaled to |p_i|^2, with the seeded relative Gram error "
                          f"{_power(sens.RELATIVE_GRAM_ERROR)} standing in for round-off [ours]"),
                  "exact": "exactly orthogonal positions rescaled to |p_i|^2, no Gram error [ours]"}

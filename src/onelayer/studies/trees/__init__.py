@@ -11,7 +11,8 @@ Forward (Trees II):
 :mod:`~onelayer.studies.trees.forward_alternative_layouts` (its layouts: :mod:`~onelayer.studies.trees.layout_variants`),
 :mod:`~onelayer.studies.trees.forward_learned_values`,
 :mod:`~onelayer.studies.trees.forward_beyond` (past the assumptions), and :mod:`~onelayer.studies.trees.stored_study`
-(what the forward studies share around the runner). Both: :mod:`~onelayer.studies.trees.beyond` (the test shapes past
+(what the forward studies share around the runner). Both: :mod:`~onelayer.studies.trees.analysis` (readings of runs and
+constructions: H statistics, phases, the scale grid, the stage-entry search), :mod:`~onelayer.studies.trees.beyond` (the test shapes past
 the assumptions) and :mod:`~onelayer.studies.trees.scaling`
 (steps to converge against the tree size).
 

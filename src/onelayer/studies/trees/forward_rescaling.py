@@ -8,7 +8,7 @@ parameters start fixed, but every step draws a fresh batch of training trees, so
 the comparison is made over seeds.
 
 :func:`rescaling_seeds` trains the two-head model (fixed value maps, as
-:func:`onelayer.trees.forward.dynamics.tracked_training`) for each run setting ``(reduction, lr, steps,
+:func:`onelayer.studies.trees.analysis.tracked_training`) for each run setting ``(reduction, lr, steps,
 record_every)``, one member per data seed (member ``b`` draws its trees from ``numpy.random.default_rng(seeds[b])``,
 as :func:`~onelayer.trees.forward.model.train_forward` with ``seed=seeds[b]``; a member reproduces that separate run
 up to summation order), with :func:`onelayer.training.train` with ``members=True``. At every recorded step it evaluates each member's
@@ -76,7 +76,7 @@ def rescaling_seeds(A: torch.Tensor, *, m: int = 3, batch_size: int = 256, seeds
     """One batched run per entry of ``runs`` (``(reduction, lr, steps, record_every)``), one member per data seed,
     from zero. Each history records ``"eval_loss"`` ``(T, R)``: the loss under the per-position mean with the factor
     1/2 on the fixed batch of ``eval_size`` training trees drawn with seed ``eval_seed`` (the batch
-    :func:`~onelayer.trees.forward.dynamics.tracked_training` evaluates on)."""
+    :func:`~onelayer.studies.trees.analysis.tracked_training` evaluates on)."""
     A = check_embeddings(A)
     m = check_int("m", m, low=1, high=8)
     batch_size = check_int("batch_size", batch_size, low=1)

@@ -6,7 +6,7 @@ stream of training trees; a member reproduces the separate run of the same seed 
 
 * :func:`two_head_seeds`: the two-head model with fixed value maps (head 1 swaps, head 2 copies the stage) from
   zero, one member per *data* seed (zero initialisation leaves the data stream as the only source of chance), as
-  :func:`onelayer.trees.forward.dynamics.tracked_training` trains it. Every ``record_every`` steps each member's
+  :func:`onelayer.studies.trees.analysis.tracked_training` trains it. Every ``record_every`` steps each member's
   teacher-forced accuracy by step type and its :func:`~onelayer.trees.forward.dynamics.role_metrics` are recorded on
   the same fixed batch; :func:`two_head_summary` turns them into each run's phase times, role events, final accuracy
   and sign agreement with the construction.
@@ -81,7 +81,7 @@ def two_head_seeds(A: torch.Tensor, *, m: int = 3, steps: int = 1000, lr: float 
     """The two-head model (fixed value maps) from zero, one member per data seed, trained together.
 
     Member ``b`` draws its training trees from ``numpy.random.default_rng(seeds[b])``, as
-    :func:`~onelayer.trees.forward.dynamics.tracked_training` with ``seed=seeds[b]`` does. Records every
+    :func:`~onelayer.studies.trees.analysis.tracked_training` with ``seed=seeds[b]`` does. Records every
     ``record_every`` steps, on the fixed batch of ``eval_size`` training trees (seed ``eval_seed``):
     ``"accuracy"`` ``(T, R, 3)`` (backward, turning, forward) and ``"roles"`` ``(T, R, 12)``.
     """

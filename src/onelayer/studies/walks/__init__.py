@@ -11,6 +11,8 @@
 * :mod:`~onelayer.studies.walks.random_init`, :mod:`~onelayer.studies.walks.variations`,
   :mod:`~onelayer.studies.walks.chains`, :mod:`~onelayer.studies.walks.histogram_bound`,
   :mod:`~onelayer.studies.walks.rebuttal`: Section 5.2 and the variations.
+* :mod:`~onelayer.studies.walks.analysis`: readings of runs (steps to optimal, a sample's target, offset means, the
+  sampled Bayes accuracy).
 * :mod:`~onelayer.studies.walks.scaling`: steps to converge and time per step against ``N`` and ``M``.
 * Stored studies: :mod:`~onelayer.studies.walks.seed_rates`, :mod:`~onelayer.studies.walks.gram_errors`,
   :mod:`~onelayer.studies.walks.direction_slopes`, :mod:`~onelayer.studies.walks.qa_seeds`.

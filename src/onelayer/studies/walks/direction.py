@@ -26,7 +26,7 @@ clockwise ones, distances 0.64 and 0.60. All three losses give optimal predictio
 second half (0.18 at ``p = 1/2``, where only the sample's deviation from ``Pi`` drives it).
 
 :func:`target_slopes` measures Theorem 3.1 item 3's rate seed by seed: the log-log slope of the distance of ``V``'s
-direction to the training sample's own square-root target (:func:`onelayer.walks.theory.empirical_target`), ``-1/2``
+direction to the training sample's own square-root target (:func:`onelayer.studies.walks.analysis.empirical_target`), ``-1/2``
 for a ``T^(-1/2)`` rate.
 """
 
@@ -40,6 +40,7 @@ from ...validation import check_choice, check_int, check_probability
 from . import batched
 from ...walks.model import LOSSES
 from ...walks import ring, theory
+from . import analysis
 from .experiment import setup_experiment
 from ...walks.model import WalkTransformer
 from .inputs import walk_model
@@ -95,7 +96,7 @@ def direction_by_loss(p: float = 0.7, *, loss_names=("log", "squared", "cross_en
         hist = m.train(m.init(), exp.train, steps=steps, lr=lr)
         V = hist.params["V"].numpy()
         PiT = ring.transition_matrix(m.config.K, p).T
-        means = theory.offset_means(V, p)
+        means = analysis.offset_means(V, p)
         a, d_best = best_power(V, PiT)
         rows.append({
             "loss": name, "steps": steps,
@@ -196,7 +197,7 @@ def target_slopes(p: float = 0.7, *, seeds=tuple(range(20)), steps: int = 1000, 
                   from_record: int = 10, lr: float = 1.0, K: int = 6, N: int = 97, M: int = 1000,
                   n_train: int = 1000) -> list[dict]:
     """Log-loss GD from zero on many training samples (trained together); per sample the log-log slope of the distance
-    of ``V``'s direction to the sample's own target ``sqrt(C^T)`` (:func:`onelayer.walks.theory.empirical_target`).
+    of ``V``'s direction to the sample's own target ``sqrt(C^T)`` (:func:`onelayer.studies.walks.analysis.empirical_target`).
 
     ``V`` is recorded at the log-spaced steps of :func:`onelayer.studies.walks.experiment.direction_run` (``n_records`` of
     them up to ``steps``; step 0 left out), and the slope is fitted from record ``from_record`` on, as the theorem
@@ -227,7 +228,7 @@ def target_slopes(p: float = 0.7, *, seeds=tuple(range(20)), steps: int = 1000, 
     sqrt_PiT = np.sqrt(ring.transition_matrix(K, p).T)
     rows = []
     for b, seed in enumerate(seeds):
-        target = theory.empirical_target(train.member(b))
+        target = analysis.empirical_target(train.member(b))
         d = np.array([theory.direction_distance(V[b], target) for V in Vs])
         rows.append({"seed": seed, "slope": float(np.polyfit(np.log(t[from_record:]), np.log(d[from_record:]), 1)[0]),
                      "from_step": int(t[from_record]), "d_first": float(d[0]), "d_last": float(d[-1]),

@@ -30,6 +30,7 @@ import torch
 from ...training import History
 from ...validation import check_choice, check_float, check_int, check_int_sequence, check_probability
 from ...walks import prediction, ring, theory
+from . import analysis
 from ...walks.data import TokenData, walk_data
 from .first_steps import circulant_deviation, column_max_offsets, maximal_offsets
 from ...walks.model import WalkTransformer
@@ -123,7 +124,7 @@ def training_numbers(hist: History, exp: Experiment) -> dict:
         "K": c.K, "N": c.N, "M": c.M, "p": exp.p, "positions": c.positions,
         "bayes_accuracy": exp.bayes_accuracy,
         "bayes_test_accuracy": exp.bayes_test_accuracy,
-        "steps_to_optimal": theory.steps_to_optimal(optimal),
+        "steps_to_optimal": analysis.steps_to_optimal(optimal),
         "final_test_accuracy": float(hist.final("test_accuracy")),
         "final_parent_attention": float(hist.final("parent_attention")),
         "final_V_spread": float(hist.final("V").max() - hist.final("V").min()),
@@ -218,7 +219,7 @@ def steps_to_optimal_table(p: float, sizes, *, steps: int = 20, n_train: int = 1
         optimal = np.abs(hist["conditional_accuracy"] - exp.bayes_accuracy) < OPTIMAL_TOL
         rows.append({
             "K": K, "N": N, "M": exp.model.config.M,
-            "T0": theory.steps_to_optimal(optimal),
+            "T0": analysis.steps_to_optimal(optimal),
             "test_accuracy": float(hist.final("test_accuracy")),
             "bayes_test_accuracy": exp.bayes_test_accuracy,
             "parent_attention": float(hist.final("parent_attention")),
@@ -237,7 +238,7 @@ def direction_run(p: float, *, steps: int = 1000, K: int = 6, N: int = 97, M: in
     record_at = np.unique(np.round(np.logspace(0, math.log10(steps), n_records)).astype(int)).tolist()
     m, test = exp.model, exp.test
     targets = theory.value_targets(K, p)
-    emp = theory.empirical_target(exp.train)
+    emp = analysis.empirical_target(exp.train)
     records = {
         "V": lambda prm: prm["V"].clone(),
         "out_Pi": lambda prm: theory.output_direction_distance(m.forward(prm, test), test, targets["Pi^T"]),
@@ -247,7 +248,7 @@ def direction_run(p: float, *, steps: int = 1000, K: int = 6, N: int = 97, M: in
     hist = m.train(m.init(), exp.train, steps=steps, lr=lr, record_at=record_at, record=records)
     keep = hist.steps >= 1
     Vs = hist["V"][keep]
-    means = [theory.offset_means(V, p) for V in Vs]
+    means = [analysis.offset_means(V, p) for V in Vs]
     return {
         "p": p,
         "steps": hist.steps[keep],

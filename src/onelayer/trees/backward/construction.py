@@ -46,7 +46,7 @@ from ..shared.data import LossOptions, normalised
 from .layout import BackwardBatch
 from .model import correct_key_weight, greedy_decode, loss
 
-__all__ = ["constructed_B", "exact_correct_weight", "visible_tokens", "lambda_sweep", "log_slope", "margin", "margin_bound"]
+__all__ = ["constructed_B", "exact_correct_weight", "visible_tokens", "lambda_grid", "log_slope", "margin", "margin_bound"]
 
 
 def constructed_B(A: torch.Tensor, lam: float) -> torch.Tensor:
@@ -69,7 +69,7 @@ def exact_correct_weight(lam, n_visible):
     return 1.0 / (1.0 + (n_visible - 1.0) * np.exp(-lam))
 
 
-def lambda_sweep(A: torch.Tensor, batch: BackwardBatch, lams, options: LossOptions = LossOptions()) -> dict[str, np.ndarray]:
+def lambda_grid(A: torch.Tensor, batch: BackwardBatch, lams, options: LossOptions = LossOptions()) -> dict[str, np.ndarray]:
     """Loss, greedy accuracies and attention on the correct edge of ``B_lam`` for each ``lam``.
 
     Returns arrays keyed ``lam``, ``loss``, ``step_accuracy``,

@@ -77,26 +77,10 @@ def _layout_flags(root_token, eos, shuffle):
 
 def backward_tokens(tree: Tree, goal: int, rng: np.random.Generator | None = None, *, root_token: bool = True,
         eos: bool = False, shuffle: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    """The R-B prompt and targets of one tree, as symbol pairs.
-
-    Parameters
-    ----------
-    tree, goal:
-        The tree and the goal node *index* (not the root).
-    rng:
-        Shuffles the edge tokens (required when ``shuffle=True``).
-    root_token:
-        Include the root self-loop token ``(r, r)`` after the edges (default ``True``).
-    eos:
-        Append the target ``(r, r)`` after the path (default ``False``; needs ``root_token``).
-    shuffle:
-        Shuffle the edge tokens (default ``True``); otherwise children increase.
-
-    Returns
-    -------
-    prompt, targets:
-        Integer arrays of shapes ``(P, 2)`` and ``(K, 2)``; column 0 is the
-        first block, column 1 the second, ``S`` is the empty block.
+    """The R-B prompt and targets of one tree and its goal node *index* (not the root), as symbol pairs: integer
+    arrays ``(P, 2)`` and ``(K, 2)`` (columns: first block, second block; ``S`` is the empty block). ``rng`` shuffles
+    the edge tokens (``shuffle``; otherwise children increase); ``root_token`` and ``eos`` as in the module's table
+    (``eos`` needs ``root_token``).
     """
     if not isinstance(tree, Tree):
         raise TypeError(f"tree must be a Tree, got {type(tree).__name__}")

@@ -26,7 +26,7 @@ import torch
 
 from ...training import History, train
 from ...validation import check_int
-from ..shared.data import LossOptions, check_rng, normalised
+from ..shared.data import LossOptions, normalised
 from ..shared.embeddings import check_embeddings, nearest, with_empty
 from .layout import BackwardBatch, perfect_tree_batch
 
@@ -54,6 +54,10 @@ def _check(B, A, batch, *, members: bool = False):
     if A.shape[1] != batch.S:
         raise ValueError(f"A has {A.shape[1]} columns but the batch uses S={batch.S} symbols")
     d = A.shape[0]
+    _check_B(B, d, members)
+
+
+def _check_B(B, d, members=False):
     if not isinstance(B, torch.Tensor) or B.shape[-2:] != (d, d) or B.dim() != (3 if members else 2):
         shape = "(members, d, d)" if members else "(d, d)"
         raise ValueError(f"B must be a tensor of shape {shape} with d = {d}")
@@ -73,6 +77,11 @@ def scores(B: torch.Tensor, A: torch.Tensor, batch: BackwardBatch, *, first: tor
     ``(members, d, d)`` and tree ``b`` uses ``B[member[b]]``.
     """
     _check(B, A, batch, members=member is not None)
+    return _scores(B, A, batch, first, second, member)
+
+
+def _scores(B, A, batch, first=None, second=None, member=None):
+    """:func:`scores` with arguments its caller has checked."""
     E = with_empty(A).to(B.dtype)
     H = E.T @ B @ E  # (S+1, S+1) or (members, S+1, S+1): H[c, v] = a_c^T B a_v
     fst = batch.first if first is None else first
@@ -87,7 +96,12 @@ def scores(B: torch.Tensor, A: torch.Tensor, batch: BackwardBatch, *, first: tor
 
 def attention(B: torch.Tensor, A: torch.Tensor, batch: BackwardBatch, *, member: torch.Tensor | None = None) -> torch.Tensor:
     """Teacher-forced ``softmax(s)``: ``(batch, K, L)``, zero on padded targets; ``member`` as in :func:`scores`."""
-    w = torch.softmax(scores(B, A, batch, member=member), dim=-1)
+    _check(B, A, batch, members=member is not None)
+    return _attention(B, A, batch, member)
+
+
+def _attention(B, A, batch, member=None):
+    w = torch.softmax(_scores(B, A, batch, member=member), dim=-1)
     return w * batch.target_mask[:, :, None]
 
 
@@ -129,8 +143,13 @@ def loss(B: torch.Tensor, A: torch.Tensor, batch: BackwardBatch, options: LossOp
     per member) one loss per member, ``(members,)``."""
     if not isinstance(options, LossOptions):
         raise TypeError("options must be a LossOptions")
-    w = attention(B, A, batch, member=member)
-    m1, m2 = predict_mass(w, batch)
+    _check(B, A, batch, members=member is not None)
+    return _loss(B, A, batch, options, member)
+
+
+def _loss(B, A, batch, options, member=None):
+    """:func:`loss` with arguments its caller has checked: the body the trainer runs."""
+    m1, m2 = predict_mass(_attention(B, A, batch, member), batch)
     err = squared_error(m1, m2, batch, A) * batch.target_mask
     if member is None:
         return normalised(err.sum(), positions=batch.target_mask.sum(), trees=batch.size, options=options)
@@ -203,7 +222,7 @@ def greedy_decode(B: torch.Tensor, A: torch.Tensor, batch: BackwardBatch) -> Dec
     weights = torch.zeros(batch.size, batch.steps, batch.length, dtype=B.dtype)
     for k in range(batch.steps):
         q = batch.query[:, k]
-        w = torch.softmax(scores(B, A, batch, first=first, second=second)[:, k], -1)  # the model at query k
+        w = torch.softmax(_scores(B, A, batch, first, second)[:, k], -1)  # the model at query k
         weights[:, k] = w * batch.target_mask[:, k, None]
         m1, m2 = predict_mass(w[:, None, :], batch, first=first, second=second)
         p1, p2 = round_prediction(m1[:, 0], A), round_prediction(m2[:, 0], A)
@@ -246,15 +265,17 @@ def train_backward(A: torch.Tensor, *, m: int, steps: int, lr, batch_size: int =
         raise TypeError("fixed_batch must be a BackwardBatch or None")
     S = A.shape[1]
     rng = np.random.default_rng(seed)
-    check_rng("rng", rng)
+    params = dict(init) if init is not None else _zero(A)
+    _check_B(params.get("B"), A.shape[0])
 
     if fixed_batch is not None:
+        _check(params["B"], A, fixed_batch)
+
         def loss_fn(params):
-            return loss(params["B"], A, fixed_batch, options)
+            return _loss(params["B"], A, fixed_batch, options)
     else:
         def loss_fn(params):
             batch = perfect_tree_batch(m, S, batch_size, rng, root_token=root_token, eos=eos)
-            return loss(params["B"], A, batch, options)
+            return _loss(params["B"], A, batch, options)
 
-    params = dict(init) if init is not None else _zero(A)
     return train(params, loss_fn, steps=steps, lr=lr, record=record, progress=progress, desc="backward", **train_kwargs)

@@ -23,24 +23,18 @@ matrix can also represent the R-F chain, because a linear map can output
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 
-from ...validation import check_choice, check_float
+from ...validation import check_float
 from ..shared.embeddings import _lemma1, check_embeddings
 from .layout import STEP_TYPES, ForwardBatch
-from .decoding import greedy_decode, teacher_forced_correct
-from .model import ForwardArchitecture, full_heads, head_logits, loss, two_head
+from .model import ForwardArchitecture, head_logits, two_head
 
 __all__ = [
     "constructed_params",
     "full_single_head_construction",
     "predicted_margins",
     "margin_table",
-    "scale_sweep",
-    "STAGE_ENTRIES",
-    "with_stage_entry",
-    "stage_entry_search",
 ]
 
 #: Query situations of the margin table.
@@ -185,105 +179,4 @@ def margin_table(params, A: torch.Tensor, batch: ForwardBatch, arch: ForwardArch
             if predicted is not None:
                 want = float(predicted[(head, name)])
                 rows[-1]["reaching"] = int((marg[ok] >= want - 1e-9 * max(1.0, abs(want))).sum())  # tol: logit round-off
-    return rows
-
-
-def scale_sweep(
-    A: torch.Tensor,
-    batch: ForwardBatch,
-    scales,
-    *,
-    lam: float = 2.0,
-    mu: float = 1.0,
-    kappa: float = 1.0,
-) -> list[dict]:
-    """Loss and accuracies of the construction ``c * (lam, mu, kappa)`` for each ``c`` in ``scales``.
-
-    Each row holds the scale, the teacher-forced loss (mean with 1/2), the
-    step, chain and whole-path accuracies of greedy decoding on ``batch``.
-    """
-    scales = [check_float("scales[i]", c, low=0.0, low_open=True) for c in np.atleast_1d(scales).tolist()]
-    A = check_embeddings(A)
-    _scales(lam, mu, kappa)
-    rows = []
-    arch = two_head()
-    for c in scales:
-        p = _two_heads(A, c * lam, c * mu, c * kappa)
-        with torch.no_grad():
-            value = float(loss(p, arch, A, batch))
-        dec = greedy_decode(p, arch, A, batch)
-        rows.append(
-            {"scale": c, "loss": value, "step_accuracy": dec.step_accuracy,
-             "chain_accuracy": dec.cot_accuracy, "path_accuracy": dec.path_accuracy}
-        )
-    return rows
-
-
-
-#: The stage-block entries of the two constructions, ``(construction, matrix, key stage, query stage)``: the four
-#: entries of ``V_1`` and of ``V_2`` (two heads) and the four of the key-query stage block of the full head
-#: (:func:`full_single_head_construction`, the same ``V_1``).
-STAGE_ENTRIES = tuple(
-    [("two heads", m, k, q) for m in ("V1", "V2") for k in "bf" for q in "bf"]
-    + [("one full head", "WKQ1", k, q) for k in "bf" for q in "bf"]
-)
-
-
-def with_stage_entry(A: torch.Tensor, construction: str, matrix: str, key: str, query: str, value: float, *,
-                     lam: float, mu: float, kappa: float) -> dict[str, torch.Tensor]:
-    """The construction ``construction`` (``"two heads"`` or ``"one full head"``) at ``(lam, mu, kappa)`` with one
-    stage-block entry, ``matrix[key, query]`` (stages ``"b"``/``"f"``, key row, query column), set to ``value``."""
-    A = check_embeddings(A)
-    check_choice("construction", construction, ("two heads", "one full head"))
-    check_choice("matrix", matrix, ("V1", "V2") if construction == "two heads" else ("WKQ1",))
-    check_choice("key", key, ("b", "f"))
-    check_choice("query", query, ("b", "f"))
-    return _with_stage_entry(A, construction, matrix, key, query, check_float("value", value), *_scales(lam, mu, kappa))
-
-
-def _with_stage_entry(A, construction, matrix, key, query, value, lam, mu, kappa):
-    """:func:`with_stage_entry` with arguments its caller has checked."""
-    if construction == "two heads":
-        params = _two_heads(A, lam, mu, kappa)  # fresh tensors: the entry is set in place
-        params[matrix][(key == "f") * 1, (query == "f") * 1] = value
-    else:
-        params = _one_full_head(A, lam, mu)
-        d = A.shape[0]
-        params[matrix][2 * d + (key == "f"), 2 * d + (query == "f")] = value
-    return params
-
-
-def stage_entry_search(A: torch.Tensor, batch: ForwardBatch, *, lam: float, mu: float, kappa: float,
-                       multiples=(-3.0, -2.0, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0, 3.0)) -> list[dict]:
-    """Change one stage-block entry of a construction and count the chains it gets right on ``batch``.
-
-    For every entry of :data:`STAGE_ENTRIES` and every ``c`` in ``multiples``, the entry is set to ``c`` times its
-    matrix's scale (``mu`` for ``V_1`` and the full head's key-query block, ``kappa`` for ``V_2``) and the
-    teacher-forced chains of ``batch`` are checked step by step: a chain right at every step is also what greedy
-    decoding writes. Returns one dict per (entry, multiple): ``construction, matrix, key, query, multiple, value,
-    original`` (whether this is the construction's own value), ``chains_right`` (count), ``chains``, ``steps_right``,
-    ``steps``.
-    """
-    A = check_embeddings(A)
-    if not isinstance(batch, ForwardBatch):
-        raise TypeError("batch must be a ForwardBatch")
-    lam, mu, kappa = _scales(lam, mu, kappa)
-    multiples = [check_float("multiples", c) for c in multiples]
-    if not multiples:
-        raise ValueError("multiples must not be empty")
-    archs = {"two heads": two_head(), "one full head": full_heads(1)}
-    base = {"two heads": _two_heads(A, lam, mu, kappa), "one full head": _one_full_head(A, lam, mu)}
-    d = A.shape[0]
-    rows = []
-    for name, matrix, key, query in STAGE_ENTRIES:
-        scale = kappa if matrix == "V2" else mu
-        i, j = (key == "f") * 1, (query == "f") * 1
-        original = float(base[name][matrix][i, j] if name == "two heads" else base[name][matrix][2 * d + i, 2 * d + j])
-        for c in multiples:
-            params = _with_stage_entry(A, name, matrix, key, query, c * scale, lam, mu, kappa)
-            ok = teacher_forced_correct(params, archs[name], A, batch) | ~batch.target_mask
-            rows.append({"construction": name, "matrix": matrix, "key": key, "query": query, "multiple": c,
-                         "value": c * scale, "original": abs(c * scale - original) < 1e-12 * max(1.0, scale),  # tol: c * scale vs the constructed float
-                         "chains_right": int(ok.all(1).sum()), "chains": batch.size,
-                         "steps_right": int((ok & batch.target_mask).sum()), "steps": int(batch.target_mask.sum())})
     return rows

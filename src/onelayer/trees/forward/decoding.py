@@ -36,6 +36,10 @@ def answer_from_cot(second: np.ndarray, stage: np.ndarray, goal: int, first: np.
         first = np.asarray(first)
         if first.shape != second.shape:
             raise ValueError(f"first must have the shape of second {second.shape}, got {first.shape}")
+    return _answer_from_cot(second, stage, goal, first)
+
+
+def _answer_from_cot(second, stage, goal, first):
     turned = np.flatnonzero(stage == STAGE_F)
     if turned.size == 0:
         return None
@@ -61,6 +65,11 @@ def round_tokens(y: torch.Tensor, A: torch.Tensor) -> tuple[torch.Tensor, torch.
     d = A.shape[0]
     if y.shape[-1] != 2 * d + 2:
         raise ValueError(f"y must have last dimension 2d + 2 = {2 * d + 2}, got {y.shape[-1]}")
+    return _round_tokens(y, A)
+
+
+def _round_tokens(y, A):
+    d = A.shape[0]
     E = with_empty(A).to(y.dtype)
     norms = (E * E).sum(0)
     flags = torch.tensor([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]], dtype=y.dtype)
@@ -78,7 +87,7 @@ def round_tokens(y: torch.Tensor, A: torch.Tensor) -> tuple[torch.Tensor, torch.
 def teacher_forced_correct(params, arch: ForwardArchitecture, A: torch.Tensor, batch: ForwardBatch, X: torch.Tensor | None = None) -> torch.Tensor:
     """Whether each rounded teacher-forced prediction equals its target token: ``(batch, K)`` (``False`` on padding)."""
     with torch.no_grad():
-        f, s, st = round_tokens(predict(params, arch, A, batch, X), A)
+        f, s, st = _round_tokens(predict(params, arch, A, batch, X), A)
     ok = (f == batch.target_first) & (s == batch.target_second) & (st == batch.target_stage)
     return ok & batch.target_mask
 
@@ -90,7 +99,7 @@ def block_correct(params, arch: ForwardArchitecture, A: torch.Tensor, batch: For
     rounded stage block does. ``False`` on padding.
     """
     with torch.no_grad():
-        f, s, st = round_tokens(predict(params, arch, A, batch), A)
+        f, s, st = _round_tokens(predict(params, arch, A, batch), A)
     nodes = (f == batch.target_first) & (s == batch.target_second) & batch.target_mask
     return nodes, (st == batch.target_stage) & batch.target_mask
 
@@ -167,7 +176,7 @@ def greedy_decode(params, arch: ForwardArchitecture, A: torch.Tensor, batch: For
         mask = _keymask(batch, q)
         w = torch.softmax(_logits(params, arch, X, q, mask), dim=-1)
         y = _values(params, arch, w, X).sum(0)[:, 0]
-        f, s, st = round_tokens(y, A)
+        f, s, st = _round_tokens(y, A)
         out_f[:, k], out_s[:, k], out_st[:, k] = f, s, st
         if keep_weights:
             weights[:, :, k] = w[:, :, 0] * batch.target_mask[None, :, k, None]
@@ -178,14 +187,14 @@ def greedy_decode(params, arch: ForwardArchitecture, A: torch.Tensor, batch: For
     out_f = out_f.masked_fill(~m, batch.S)
     out_s = out_s.masked_fill(~m, batch.S)
     out_st = out_st.masked_fill(~m, 0)
-    step_ok, chain_ok = cot_correct(out_f, out_s, out_st, batch)
+    step_ok, chain_ok = _cot_correct(out_f, out_s, out_st, batch)
     truth = batch.answers()
     ans_ok = []
     turns = ((batch.step_type == STEP_TYPES.index("turning")) & m).any(1).numpy()  # False: the turning=False layout
     f_np, s_np, st_np, m_np, goals = out_f.numpy(), out_s.numpy(), out_st.numpy(), m.numpy(), batch.goal.numpy()
     for b in range(batch.size):
         first = None if turns[b] else f_np[b][m_np[b]]
-        got = answer_from_cot(s_np[b][m_np[b]], st_np[b][m_np[b]], int(goals[b]), first=first)
+        got = _answer_from_cot(s_np[b][m_np[b]], st_np[b][m_np[b]], int(goals[b]), first)
         ans_ok.append(got is not None and np.array_equal(got, truth[b]))
     return ForwardDecodeResult(out_f, out_s, out_st, weights, step_ok, chain_ok, torch.tensor(ans_ok), batch)
 
@@ -203,6 +212,10 @@ def cot_correct(first: torch.Tensor, second: torch.Tensor, stage: torch.Tensor, 
     for name, t in (("first", first), ("second", second), ("stage", stage)):
         if not isinstance(t, torch.Tensor) or t.shape != batch.target_mask.shape:
             raise ValueError(f"{name} must be a tensor of shape {tuple(batch.target_mask.shape)}")
+    return _cot_correct(first, second, stage, batch)
+
+
+def _cot_correct(first, second, stage, batch):
     m = batch.target_mask
     step_ok = (first == batch.target_first) & (second == batch.target_second) & (stage == batch.target_stage) & m
     return step_ok, (step_ok | ~m).all(1)

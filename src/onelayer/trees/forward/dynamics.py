@@ -27,15 +27,12 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ...training import History
-from ...validation import check_float, check_int
+from ...validation import check_float
 from ..shared.embeddings import check_embeddings
-from ..shared.data import LossOptions
 from ..shared.records import first_step
 from .construction import _two_heads
-from .layout import STEP_TYPES, ForwardBatch, perfect_forward_batch
-from .decoding import accuracy_by_type, teacher_forced_correct
-from .model import ForwardArchitecture, attention, train_forward, two_head
+from .layout import STEP_TYPES, ForwardBatch
+from .model import ForwardArchitecture, attention
 
 __all__ = [
     "SCALAR_NAMES",
@@ -47,7 +44,6 @@ __all__ = [
     "role_events",
     "phase_times",
     "specialization_statement",
-    "tracked_training",
 ]
 
 _STAGES = ("b", "f")
@@ -224,49 +220,3 @@ def specialization_statement(events: dict[str, float], phases: dict[str, float],
         f"Step types reached accuracy 1/2 in the order {phases['order'] or 'none'}.",
     ]
     return " ".join(parts)
-
-
-def tracked_training(
-    A: torch.Tensor,
-    *,
-    m: int = 3,
-    steps: int = 1000,
-    lr: float = 2.0,
-    batch_size: int = 256,
-    seed: int = 0,
-    options: LossOptions = LossOptions(),
-    record_every: int = 20,
-    eval_size: int = 256,
-    eval_seed: int = 123,
-    snapshot_at=None,
-) -> History:
-    """Train the two-head model from zero and record what the specialization analysis needs.
-
-    Records, every ``record_every`` steps, on a fixed batch of ``eval_size``
-    training trees (seed ``eval_seed``): ``"scalars"`` (:func:`reduced_scalars`),
-    ``"accuracy"`` (teacher-forced accuracy of the backward, turning and
-    forward steps), ``"roles"`` (:func:`role_metrics`) and ``"residual"``
-    (:func:`symmetry_residual`). ``snapshot_at`` (steps) keeps the parameters
-    at those steps in ``History.snapshots``. Training as in
-    :func:`~.model.train_forward` (fresh batches of ``batch_size``
-    perfect trees of depth ``m`` at every step).
-    """
-    A = check_embeddings(A)
-    m = check_int("m", m, low=1, high=8)
-    eval_size = check_int("eval_size", eval_size, low=1)
-    arch = two_head()
-    ev = perfect_forward_batch(m, A.shape[1], eval_size, np.random.default_rng(eval_seed))
-
-    def accuracy(p):
-        acc = accuracy_by_type(teacher_forced_correct(p, arch, A, ev), ev)
-        return np.array([acc[name] for name in STEP_TYPES[:3]])
-
-    record = {
-        "scalars": lambda p: _reduced_scalars(p, A),
-        "accuracy": accuracy,
-        "roles": lambda p: role_metrics(p, arch, A, ev),
-        "residual": lambda p: _symmetry_residual(p, A),
-    }
-    return train_forward(arch, A, m=m, steps=steps, lr=lr, batch_size=batch_size, seed=seed, options=options,
-                         record=record, record_every=record_every,
-                         **({} if snapshot_at is None else {"snapshot_at": list(snapshot_at)}))

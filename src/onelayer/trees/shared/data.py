@@ -118,7 +118,7 @@ class Tree:
             raise ValueError("labels must be distinct")
         depth = np.full(n, -1, dtype=np.int64)
         depth[roots[0]] = 0
-        for _ in range(n):  # each sweep fixes at least one more level
+        for _ in range(n):  # each pass fixes at least one more level
             todo = depth < 0
             if not todo.any():
                 break
@@ -246,6 +246,10 @@ def random_tree(S: int, rng: np.random.Generator, *, max_depth: int, max_childre
     max_attempts = check_int("max_attempts", max_attempts, low=1)
     if min_depth + 1 > max_nodes:
         raise ValueError(f"min_depth={min_depth} needs at least {min_depth + 1} nodes but max_nodes={max_nodes}")
+    return _random_tree(S, rng, max_depth, max_children, min_nodes, min_depth, max_nodes, max_attempts)
+
+
+def _random_tree(S, rng, max_depth, max_children, min_nodes, min_depth, max_nodes, max_attempts) -> Tree:
     for _ in range(max_attempts):
         parent = [-1]
         depth = [0]
@@ -282,6 +286,10 @@ def sample_goal(tree: Tree, rng: np.random.Generator, *, leaves_only: bool = Tru
     check_bool("leaves_only", leaves_only)
     if tree.n < 2:
         raise ValueError("tree must have at least 2 nodes to have a non-root goal")
+    return _sample_goal(tree, rng, leaves_only)
+
+
+def _sample_goal(tree: Tree, rng: np.random.Generator, leaves_only: bool) -> int:
     pool = tree.leaves() if leaves_only else np.arange(tree.n)
     pool = pool[pool != tree.root]
     return int(rng.choice(pool))
@@ -352,14 +360,18 @@ def random_trees(S: int, count: int, rng: np.random.Generator, *, max_depth: int
     S = check_int("S", S, low=2)
     count = check_int("count", count, low=1)
     check_rng("rng", rng)
-    max_depth = check_int("max_depth", max_depth, low=1)
+    max_depth = check_int("max_depth", max_depth, low=1, high=10_000)
+    max_children = check_int("max_children", max_children, low=1, high=1_000)
     min_depth = check_int("min_depth", min_depth, low=0, high=max_depth)
+    check_bool("leaves_only", leaves_only)
+    if min_depth + 1 > S:
+        raise ValueError(f"min_depth={min_depth} needs at least {min_depth + 1} nodes but max_nodes={S}")
     trees, goals = [], []
     for _ in range(count):
         depth_cap = int(rng.integers(max(min_depth, 1), max_depth + 1))
-        tree = random_tree(S, rng, max_depth=depth_cap, max_children=max_children, min_depth=min_depth)
+        tree = _random_tree(S, rng, depth_cap, max_children, 2, min_depth, S, 10_000)
         trees.append(tree)
-        goals.append(sample_goal(tree, rng, leaves_only=leaves_only))
+        goals.append(_sample_goal(tree, rng, leaves_only))
     return trees, goals
 
 

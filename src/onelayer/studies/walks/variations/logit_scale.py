@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from ....validation import check_float, check_int
-from ....walks import ring, theory
+from ....walks import ring
+from .. import analysis
 
 from ..random_init.runs import optimal_fraction
 from ..experiment import setup_experiment
@@ -44,7 +45,7 @@ def _optimal_flags(model, data, Pi):
 def logit_scale_table(ps=(0.5, 0.7), *, steps: int = 150, lr: float = 1.0, seed: int = 0) -> list[dict]:
     """Steps until every test prediction is Bayes-optimal, with logit scale 1 and ``1/sqrt(K+M)``.
 
-    Rows: ``p``, ``logit_scale``, ``T0`` (:func:`onelayer.walks.theory.steps_to_optimal`
+    Rows: ``p``, ``logit_scale``, ``T0`` (:func:`onelayer.studies.walks.analysis.steps_to_optimal`
     of "all test predictions optimal"), ``final_accuracy`` (test),
     ``parent_attention`` (final, test mean), and the curves ``steps``,
     ``optimal_fraction``, ``parent_curve`` for the figure.
@@ -63,7 +64,7 @@ def logit_scale_table(ps=(0.5, 0.7), *, steps: int = 150, lr: float = 1.0, seed:
             })
             rows.append({
                 "p": p, "logit_scale": scale,
-                "T0": theory.steps_to_optimal(hist["optimal"] >= 1.0 - 1e-12),
+                "T0": analysis.steps_to_optimal(hist["optimal"] >= 1.0 - 1e-12),
                 "final_accuracy": float(hist.final("acc")),
                 "parent_attention": float(hist.final("parent")),
                 "steps": hist.steps, "optimal_fraction": hist["optimal"], "parent_curve": hist["parent"],

@@ -12,6 +12,7 @@ import torch
 from ....seeding import generator
 from ....validation import check_float, check_int
 from ....walks import prediction, ring, theory
+from .. import analysis
 from ....walks.data import TokenData
 
 from ..random_init.runs import optimal_fraction
@@ -153,7 +154,7 @@ def chain_run(Pi, *, N: int = 97, M: int = 1000, n_train: int = 1000, n_test: in
     train = markov_data(Pi, N, n_train, seed=seed)
     test = markov_data(Pi, N, n_test, seed=seed + 1000)
     targets = chain_targets(Pi)
-    targets["sample sqrt(C^T)"] = theory.empirical_target(train)
+    targets["sample sqrt(C^T)"] = analysis.empirical_target(train)
     wanted = sorted(set(range(0, steps + 1, record_every)) | {1, 2, 3, steps})
     hist = model.train(model.init(), train, steps=steps, lr=lr, record_at=wanted, record={
         "parent": lambda prm: float(model.attention(prm, test)[:, -2].mean()),
@@ -174,7 +175,7 @@ def chain_run(Pi, *, N: int = 97, M: int = 1000, n_train: int = 1000, n_test: in
         "Pi": Pi, "mu": stationary_distribution(Pi), "steps": hist.steps,
         "parent_attention": hist["parent"], "optimal_fraction": hist["optimal"], "test_accuracy": hist["acc"],
         "parent_step2": float(hist.at("parent", 2)),
-        "T0": theory.steps_to_optimal(hist["optimal"] >= 1.0 - 1e-12),
+        "T0": analysis.steps_to_optimal(hist["optimal"] >= 1.0 - 1e-12),
         "bayes_test": prediction.accuracy(bayes_pred, test.labels),
         "d_steps": hist.steps[keep],
         "d": {name: np.array([theory.direction_distance(V, T) for V in hist["V"][keep]]) for name, T in targets.items()},

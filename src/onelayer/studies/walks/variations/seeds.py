@@ -25,7 +25,8 @@ import numpy as np
 import torch
 
 from ....validation import check_int, check_int_sequence, check_probability
-from ....walks import prediction, ring, theory
+from ....walks import prediction, ring
+from .. import analysis
 from ..batched import BatchedData, forward_pass, train_batched, walk_batched_data
 from ....walks.data import TokenData
 from ....walks.model import WalkTransformer
@@ -75,7 +76,7 @@ def logit_scale_seeds(ps=(0.5, 0.7), *, seeds=tuple(range(20)), steps: int = 60,
     -------
     list of dict
         One row per ``(p, seed)``: ``p``, ``seed``, and per scale ``name`` of :data:`SCALES`: ``T0_<name>`` (first
-        step from which every test prediction is optimal, :func:`onelayer.walks.theory.steps_to_optimal`; ``nan`` if
+        step from which every test prediction is optimal, :func:`onelayer.studies.walks.analysis.steps_to_optimal`; ``nan`` if
         not by ``steps``), ``optimal_<name>`` (final fraction of optimal test predictions) and ``parent_<name>``
         (final test-mean attention on the parent ``x_{N-1}``).
     """
@@ -93,7 +94,7 @@ def logit_scale_seeds(ps=(0.5, 0.7), *, seeds=tuple(range(20)), steps: int = 60,
                 "parent": _attention_record(model, test, N - 2)})
             for b, row in enumerate(out):
                 flags = np.asarray(hist["optimal"])[:, b] >= 1.0 - 1e-12  # tol: a fraction of 1000 walks, 1 up to round-off
-                row.update({f"T0_{scale}": theory.steps_to_optimal(flags),
+                row.update({f"T0_{scale}": analysis.steps_to_optimal(flags),
                             f"optimal_{scale}": float(hist["optimal"][-1, b]),
                             f"parent_{scale}": float(hist["parent"][-1, b])})
         rows += out
@@ -135,7 +136,7 @@ def lag_seeds(ps=(0.7, 0.5), *, lag: int = 2, seeds=tuple(range(20)), steps: int
             rows.append({"p": p, "seed": s, "lag": lag,
                          "lag_attention": [float(hist.at("lag", t)[b]) for t in (1, 2, 3)],
                          "parent_attention": [float(hist.at("parent", t)[b]) for t in (1, 2, 3)],
-                         "T0": theory.steps_to_optimal(flags), "optimal_end": float(hist["optimal"][-1, b]),
+                         "T0": analysis.steps_to_optimal(flags), "optimal_end": float(hist["optimal"][-1, b]),
                          "top_lag_end": int(N - 1 - int(final[b].argmax()))})
     return rows
 
