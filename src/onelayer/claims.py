@@ -32,10 +32,10 @@ import numpy as np
 
 from . import findings
 from .paths import data_path
-from .rates import Rate
+from .rates import Rate, rate
 
 __all__ = ["CLASSES", "WORDS", "STATEMENTS", "Reading", "Claim", "rate_class", "exact_class", "reading_class",
-           "combine", "build", "load",
+           "combine", "rated", "row_rates", "build", "load",
            "anchor", "claim_markdown", "paper_markdown", "chapter_markdown", "grid_html", "grids_html",
            "counts", "counts_line", "PAPER_TITLES", "GRIDS", "write_grids"]
 
@@ -54,7 +54,9 @@ PAPER_TITLES = {"walks": "Walks (Shi & Cao)", "trees": "Trees (Yang et al.)", "b
 class Reading:
     """One reading of a claim and what it measured: ``label`` (how the claim was read; ``"-"`` for the only reading),
     ``settings``, ``measurement`` (the numbers, as the chapter states them), ``detail`` (the chapter's one-line
-    account of the numbers), ``cls`` (the verdict class) and ``id`` (the stored row's stable id)."""
+    account of the numbers), ``cls`` (the verdict class), ``id`` (the stored row's stable id) and, where the class
+    comes from rates (:func:`rated`), ``rates``: ``(label, Rate)`` for each rate that decides it, and ``checks``: the
+    classes of the exact checks it is combined with."""
 
     label: str
     settings: str
@@ -62,6 +64,8 @@ class Reading:
     detail: str
     cls: str
     id: str
+    rates: tuple[tuple[str, Rate], ...] = ()
+    checks: tuple[str, ...] = ()
 
     def __post_init__(self):
         if self.cls not in CLASSES:
@@ -138,6 +142,32 @@ def rate_class(r: Rate) -> str:
     if r.k == 0 or r.high < 0.5:
         return "fails"
     return "undecided"
+
+
+def rated(rates: Mapping[str, Rate], checks: Iterable[str] = ()) -> dict:
+    """The fields of a verdict row whose class comes from rates: ``rates``, each rate that decides the class as
+    ``{"label", "k", "n", "low", "high"}`` (``rates`` maps a short label to its :class:`~onelayer.rates.Rate`);
+    ``checks``, the classes of exact checks the class is combined with (only when there are some); and ``class``,
+    :func:`combine` of :func:`rate_class` of every rate and the checks."""
+    if not isinstance(rates, Mapping) or not rates:
+        raise ValueError("rates must be a non-empty mapping of labels to Rates")
+    for label, r in rates.items():
+        if not isinstance(label, str) or not label:
+            raise ValueError(f"rates: every label must be a non-empty str, got {label!r}")
+        if not isinstance(r, Rate):
+            raise TypeError(f"rates[{label!r}] must be a Rate, not {type(r).__name__}")
+    checks = list(checks)
+    out = {"rates": [{"label": label, "k": r.k, "n": r.n, "low": r.low, "high": r.high} for label, r in rates.items()],
+           "class": combine([rate_class(r) for r in rates.values()] + checks)}
+    if checks:
+        out["checks"] = checks
+    return out
+
+
+def row_rates(row: Mapping) -> tuple[tuple[str, Rate], ...]:
+    """The rates of a stored row (:func:`rated`) as ``(label, Rate)``, the interval recomputed from ``k`` and ``n``;
+    ``()`` for a row without rates."""
+    return tuple((str(d["label"]), rate(d["k"], d["n"])) for d in row.get("rates", ()))
 
 
 def exact_class(ok: bool) -> str:
@@ -379,7 +409,8 @@ def build(rows: Sequence[Mapping]) -> list[Claim]:
         for row in members:
             readings.append(Reading(label=str(row["reading"]), settings=str(row["settings"]),
                                     measurement=str(row["measurement"]), detail=str(row["verdict"]),
-                                    cls=reading_class(row), id=str(row["id"])))
+                                    cls=reading_class(row), id=str(row["id"]), rates=row_rates(row),
+                                    checks=tuple(row.get("checks", ()))))
         out.append(Claim(id=first["id"], doc=doc, paper=paper, result=result, statement=statement,
                          source=str(first["source"]), readings=tuple(readings)))
     return out
