@@ -190,3 +190,40 @@ def test_chapter_modules_class_rates_only_through_rated():
     offenders = [str(p.relative_to(root)) for p in sorted(root.rglob("*.py"))
                  if p.name != "forward_limits.py" and re.search(r"\brate_class\(", p.read_text())]
     assert offenders == []
+
+
+def test_figure_colours_are_the_grid_colours():
+    from onelayer.paths import data_path
+
+    css = data_path("_static/onelayer.css").read_text()
+    found = dict(re.findall(r"\.onelayer-cell\.verdict-(\w+) \{ background: (#[0-9a-f]{6}); \}", css))
+    assert found == claims.COLOURS
+
+
+def test_forest_lines_show_each_rated_readings_weakest_rate():
+    found = claims.load("walks")
+    lines = claims.forest_lines(found)
+    readings = [r for c in found for r in c.readings if r.rates]
+    assert len(lines) == len(readings)
+    for line, r in zip(lines, readings):
+        label, x = claims.key_rate(r)
+        assert (line["rate"], line["k"], line["n"], line["cls"]) == (label, x.k, x.n, r.cls)
+        assert x.low == min(y.low for _, y in r.rates)
+        assert len(line["label"]) <= 34 and line["colour"] == claims.COLOURS[r.cls]
+    with pytest.raises(ValueError, match="limit"):
+        claims.forest_lines(found, limit=3)
+
+
+def test_landing_page_sentences_are_current_and_generated():
+    from onelayer.paths import data_path
+
+    stored = data_path(claims.SENTENCES).read_text(encoding="utf-8")
+    assert stored == claims.landing_markdown(), f"{claims.SENTENCES} is stale: run '{findings.COMMAND}'"
+    by_id = {c.id: c for c in claims.load()}
+    for (ids, *_), line in zip(claims.LANDING, stored.splitlines()):
+        cls = claims.combine(by_id[i].cls for i in ids)
+        assert f"verdict-{cls}\">{claims.LETTERS[cls]} {claims.WORDS[cls]}</span>" in line
+    index = data_path("index.md").read_text()
+    assert "```{include} data/claims_sentences.txt" in index
+    with pytest.raises(ValueError, match="LANDING"):
+        claims.landing_markdown([])
