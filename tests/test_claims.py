@@ -145,3 +145,85 @@ def test_rate_class_reads_the_interval():
         claims.reading_class(_row(**{"class": "green"}))
     with pytest.raises(ValueError, match="no class"):
         claims.reading_class({k: v for k, v in _row().items() if k != "class"})
+
+
+def test_rated_stores_the_rates_that_decide_the_class():
+    from onelayer.rates import rate
+
+    row = claims.rated({"a": rate(20, 20), "b": rate(30, 40)})
+    assert row["class"] == "most" and "checks" not in row
+    assert [(d["label"], d["k"], d["n"]) for d in row["rates"]] == [("a", 20, 20), ("b", 30, 40)]
+    assert claims.rated({"a": rate(20, 20)}, checks=["fails"])["class"] == "partly"
+    reading = claims.build([_row(**claims.rated({"a": rate(3, 4)}, checks=["exact"]))])[0].readings[0]
+    assert reading.rates == (("a", rate(3, 4)),) and reading.checks == ("exact",)
+    with pytest.raises(ValueError, match="rates"):
+        claims.rated({})
+    with pytest.raises(TypeError, match="rates\\['a'\\]"):
+        claims.rated({"a": 0.5})
+
+
+def test_every_stored_rate_decides_its_rows_class():
+    """A row with rates (claims.rated) has the class rate_class gives them (combined with its exact checks), and its
+    stored interval is the Wilson interval of its k/n; the readings carry the same rates."""
+    from onelayer.rates import rate
+
+    rows = findings.load()
+    rated_rows = [r for r in rows if "rates" in r]
+    assert len(rated_rows) >= 40
+    for row in rated_rows:
+        assert row["rates"], row["id"]
+        for d in row["rates"]:
+            r = rate(d["k"], d["n"])
+            assert d["label"] and (d["low"], d["high"]) == pytest.approx((r.low, r.high), abs=1e-15), row["id"]
+        expected = claims.combine([claims.rate_class(r) for _, r in claims.row_rates(row)] + row.get("checks", []))
+        assert row["class"] == expected, row["id"]
+    by_id = {r.id: r for c in claims.load() for r in c.readings}
+    assert all(by_id[row["id"]].rates == claims.row_rates(row) for row in rated_rows)
+
+
+def test_chapter_modules_class_rates_only_through_rated():
+    """A chapter module that classes a verdict by rates of runs goes through claims.rated (which stores the rates in
+    the row), never through rate_class or combine directly; forward_limits is being split elsewhere."""
+    from pathlib import Path
+
+    root = Path(claims.__file__).parent / "chapters"
+    offenders = [str(p.relative_to(root)) for p in sorted(root.rglob("*.py"))
+                 if p.name != "forward_limits.py" and re.search(r"\brate_class\(", p.read_text())]
+    assert offenders == []
+
+
+def test_figure_colours_are_the_grid_colours():
+    from onelayer.paths import data_path
+
+    css = data_path("_static/onelayer.css").read_text()
+    found = dict(re.findall(r"\.onelayer-cell\.verdict-(\w+) \{ background: (#[0-9a-f]{6}); \}", css))
+    assert found == claims.COLOURS
+
+
+def test_forest_lines_show_each_rated_readings_weakest_rate():
+    found = claims.load("walks")
+    lines = claims.forest_lines(found)
+    readings = [r for c in found for r in c.readings if r.rates]
+    assert len(lines) == len(readings)
+    for line, r in zip(lines, readings):
+        label, x = claims.key_rate(r)
+        assert (line["rate"], line["k"], line["n"], line["cls"]) == (label, x.k, x.n, r.cls)
+        assert x.low == min(y.low for _, y in r.rates)
+        assert len(line["label"]) <= 34 and line["colour"] == claims.COLOURS[r.cls]
+    with pytest.raises(ValueError, match="limit"):
+        claims.forest_lines(found, limit=3)
+
+
+def test_landing_page_sentences_are_current_and_generated():
+    from onelayer.paths import data_path
+
+    stored = data_path(claims.SENTENCES).read_text(encoding="utf-8")
+    assert stored == claims.landing_markdown(), f"{claims.SENTENCES} is stale: run '{findings.COMMAND}'"
+    by_id = {c.id: c for c in claims.load()}
+    for (ids, *_), line in zip(claims.LANDING, stored.splitlines()):
+        cls = claims.combine(by_id[i].cls for i in ids)
+        assert f"verdict-{cls}\">{claims.LETTERS[cls]} {claims.WORDS[cls]}</span>" in line
+    index = data_path("index.md").read_text()
+    assert "```{include} data/claims_sentences.txt" in index
+    with pytest.raises(ValueError, match="LANDING"):
+        claims.landing_markdown([])

@@ -192,6 +192,7 @@ def test_findings_writes_and_checks_the_stored_rows(tmp_path, monkeypatch, capsy
     rows = [{**{k: "x" for k in findings.KEYS}, "doc": "walks/ring"}]
     monkeypatch.setattr(findings, "collect", lambda part=None: [dict(r) for r in rows])
     monkeypatch.setattr(claims, "write_grids", lambda: str(tmp_path / claims.GRIDS))  # the rows here are no claims
+    monkeypatch.setattr(claims, "write_sentences", lambda: str(tmp_path / claims.SENTENCES))
     assert cli.main(["--data-dir", str(tmp_path), "findings"]) == 0
     assert (tmp_path / findings.STORED).exists() and findings.load(path=tmp_path / findings.STORED) == rows
     assert cli.main(["--data-dir", str(tmp_path), "findings", "--check"]) == 0

@@ -23,8 +23,9 @@ import pytest
 from onelayer import claims, findings
 
 ROOT = Path(__file__).resolve().parents[1]
-#: The pages whose verdicts must agree with the findings table: the landing page and the parts' introductions.
-PAGES = ("book/index.md", "book/walks/index.ipynb", "book/trees/index.ipynb", "book/trees/forward_index.ipynb")
+#: The pages that name claims: the landing page, its generated sentences and the parts' introductions.
+PAGES = ("book/index.md", "book/data/claims_sentences.txt", "book/walks/index.ipynb", "book/trees/index.ipynb",
+         "book/trees/forward_index.ipynb")
 MARKER = re.compile(r"<!--\s*finding:\s*(?P<ids>[^>]*?)\s*-->")
 _PLACEHOLDER = "\x00{}\x00"
 
@@ -32,7 +33,7 @@ _PLACEHOLDER = "\x00{}\x00"
 def page_text(page: str, root: Path = ROOT) -> str:
     """The page's prose: a markdown file, or the markdown cells of a notebook (without remove-cell ones)."""
     path = root / page
-    if path.suffix == ".md":
+    if path.suffix in (".md", ".txt"):
         return path.read_text()
     cells = json.loads(path.read_text())["cells"]
     return "\n\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown"

@@ -32,12 +32,13 @@ import numpy as np
 
 from . import findings
 from .paths import data_path
-from .rates import Rate
+from .rates import Rate, rate
 
 __all__ = ["CLASSES", "WORDS", "STATEMENTS", "Reading", "Claim", "rate_class", "exact_class", "reading_class",
-           "combine", "build", "load",
+           "combine", "rated", "row_rates", "build", "load",
            "anchor", "claim_markdown", "paper_markdown", "chapter_markdown", "grid_html", "grids_html",
-           "counts", "counts_line", "PAPER_TITLES", "GRIDS", "write_grids"]
+           "counts", "counts_line", "PAPER_TITLES", "GRIDS", "write_grids", "COLOURS", "key_rate", "forest_lines",
+           "LANDING", "SENTENCES", "landing_markdown", "write_sentences"]
 
 #: The verdict classes, in the order a count line lists them.
 CLASSES = ("exact", "holds", "most", "partly", "undecided", "fails")
@@ -46,6 +47,10 @@ WORDS = {"exact": "holds exactly", "holds": "holds", "most": "holds in most runs
          "undecided": "undecided", "fails": "fails"}
 #: One letter per class for a grid cell (besides its colour: colour is never the only cue).
 LETTERS = {"exact": "=", "holds": "✓", "most": "~", "partly": "½", "undecided": "?", "fails": "✗"}
+#: The colour of each class in a figure: the grid cells' colours (``.onelayer-cell.verdict-<class>`` in
+#: ``book/_static/onelayer.css``; ``tests/test_claims.py`` checks that they agree).
+COLOURS = {"exact": "#0b6b31", "holds": "#1a7f37", "most": "#5b7f16", "partly": "#9a5b00", "undecided": "#5f6770",
+           "fails": "#b3261e"}
 #: The papers, as the grids name them.
 PAPER_TITLES = {"walks": "Walks (Shi & Cao)", "trees": "Trees (Yang et al.)", "book": "Tools of the book"}
 
@@ -54,7 +59,9 @@ PAPER_TITLES = {"walks": "Walks (Shi & Cao)", "trees": "Trees (Yang et al.)", "b
 class Reading:
     """One reading of a claim and what it measured: ``label`` (how the claim was read; ``"-"`` for the only reading),
     ``settings``, ``measurement`` (the numbers, as the chapter states them), ``detail`` (the chapter's one-line
-    account of the numbers), ``cls`` (the verdict class) and ``id`` (the stored row's stable id)."""
+    account of the numbers), ``cls`` (the verdict class), ``id`` (the stored row's stable id) and, where the class
+    comes from rates (:func:`rated`), ``rates``: ``(label, Rate)`` for each rate that decides it, and ``checks``: the
+    classes of the exact checks it is combined with."""
 
     label: str
     settings: str
@@ -62,6 +69,8 @@ class Reading:
     detail: str
     cls: str
     id: str
+    rates: tuple[tuple[str, Rate], ...] = ()
+    checks: tuple[str, ...] = ()
 
     def __post_init__(self):
         if self.cls not in CLASSES:
@@ -138,6 +147,32 @@ def rate_class(r: Rate) -> str:
     if r.k == 0 or r.high < 0.5:
         return "fails"
     return "undecided"
+
+
+def rated(rates: Mapping[str, Rate], checks: Iterable[str] = ()) -> dict:
+    """The fields of a verdict row whose class comes from rates: ``rates``, each rate that decides the class as
+    ``{"label", "k", "n", "low", "high"}`` (``rates`` maps a short label to its :class:`~onelayer.rates.Rate`);
+    ``checks``, the classes of exact checks the class is combined with (only when there are some); and ``class``,
+    :func:`combine` of :func:`rate_class` of every rate and the checks."""
+    if not isinstance(rates, Mapping) or not rates:
+        raise ValueError("rates must be a non-empty mapping of labels to Rates")
+    for label, r in rates.items():
+        if not isinstance(label, str) or not label:
+            raise ValueError(f"rates: every label must be a non-empty str, got {label!r}")
+        if not isinstance(r, Rate):
+            raise TypeError(f"rates[{label!r}] must be a Rate, not {type(r).__name__}")
+    checks = list(checks)
+    out = {"rates": [{"label": label, "k": r.k, "n": r.n, "low": r.low, "high": r.high} for label, r in rates.items()],
+           "class": combine([rate_class(r) for r in rates.values()] + checks)}
+    if checks:
+        out["checks"] = checks
+    return out
+
+
+def row_rates(row: Mapping) -> tuple[tuple[str, Rate], ...]:
+    """The rates of a stored row (:func:`rated`) as ``(label, Rate)``, the interval recomputed from ``k`` and ``n``;
+    ``()`` for a row without rates."""
+    return tuple((str(d["label"]), rate(d["k"], d["n"])) for d in row.get("rates", ()))
 
 
 def exact_class(ok: bool) -> str:
@@ -379,7 +414,8 @@ def build(rows: Sequence[Mapping]) -> list[Claim]:
         for row in members:
             readings.append(Reading(label=str(row["reading"]), settings=str(row["settings"]),
                                     measurement=str(row["measurement"]), detail=str(row["verdict"]),
-                                    cls=reading_class(row), id=str(row["id"])))
+                                    cls=reading_class(row), id=str(row["id"]), rates=row_rates(row),
+                                    checks=tuple(row.get("checks", ()))))
         out.append(Claim(id=first["id"], doc=doc, paper=paper, result=result, statement=statement,
                          source=str(first["source"]), readings=tuple(readings)))
     return out
@@ -399,6 +435,62 @@ def write_grids(path=None) -> str:
     return str(target)
 
 
+#: The claims the landing page states in words under its grids: (the claims' ids, the subject of the sentence, the
+#: chapters it links to, a remark that says how it was measured). No verdict word is typed here: the words and the
+#: colour come from the claims' class (:func:`combine` over the ids), the rest of the sentence from the remark, whose
+#: ``{settings}`` and ``{share}`` are filled from the claims' rates (how many rates; ``none of n`` or ``at most k of
+#: n``, ``k`` the largest count).
+LANDING = (
+    (("walks/theorem41:theorem-4-1-for-p-1",), "Theorem 4.1 of the walks paper", ("walks/theorem41",),
+     "tested in exact symmetry, for three losses and four step-size schedules"),
+    (("walks/theorem31:theorem-3-1-item-3-v",), "Item 3 of the walks paper's Theorem 3.1", ("walks/theorem31",),
+     r"in our reading of its lost display, under the paper's log-loss: for $p\ne\tfrac12$ the value matrix points to "
+     r"the entrywise square root of $\Pi^\top$, which has the same largest entries, so the accuracy is unaffected"),
+    (("walks/random_init:figure-6-small-random-init-p",), "The walks paper's Figure 6", ("walks/random_init",),
+     "in each of the {settings} settings of its unknowns that start in the small-initialisation regime, its ordering "
+     "appears in {share} seeds"),
+    (("trees/backward_construction:theorem-1-as-lambda-grows-greedy", "trees/backward_training:theorem-3-the-diagonal-of-h",
+      "trees/backward_generalization:theorem-4-trained-on-perfect-binary"),
+     "Theorems 1, 3 and 4 of the trees paper (the backward task)",
+     ("trees/backward_construction", "trees/backward_training", "trees/backward_generalization"),
+     "for our reconstruction"),
+)
+
+#: The landing page's verdict sentences, written with the stored rows (``python -m onelayer findings``) and included
+#: by ``book/index.md``; a test compares it with a fresh render.
+SENTENCES = "data/claims_sentences.txt"
+
+
+def landing_markdown(claims: Sequence[Claim] | None = None) -> str:
+    """The sentences of :data:`LANDING` as a MyST list (links relative to the landing page), each with its verdict
+    (coloured, lettered) first and its ``<!-- finding: ID -->`` marker last."""
+    by_id = {c.id: c for c in (load() if claims is None else claims)}
+    lines = []
+    for ids, subject, docs, remark in LANDING:
+        missing = [i for i in ids if i not in by_id]
+        if missing:
+            raise ValueError(f"LANDING names claims that do not exist: {missing}")
+        mine = [by_id[i] for i in ids]
+        cls = combine(c.cls for c in mine)
+        rates = [x for c in mine for r in c.readings for _, x in r.rates]
+        most, n = max((x.k for x in rates), default=0), "/".join(str(n) for n in sorted({x.n for x in rates}))
+        filled = remark.format(settings=len(rates), share=f"none of {n}" if most == 0 else f"at most {most} of {n}")
+        statement = mine[0].statement if len(mine) == 1 else ""
+        links = ", ".join(f"{{doc}}`{d}`" for d in docs)
+        lines.append(f'* <span class="onelayer-verdict verdict-{cls}">{LETTERS[cls]} {WORDS[cls]}</span> '
+                     f"{subject}" + (f" ({statement})" if statement else "") + f": {filled} ({links})."
+                     f" <!-- finding: {', '.join(ids)} -->")
+    return "\n".join(lines) + "\n"
+
+
+def write_sentences(path=None) -> str:
+    """Write :func:`landing_markdown` to :data:`SENTENCES` (or ``path``); return the path written."""
+    target = data_path(SENTENCES) if path is None else path
+    with open(target, "w", encoding="utf-8") as f:
+        f.write(landing_markdown())
+    return str(target)
+
+
 def load(paper: str | None = None, path=None) -> list[Claim]:
     """The stored claims (:func:`build` of :func:`onelayer.findings.load`); with ``paper``, that paper's."""
     if paper is not None and paper not in PAPER_TITLES:
@@ -408,6 +500,43 @@ def load(paper: str | None = None, path=None) -> list[Claim]:
 
 
 # --- rendering ------------------------------------------------------------------------------------------------------
+
+def key_rate(reading: Reading) -> tuple[str, Rate] | None:
+    """The rate a figure shows for a reading: the weakest of the rates that decide its class (the smallest lower end
+    of the interval, the first of equals), or None for a reading whose class comes from no rate."""
+    if not reading.rates:
+        return None
+    return min(reading.rates, key=lambda lr: lr[1].low)
+
+
+def _brief(text: str, limit: int) -> str:
+    """``text`` without its parenthesised and bracketed remarks, cut at a word to at most ``limit`` characters."""
+    text = re.sub(r"\s*[(\[][^()\[\]]*[)\]]", "", text).strip(" ;,")
+    return text if len(text) <= limit else text[:limit - 1].rsplit(" ", 1)[0].rstrip(" ,;") + "…"
+
+
+def forest_lines(claims: Sequence[Claim], limit: int = 34) -> list[dict]:
+    """The lines of a forest plot of ``claims``: one per reading with rates (:func:`key_rate`), in the claims' order:
+    ``group`` (the claim's result and the key rate's label when its readings share it, else its statement; at most
+    ``limit`` characters), ``label`` (the reading; the group when the claim has one such reading), ``single``,
+    ``rate`` (the key rate's label), ``k``, ``n``, ``low``, ``high``, ``cls``, ``colour`` (:data:`COLOURS`) and
+    ``letter`` (:data:`LETTERS`)."""
+    limit = int(limit)
+    if limit < 10:
+        raise ValueError(f"limit must be at least 10 characters, got {limit!r}")
+    out = []
+    for c in claims:
+        mine = [(r, key_rate(r)) for r in c.readings if r.rates]
+        labels = {label for _, (label, _) in mine}
+        group = _brief(f"{_result_label(c)}: {labels.pop() if len(labels) == 1 else _plain(c.statement)}", limit)
+        short = [_brief(r.label, limit - 2) for r, _ in mine]
+        if len(set(short)) < len(short):  # readings that differ only in their ends: show the ends
+            short = ["…" + _brief(r.label, 10 * limit)[-(limit - 3):].split(" ", 1)[-1] for r, _ in mine]
+        for (r, (label, x)), text in zip(mine, short):
+            out.append({"group": group, "label": group if len(mine) == 1 else text,
+                        "single": len(mine) == 1, "rate": label, "k": x.k, "n": x.n, "low": x.low, "high": x.high,
+                        "cls": r.cls, "colour": COLOURS[r.cls], "letter": LETTERS[r.cls]})
+    return out
 
 def _href(doc: str, page: str, claim_id: str | None = None) -> str:
     if not isinstance(page, str) or not page or page.startswith("/"):

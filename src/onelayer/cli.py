@@ -286,6 +286,7 @@ def _findings(args) -> int:
     from . import claims
 
     print(f"the landing page's verdict grids -> {claims.write_grids()}")
+    print(f"the landing page's verdict sentences -> {claims.write_sentences()}")
     return 0
 
 

@@ -10,8 +10,9 @@
   ``book/numbers/`` come from one definition;
 * ``verdict_rows()``: the chapter's verdicts, one row per claim and reading (``claim``, ``source``, ``reading``,
   ``settings``, ``measurement``, ``verdict``, ``class``, ``chapter``); ``class`` is derived from the numbers
-  (:func:`onelayer.claims.rate_class`, :func:`~onelayer.claims.exact_class`, :func:`~onelayer.claims.combine`),
-  and :mod:`onelayer.claims` groups the rows into claims and renders them.
+  (:func:`onelayer.claims.exact_class`, or a rule of the module's own), and a class that comes from rates of runs
+  is given by :func:`onelayer.claims.rated`, which also stores those rates in the row (``rates``, with ``checks``
+  for the exact checks combined with them); :mod:`onelayer.claims` groups the rows into claims and renders them.
 
 The layering (checked by ``tests/test_layering.py``): the papers' packages (:mod:`onelayer.walks`,
 :mod:`onelayer.trees`) and the shared core never import ``onelayer.chapters``; a chapter module imports no other

@@ -17,7 +17,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..figures import walks_scaling as walk_scaling_figures
-from ..claims import rate_class
+from ..claims import rated
 from ..formatting import number_text
 from ..power_laws import fit_power_law
 from ..rates import mean_interval, rate
@@ -370,7 +370,7 @@ def verdict_rows() -> list[dict]:
                         f"{ws_runs.DEFAULTS['steps']} steps: {r_ok.text()}, each at step "
                         f"{', '.join(map(str, const['run_steps']))}"
                         + (f"; never optimal: {failed_text(const['failed'])}" if const["failed"] else ""),
-         "verdict": constant_verdict(const), "class": rate_class(r_ok), "chapter": chapter},
+         "verdict": constant_verdict(const), **rated({"runs optimal": r_ok}), "chapter": chapter},
         {"claim": "the step-2 log-odds of the parent scale as M^2/N^2", "source": "[ours] (a reading of the proof)",
          "reading": "the paper's model; orthogonal sinusoidal positions", "settings": f"{n_seeds} seeds per size, p=0.7",
          "measurement": f"exponents fitted seed by seed: M^{lo_M['text']} at N=97; N^{lo_N['text']} at M=1000",
@@ -399,5 +399,5 @@ def verdict_rows() -> list[dict]:
                         f"population curve at every recorded step: {follows['rate'].text()}; largest gap "
                         f"{number_text(follows['largest'], 2)}",
          "verdict": "holds" if follows["rate"].k == follows["rate"].n else "fails",
-         "class": rate_class(follows["rate"]), "chapter": chapter},
+         **rated({"runs following the recursion": follows["rate"]}), "chapter": chapter},
     ]

@@ -54,7 +54,8 @@ def _rows(rows, start):
 
 
 def test_verdict_rows_have_the_keys_and_follow_from_the_measurements(rows):
-    assert all(set(r) == KEYS and r["chapter"] == "qa" for r in rows)
+    assert all(KEYS <= set(r) <= KEYS | {"rates"} and r["chapter"] == "qa" for r in rows)
+    assert all("rates" in r for r in rows[1:])  # every verdict but the exact check is a rate of runs
     assert rows[0]["verdict"] == "holds"
     task1 = _rows(rows, "Task 1 is learned")
     assert [r["reading"].split(" (")[0] for r in task1] == ["no bias, keys and query normalised", "no bias, keys normalised",
@@ -75,10 +76,18 @@ def test_verdict_rows_have_the_keys_and_follow_from_the_measurements(rows):
     assert relu["verdict"] == "Task 1 fails in every run (0/40); Task 2 holds in every run (40/40)"
     bias = {r["reading"].split(" (")[0]: r for r in _rows(rows, "with a bias term")}
     assert len(bias) == 9
-    assert bias["attention bias, keys and query normalised"]["verdict"] == (
-        "Task 1 holds in every run (40/40); Task 2 holds in every run (40/40)")
+    att = bias["attention bias, keys and query normalised"]
+    assert att["verdict"].startswith("Task 1 holds in every run (40/40); Task 2 holds in every run (40/40); "
+                                     "Task 1 also learned with the attention frozen (38/40")
+    assert [(d["label"], d["k"], d["n"]) for d in att["rates"]] == [("Task 1 learned by step 20", 40, 40),
+                                                                      ("Task 2 near 1/2", 40, 40)]
     out = bias["output bias, keys and query normalised"]
-    assert out["verdict"] == "Task 1 holds in a minority of runs; Task 2 holds in every run (40/40)"
+    assert out["verdict"] == ("Task 1 holds in a minority of runs; Task 2 holds in every run (40/40); Task 1 with the "
+                              "attention frozen 7/40 = 0.175 [0.087, 0.319]: no measurable difference from training "
+                              "the attention")
+    # the control beside every bias row: with keys only normalised, training the attention loses Task 1
+    assert bias["attention bias, keys normalised"]["verdict"].endswith("training the attention makes it worse")
+    assert all("attention frozen, only V (and the output bias) trained" in r["measurement"] for r in bias.values())
     # the two outcomes of seed 0 are rates: near one half in about half the runs, one answer in fewer
     assert "within 0.05 of 1/2 at step 100: 21/40" in out["measurement"]
     assert "one answer for every list: 15/40" in out["measurement"]

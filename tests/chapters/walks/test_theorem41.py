@@ -66,7 +66,7 @@ def test_escape_quick_larger_errors_escape_sooner():
 
 def test_verdicts_follow_from_their_measurements(monkeypatch):
     rows = chapter.verdict_rows()
-    assert all(set(r) == KEYS and r["chapter"] == "theorem41" for r in rows)
+    assert all(KEYS <= set(r) <= KEYS | {"rates", "checks"} and r["chapter"] == "theorem41" for r in rows)
     sym, sin, exact, errors = rows
     assert "spread < 1e-12" in sym["measurement"] and sym["verdict"] == "holds exactly"
     assert "deterministic: no sampling" in sym["settings"]  # the one row without a rate says why

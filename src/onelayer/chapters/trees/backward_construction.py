@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from ...plots import new_figure, plot_curves
-from ...claims import combine, exact_class, rate_class
+from ...claims import exact_class, rated
 from ...rates import Rate, rate
 from ...registry import register
 from ...scrubber import frame_numbers, scrub
@@ -290,5 +290,5 @@ def verdict_rows() -> list[dict]:
                         + f"; at lambda = {number_text(s.deep_lambdas[-1])}: "
                         + ", ".join(f"{name} {r.text()}" for name, r in list(decoded.items())[2:]),
          "verdict": "holds" if all(r.k == r.n for r in decoded.values()) else "fails",
-         "class": combine(rate_class(r) for r in decoded.values())},
+         **rated({f"{name} decoded": r for name, r in decoded.items()})},
     ]

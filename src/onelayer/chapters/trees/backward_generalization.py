@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ...claims import combine, rate_class
+from ...claims import rated
 from ...formatting import mean_text  # the chapter prints intervals with it
 from ...plots import new_figure, plot_curves
 from ...rates import mean_interval, rate
@@ -376,7 +376,7 @@ def verdict_rows() -> list[dict]:
          "verdict": ("holds on every run" if bounds["holds"].k == bounds["runs"] and bounds["falls"].k == bounds["runs"] else
                      "the bound holds on every run; the loss does not fall at every checkpoint on every run"
                      if bounds["holds"].k == bounds["runs"] else "fails on some runs"),
-         "class": combine([rate_class(bounds["holds"]), rate_class(bounds["falls"])])},
+         **rated({"runs where the bound holds": bounds["holds"], "runs whose test loss falls": bounds["falls"]})},
         {**base, "claim": "with linearly independent, non-orthogonal embeddings the symmetric picture and exact "
                           "generalisation at the same training time are lost",
          "source": "[ours]", "reading": "R-B layout, Gaussian embeddings d = S (ours)",
@@ -414,5 +414,5 @@ def verdict_rows() -> list[dict]:
              "verdict": ("holds on every run" if r["runs_perfect"].k == r["runs_perfect"].n else
                          "holds on almost every goal, not on every run" if paths_ok and stops_ok else
                          "paths hold, stopping fails on some runs" if paths_ok else "fails on some runs"),
-             "class": rate_class(r["runs_perfect"])})
+             **rated({"runs with every path and stop right": r["runs_perfect"]})})
     return rows

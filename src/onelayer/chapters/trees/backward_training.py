@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ...claims import combine, exact_class, rate_class
+from ...claims import exact_class, rated
 from ...formatting import mean_text  # the chapter prints intervals with it
 from ...plots import FONT_SIZE, mark_steps, new_figure, plot_curves
 from ...registry import register
@@ -268,8 +268,8 @@ def verdict_rows() -> list[dict]:
                      and seeds["loss_below"].low >= 0.8 else
                      "holds for population GD; not on every SGD run" if pop["h1_increasing"] and pop["loss_decreasing"]
                      else "fails"),
-         "class": combine([exact_class(bool(pop["h1_increasing"] and pop["loss_decreasing"])),
-                           rate_class(seeds["h1_increasing"]), rate_class(seeds["loss_below"])])},
+         **rated({"SGD runs with h1 increasing": seeds["h1_increasing"], "SGD runs with a low loss": seeds["loss_below"]},
+                 checks=[exact_class(bool(pop["h1_increasing"] and pop["loss_decreasing"]))])},
         {**base, "claim": "Theorem 3 (proof outline): phase I, the off-diagonal of H bounded; then phase II, strictly decreasing",
          "settings": pop_setting,
          "measurement": f"h2 decreasing from step {number_text(pop['T_offdiag_decreasing'])} on; |h2| at most "

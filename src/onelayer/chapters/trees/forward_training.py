@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ...claims import combine, exact_class, rate_class
+from ...claims import exact_class, rated
 from ...formatting import number_text
 from ...plots import new_figure
 from ...rates import mean_interval, rate
@@ -404,7 +404,7 @@ def verdict_rows() -> list[dict]:
                          f"illustrated run (seed 0): order {seed0['phases']['order']}, signs {seed0['signs_agree']} of "
                          f"{seed0['signs_fixed']}"),
          "verdict": "fails in every run" if holds.k == 0 else f"holds {_rate_words(holds)}",
-         "class": rate_class(holds), "chapter": "forward_training"},
+         **rated({"runs with every step type right and every sign": holds}), "chapter": "forward_training"},
         {"claim": "the two heads specialize without being told to: one walks the path, the other controls the stage",
          "source": "[paper]", "reading": fixed_maps + ": which head writes what is imposed, only the attention is learned",
          "settings": over,
@@ -414,7 +414,7 @@ def verdict_rows() -> list[dict]:
                          f"{_interval_text(r['events']['head2 stage'] for r in runs)} (seed 0: "
                          f"{_step_text(seed0['events']['head1 traversal'])} and {_step_text(seed0['events']['head2 stage'])})"),
          "verdict": "fails in every run" if special.k == 0 else f"holds for the attention {_rate_words(special)}",
-         "class": rate_class(special), "chapter": "forward_training"},
+         **rated({"runs where the heads specialize": special}), "chapter": "forward_training"},
         {"claim": "from zero, the two heads with learned value maps stay identical",
          "source": "[ours]", "reading": "R-F layout (ours), structured logits and a trainable dense value map per head",
          "settings": "zero initialisation of every matrix",
@@ -456,7 +456,7 @@ def verdict_rows() -> list[dict]:
                             f"{last['stage split'].text()}; every chain right at step {last['step']}: "
                             f"{last['all chains right'].text()}"),
             "verdict": verdict,
-            "class": combine([rate_class(node_low), rate_class(last["stage split"])]),
+            **rated({f"node blocks split (>= {other:g})": node_low, "stage block split": last["stage split"]}),
             "chapter": "forward_training"})
     _, resc = rescaling_seeds()
     within = all(g["within_k"] == g["seeds"] for g in resc["summaries"].values())
@@ -484,6 +484,7 @@ def verdict_rows() -> list[dict]:
                             "effect, not mini-batch noise" if systematic else "")),
          "verdict": (f"holds to within {s.rescaling_tol:.0%} in every seed" if within
                      else f"fails: some seed differs by {s.rescaling_tol:.0%} or more"),
-         "class": combine(rate_class(rate(g["within_k"], g["seeds"])) for g in resc["summaries"].values()),
+         **rated({f"seeds within {s.rescaling_tol:.0%} ({reduction})": rate(g["within_k"], g["seeds"])
+                  for reduction, g in resc["summaries"].items()}),
          "chapter": "forward_training"})
     return rows

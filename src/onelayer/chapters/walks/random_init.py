@@ -18,7 +18,7 @@ from pathlib import PurePath
 import numpy as np
 
 from ...formatting import number_text
-from ...claims import combine, rate_class
+from ...claims import rated
 from ...rates import mean_interval, rate
 from ...registry import register
 from ...scrubber import frame_numbers, scrub_grid
@@ -512,7 +512,8 @@ def figure6_rows(per: list[dict] | None = None) -> list[dict]:
                             + _initial_text(init) + f" ({init['label']})"),
             "verdict": verdict,
             # outside the small-initialisation regime the runs do not test the claim
-            "class": combine(rate_class(h) for h in hits) if init["small_init"] else "undecided",
+            **(rated({f"pattern, {r['reduction']} {r['lr']:g}": r["p=0.5 only"] for r in group}) if init["small_init"]
+               else {"class": "undecided"}),
             "chapter": "random_init",
         })
     return rows
@@ -550,7 +551,7 @@ def verdict_rows() -> list[dict]:
                      "fails in most runs" if pattern.high < 0.5 else "holds qualitatively in some runs")
                     + ("; our variances smaller than the authors' at every step"
                        if all(s["log10_ratio"][2] < 0 for s in tv["steps"]) else "")),
-        "class": rate_class(pattern),
+        **rated({"runs with the authors' pattern": pattern}),
         "chapter": "random_init",
     })
     half = learned_half_rates()
@@ -575,7 +576,8 @@ def verdict_rows() -> list[dict]:
                     if allh["n"] and allh["parent"].low > 0.5 else
                     "partly: many learned runs attend to x_(N-2) instead" if allh["n"] and allh["parent"].k else
                     "fails"),
-        "class": rate_class(allh["parent"]) if allh["n"] else "undecided",  # no learned run: nothing to test
+        # no learned run: nothing to test
+        **(rated({"learned runs attending to the parent": allh["parent"]}) if allh["n"] else {"class": "undecided"}),
         "chapter": "random_init",
     })
     return rows

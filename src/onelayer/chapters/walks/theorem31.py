@@ -18,7 +18,7 @@ import numpy as np
 
 from ... import formatting
 from ...formatting import near_zero_text, number_text
-from ...claims import combine, exact_class, rate_class
+from ...claims import exact_class, rated
 from ...rates import mean_interval, rate
 from ...registry import register
 from ...scrubber import frame_numbers, scrub
@@ -522,7 +522,7 @@ def edge_verdict(rates: list[dict] | None = None) -> dict:
                                   f"{r['other_lag']}" for r in rates)
                         + f" (other lags seen: {', '.join(map(str, lags)) if lags else 'none'}; lag 2 is x_(N-2))"),
         "verdict": verdict,
-        "class": combine(rate_class(r["optimal_parent_rate"]) for r in rates),
+        **rated({f"optimal on the parent, p={r['p']:g}": r["optimal_parent_rate"] for r in rates}),
         "chapter": "theorem31",
     }
 
@@ -592,8 +592,8 @@ def verdict_rows() -> list[dict]:
                     f"samples) and its rows follow the training label frequencies (every column at +1 in "
                     f"{_share(fr['all_plus_one_1'])} samples, all 6 at the most frequent label in "
                     f"{_share(fr['all_top_1'])} samples)"),
-        "class": combine([exact_class(bool(pop["V1_circulant"] and pop["max_error"] < 1e-12)),
-                          rate_class(fr["circulant_1"])]),
+        **rated({"samples with V(1) circulant": fr["circulant_1"]},
+                checks=[exact_class(bool(pop["V1_circulant"] and pop["max_error"] < 1e-12))]),
         "chapter": "theorem31",
     })
     pop_steps = first_steps_rows(s.p, "population")
@@ -615,7 +615,7 @@ def verdict_rows() -> list[dict]:
                     f"most frequent label, optimal from step 3 in {_share(fr['optimal_3'])} samples (from step 2 on "
                     f"the population)"
                     if selected.low > 0.5 and fr["optimal_3"].low > 0.5 else "fails at the paper's size"),
-        "class": combine([rate_class(selected), rate_class(fr["optimal_3"])]),
+        **rated({"parent selected at step 2": selected, "optimal at step 3": fr["optimal_3"]}),
         "chapter": "theorem31",
     })
     sr = slope_rates()
@@ -641,7 +641,7 @@ def verdict_rows() -> list[dict]:
                     if closer.low > 0.5 else "holds under the log-loss" if closer.high < 0.5 else
                     "undecided: the interval of the share of samples closer to sqrt(Pi^T) contains 1/2"),
         # the samples in which V points to Pi^T (the claim), not to sqrt(Pi^T)
-        "class": rate_class(rate(closer.n - closer.k, closer.n)),
+        **rated({"samples with V closer to Pi^T": rate(closer.n - closer.k, closer.n)}),
         "chapter": "theorem31",
     })
     grows = dr["grows"]
@@ -656,7 +656,7 @@ def verdict_rows() -> list[dict]:
         "verdict": (f"the remainder grows in {_share(grows)} samples (bounded would be slope 0) for p != 1/2"
                     if grows.low > 0.5 else "the remainder stays bounded" if grows.high < 0.5 else
                     "undecided: the interval of the share of samples in which the remainder grows contains 1/2"),
-        "class": rate_class(rate(grows.n - grows.k, grows.n)),  # the samples in which the remainder stays bounded
+        **rated({"samples with a bounded remainder": rate(grows.n - grows.k, grows.n)}),
         "chapter": "theorem31",
     })
     rows.append(edge_verdict())

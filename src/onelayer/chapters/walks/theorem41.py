@@ -15,7 +15,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ...claims import combine, exact_class, rate_class
+from ...claims import exact_class, rated
 from ...formatting import near_zero_text, number_text
 from ...registry import register
 from ...scrubber import frame_numbers, scrub
@@ -430,7 +430,7 @@ def figure45_verdict(reading: str, rates: list[dict] | None = None) -> dict:
         "measurement": "; ".join(f"|p|^2={n}: Fig. 4 {r['fig4']}, Fig. 5 {r['fig5']}, both {r['both']}"
                                  for n, r in zip(names, rates)),
         "verdict": verdict,
-        "class": combine(rate_class(r["both_rate"]) for r in rates),
+        **rated({f"Figures 4 and 5, |p|^2={n}": r["both_rate"] for n, r in zip(names, rates)}),
         "chapter": "theorem41",
     }
 
@@ -475,7 +475,8 @@ def gram_error_verdict(rates: list[dict] | None = None) -> dict:
                      f"{{{', '.join(dict.fromkeys(_norm_name(r['norm']) for r in exact))}}}"),
         "measurement": "; ".join(parts),
         "verdict": verdict,
-        "class": combine(rate_class(r["both_rate"]) for r in exact),
+        **rated({f"Figures 4 and 5, error {_error_name(r['gram_error'])}, |p|^2={_norm_name(r['norm'])}": r["both_rate"]
+                 for r in exact}),
         "chapter": "theorem41",
     }
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...claims import combine, exact_class, rate_class
+from ...claims import combine, exact_class, rated
 from ...formatting import near_zero_text, number_text
 from ...rates import rate
 from ...registry import register
@@ -541,7 +541,8 @@ def verdict_rows() -> list[dict]:
                                   f"same end state (every prediction optimal, parent attention > 0.99) in "
                                   f"{r['same_end'].text()}" for r in scale_rates),
          "verdict": logit_scale_verdict(scale_rates),
-         "class": combine(rate_class(r[k]) for r in scale_rates for k in ("slower", "same_end")), "chapter": "variations"},
+         **rated({f"{k.replace('_', ' ')}, p={r['p']:g}": r[k] for r in scale_rates for k in ("slower", "same_end")}),
+         "chapter": "variations"},
         {"claim": "with a parent at lag 2, the first-step V is circulant and the attention selects x_(N-2)",
          "source": "[review]", "reading": "s_i = s_(i-2) +- 1 (ours)",
          "settings": (f"p in {[r['p'] for r in lag_rates]}, K=6, N=97, M=1000, {study_settings['lag_steps']} steps, "
@@ -554,8 +555,8 @@ def verdict_rows() -> list[dict]:
                                      f"at step {study_settings['lag_steps']} in {r['optimal_end'].text()}"
                                      for r in lag_rates)),
          "verdict": lag_verdict(lag_rates, bool(lag2["closed_form_circulant"]) and lag2["V1_error"] < 1e-12),
-         "class": combine([exact_class(bool(lag2["closed_form_circulant"]) and lag2["V1_error"] < 1e-12)]
-                          + [rate_class(r["selected_2"]) for r in lag_rates]),
+         **rated({f"lag 2 selected, p={r['p']:g}": r["selected_2"] for r in lag_rates},
+                 checks=[exact_class(bool(lag2["closed_form_circulant"]) and lag2["V1_error"] < 1e-12)]),
          "chapter": "variations"},
         {"claim": "without positions no one-layer transformer of this form beats a random guess", "source": "[review]",
          "reading": "-",
@@ -578,7 +579,8 @@ def verdict_rows() -> list[dict]:
                      f"ones ({ok['non-uniform']}/{n})" if ok["doubly stochastic"] == n and learned["non-uniform"].high < 0.5
                      else "not supported on every chain tried"),
          # learned where the stationary law is uniform, not learned where it is not
-         "class": combine([rate_class(learned["doubly stochastic"]), rate_class(rate(n - ok["non-uniform"], n))]),
+         **rated({"doubly stochastic chains learned": learned["doubly stochastic"],
+                  "non-uniform chains not learned": rate(n - ok["non-uniform"], n)}),
          "chapter": "variations"},
         {"claim": "separate W_Q, W_K from zero: both gradients stay zero", "source": "[review]",
          "reading": "the literal model with separate W_Q, W_K (ours)",
@@ -600,5 +602,5 @@ def verdict_rows() -> list[dict]:
          "verdict": (share_text(base[big]["linear"], "linear model optimal")
                      + (f"; ahead of the transformer with {small} walks in most seeds"
                         if base[small]["linear_ahead"].low > 0.5 else "")),
-         "class": rate_class(base[big]["linear"]), "chapter": "variations"},
+         **rated({"linear model optimal": base[big]["linear"]}), "chapter": "variations"},
     ]
