@@ -6,6 +6,8 @@ random token and throw-away settings/workspace directories; the committed
 notebook is never touched. Headless chromium (Playwright) clicks Run > Run All
 Cells, waits for every cell, checks that no cell failed, drags the lambda slider
 of the ``selector.explorer()`` cell and checks that the figure below it is redrawn.
+The chapters' MyST (admonitions, theorem blocks, roles, labels) is rendered by
+jupyterlab-myst, which the lock installs: a chapter read in Lab shows no raw ``:::{``.
 """
 
 from __future__ import annotations
@@ -109,6 +111,10 @@ def lab(tmp_path_factory):
     tracker = settings / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings"
     tracker.parent.mkdir(parents=True)
     tracker.write_text(json.dumps({"windowingMode": "none"}))
+    # No "get notified about official Jupyter news?" pop-up over the screenshots.
+    notification = settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
+    notification.parent.mkdir(parents=True)
+    notification.write_text(json.dumps({"fetchNews": "false"}))
     port, token = free_port(), secrets.token_hex(16)
     env = {
         **os.environ,
@@ -230,8 +236,47 @@ def test_selector_slider_redraws_the_figure_in_jupyterlab(browser_context, lab):
         page.close()
 
 
+#: What jupyterlab-myst marks as a problem in a rendered cell: an inline warning (``span.text-yellow-600``, its
+#: message in the title) or a block error (``pre`` with the message in its title), e.g. a formula KaTeX cannot typeset.
+MYST_WARNINGS = "span.text-yellow-600[title], pre[title]"
+#: Warnings that say what jupyterlab-myst cannot do, not what a chapter gets wrong: it reads no bibliography
+#: (jupyter-book/jupyterlab-myst#127) and resolves references within one notebook only ({ref} to another chapter).
+MYST_LIMITS = {"Citation Not Found", "Cross Reference Not Found"}
+#: A rendered markdown cell: jupyterlab-myst's (``.myst``) or, without it, JupyterLab's CommonMark one.
+RENDERED = ".jp-MarkdownCell :is(.myst, .jp-RenderedMarkdown)"
+
+
+def _rendered_markdown(page, notebook: Path) -> dict:
+    """Wait until every markdown cell of ``notebook`` is rendered and its math has stopped changing; return the
+    cells' text without the formulas (KaTeX keeps the TeX source in the page), how many cells jupyterlab-myst
+    rendered, the number of formulas it typeset and the warnings (message, text) it shows."""
+    n_markdown = sum(c["cell_type"] == "markdown" for c in json.loads(notebook.read_text())["cells"])
+    page.wait_for_function(f"n => document.querySelectorAll('{PANEL} {RENDERED}').length === n", arg=n_markdown)
+    probe = """() => {
+        const cells = [...document.querySelectorAll('PANEL RENDERED')];
+        const text = cells.map(c => {
+            const copy = c.cloneNode(true);
+            copy.querySelectorAll('.katex, .katex-display').forEach(m => m.remove());
+            return copy.textContent;
+        });
+        const warnings = cells.flatMap(c => [...c.querySelectorAll('WARNINGS')])
+            .map(w => [w.getAttribute('title'), w.textContent.trim().slice(0, 80)]);
+        const myst = cells.filter(c => c.classList.contains('myst')).length;
+        return {text, warnings, myst, math: document.querySelectorAll('PANEL .jp-MarkdownCell .myst .katex').length};
+    }""".replace("PANEL", PANEL).replace("RENDERED", RENDERED).replace("WARNINGS", MYST_WARNINGS)
+    last, stable = None, 0
+    deadline = time.monotonic() + 30
+    while stable < 4 and time.monotonic() < deadline:  # unchanged for 2 s
+        now = page.evaluate(probe)
+        stable = stable + 1 if now == last else 0
+        last = now
+        time.sleep(0.5)
+    return last
+
+
 def test_chapter_math_renders_in_jupyterlab(browser_context, lab):
-    """Markdown math as JupyterLab shows it: no TeX errors and no undefined macros.
+    """Markdown math as JupyterLab shows it (jupyterlab-myst typesets it with KaTeX): no TeX errors and no
+    undefined macros.
 
     The HTML book defines its macros (``\\R``, ``\\softmax``, ...) in _config.yml; JupyterLab does not
     read that file, so a chapter must define the macros it uses where JupyterLab sees them too.
@@ -242,29 +287,12 @@ def test_chapter_math_renders_in_jupyterlab(browser_context, lab):
     page.set_default_timeout(60_000)
     try:
         page.goto(f"{base}/lab/tree/{NOTEBOOK.name}?reset&token={token}", wait_until="domcontentloaded")
-        n_markdown = sum(c["cell_type"] == "markdown" for c in json.loads(NOTEBOOK.read_text())["cells"])
-        page.wait_for_function(
-            f"n => document.querySelectorAll('{PANEL} .jp-MarkdownCell .jp-RenderedMarkdown').length === n",
-            arg=n_markdown,
-        )
-        # JupyterLab typesets lazily: wait until the number of typeset formulas stops growing.
-        count, stable = -1, 0
-        deadline = time.monotonic() + 30
-        while stable < 4 and time.monotonic() < deadline:
-            now = page.locator(f"{PANEL} .jp-MarkdownCell mjx-container").count()
-            stable = stable + 1 if now == count and now > 0 else 0
-            count = now
-            time.sleep(0.5)
-        assert count > 0, "no math was typeset in JupyterLab"
-        problems = page.evaluate(
-            """() => [...document.querySelectorAll('PANEL .jp-MarkdownCell mjx-container')]
-                 .map(c => c.querySelector('mjx-merror') ? 'TeX error: ' + c.querySelector('mjx-merror').getAttribute('data-mjx-error')
-                          : [...c.querySelectorAll('mtext')].map(t => t.textContent).find(t => /^\\\\[A-Za-z]+$/.test(t)))
-                 .filter(x => x)""".replace("PANEL", PANEL)
-        )
+        rendered = _rendered_markdown(page, NOTEBOOK)
+        assert rendered["math"] > 0, "no math was typeset in JupyterLab"
+        problems = [w for w in rendered["warnings"] if w[0] not in MYST_LIMITS]
         assert not problems, (
-            f"{len(problems)} formulas render with errors in JupyterLab (macros from _config.yml are unknown there): "
-            f"{sorted(set(problems))}"
+            f"{len(problems)} formulas or blocks render with errors in JupyterLab (macros from _config.yml are unknown "
+            f"there): {problems}"
         )
     finally:
         page.close()
@@ -287,13 +315,14 @@ def _toc_notebooks() -> list[Path]:
 def test_chapter_defines_the_macros_it_uses_for_jupyterlab(notebook):
     """The same property as above for every chapter, read from the file (opening each one in JupyterLab is slow).
 
-    Fix: a first markdown cell tagged ``remove-cell`` (hidden in the HTML, which has the macros already)
-    holding ``$$\\newcommand{\\softmax}{\\operatorname{softmax}} ...$$`` for the macros the chapter uses.
+    Fix: ``python tools/notebook_macros.py``: a first markdown cell tagged ``remove-cell`` (skipped by the HTML, which
+    has the macros already) whose MyST front matter defines them (``math:``), read by jupyterlab-myst.
     """
     cells = json.loads(notebook.read_text())["cells"]
     text = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
     used = {m for m in _book_macros() if re.search(rf"\\{m}(?![A-Za-z])", text)}
     defined = set(re.findall(r"\\(?:newcommand|renewcommand|def)\s*\{?\s*\\([A-Za-z]+)", text))
+    defined |= set(re.findall(r"^\s+'\\([A-Za-z]+)':", text, flags=re.M))  # MyST front matter (math:)
     missing = sorted(used - defined)
     assert not missing, f"macros used but not defined for JupyterLab (see this test's docstring): {missing}"
 
@@ -315,5 +344,55 @@ def test_chapter_opens_with_its_bookkeeping_collapsed_in_jupyterlab(browser_cont
         placeholders = page.locator(f"{PANEL} .jp-CodeCell .jp-InputPlaceholder").count()
         assert placeholders == n_collapsed, f"{placeholders} collapsed code inputs shown, {n_collapsed} expected"
         page.screenshot(path=str(SCREENSHOT_DIR / "jupyterlab_theorem31.png"))
+    finally:
+        page.close()
+
+
+#: MyST source as a JupyterLab without jupyterlab-myst shows it (CommonMark): directives, roles, label lines.
+RAW_MYST = (":::{", "```{", "{cite", "{prf:", "{glue", "{term}", "{py:", "{numref}", "{ref}", "{doc}", "{eq}")
+LABEL_LINE = re.compile(r"^\([\w-]+\)=$", flags=re.M)
+
+
+def test_chapter_myst_renders_in_jupyterlab(browser_context, lab):
+    """A chapter's MyST reads in JupyterLab as in the HTML: labels become anchors, admonitions and theorem blocks are
+    drawn, roles are rendered, and no raw ``:::{``, ``{cite`` or ``(label)=`` is left in the text (jupyterlab-myst,
+    locked in requirements.txt). The screenshots are of the chapter's opening and its theorem statement."""
+    base, token = lab
+    source = "\n".join(
+        "".join(c["source"]) for c in json.loads(READ_CHAPTER.read_text())["cells"] if c["cell_type"] == "markdown"
+    )
+    labels = LABEL_LINE.findall(source)
+    n_proofs = len(re.findall(r"^(?::::|```)\{prf:[a-z]+\}", source, flags=re.M))
+    assert labels and n_proofs and ":::{admonition}" in source, f"{READ_CHAPTER.name} no longer has what this test reads"
+    page = browser_context.new_page()
+    keep_offline(page)
+    page.set_default_timeout(120_000)
+    SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
+    try:
+        page.goto(f"{base}/lab/tree/{READ_CHAPTER.name}?reset&token={token}", wait_until="domcontentloaded")
+        rendered = _rendered_markdown(page, READ_CHAPTER)
+        panel = page.locator(PANEL)
+        heading = panel.locator(".jp-MarkdownCell h1").first
+        heading.scroll_into_view_if_needed()
+        page.screenshot(path=str(SCREENSHOT_DIR / "jupyterlab_theorem31_myst.png"))
+        text = "\n".join(rendered["text"])
+        raw = sorted({m for m in RAW_MYST if m in text} | set(LABEL_LINE.findall(text)))
+        assert not raw, f"raw MyST in {READ_CHAPTER.name} as JupyterLab renders it: {raw}"
+        theorem = panel.locator("aside.myst-proof", has_text=re.compile(r"^Theorem \d")).first
+        theorem.scroll_into_view_if_needed()
+        theorem.screenshot(path=str(SCREENSHOT_DIR / "jupyterlab_theorem31_theorem.png"))
+        # Labels stacked on one target (the HTML gives it every id) give it one id in JupyterLab: any of them.
+        stacks = [LABEL_LINE.findall(m) for m in re.findall(r"(?:^\([\w-]+\)=\n)+", source + "\n", flags=re.M)]
+        assert rendered["myst"] == len(rendered["text"]), "markdown cells not rendered by jupyterlab-myst"
+        missing = [s for s in stacks if not any(panel.locator(f"[id='{label[1:-2]}']").count() == 1 for label in s)]
+        assert not missing, f"labels that are not anchors in JupyterLab: {missing}"
+        assert panel.locator("aside.myst-proof").count() == n_proofs, "theorem/lemma/proof blocks not all drawn"
+        assert panel.locator("aside.myst-admonition", has_text="Learning goals").count() == 1, "no Learning goals admonition"
+        assert rendered["math"] > 0, "no math was typeset"
+        problems = [w for w in rendered["warnings"] if w[0] not in MYST_LIMITS]
+        assert not problems, f"jupyterlab-myst reports problems in {READ_CHAPTER.name}: {problems}"
+    except Exception:
+        page.screenshot(path=str(SCREENSHOT_DIR / "jupyterlab_myst_failure.png"))
+        raise
     finally:
         page.close()
