@@ -31,6 +31,7 @@ MODULES: tuple[str, ...] = (
     "onelayer.studies.walks.random_init.stored",
     "onelayer.studies.walks.random_init.initial_attention",
     "onelayer.studies.walks.scaling.stored",
+    "onelayer.studies.walks.scaling.seeds",
     "onelayer.studies.trees.backward_beyond",
     "onelayer.studies.trees.forward_beyond",
     "onelayer.studies.trees.backward_seeds",
