@@ -38,3 +38,32 @@ def test_chains_validation():
         chains.chain_table(0)
     with pytest.raises(ValueError, match="p"):
         chains.histogram_bayes_accuracy(6, 1.5, 7)
+
+
+def test_chain_row_validation():
+    with pytest.raises(ValueError, match="kind"):
+        chains.chain_row("circulant", 0)
+    with pytest.raises(ValueError, match="chain_seed"):
+        chains.chain_row("non-uniform", -1)
+
+
+def test_stored_chain_study_holds_every_chain_of_the_table():
+    """The stored study walks-chain-seeds (the variations chapter's chain table): 20 chains of each kind, in the
+    order of chain_table, each row with the table's fields."""
+    from onelayer.studies.walks import chain_seeds
+
+    data = chain_seeds.load()
+    assert data["settings"] == chain_seeds.Settings() and data["settings"].n_chains == 20
+    rows = data["rows"]
+    assert [(r["kind"], r["chain_seed"]) for r in rows] == [(k, c) for k in chains.CHAIN_KINDS for c in range(20)]
+    assert all(set(r) == {"kind", "chain_seed", "mu_spread", "parent_attention", "optimal_fraction", "learned",
+                          "test_accuracy", "bayes_test"} for r in rows)
+
+
+@pytest.mark.recompute
+def test_stored_chain_members_recompute_equal():
+    """The cheapest stored chain and two others, recomputed here, agree with their records."""
+    from onelayer.studies import runner
+    from onelayer.studies.walks import chain_seeds
+
+    assert runner.verify(chain_seeds.STUDY, sample=3, echo=None)

@@ -68,3 +68,27 @@ def test_arguments_are_validated():
         histogram_bound.histogram_bayes_bound(12, 0.5, 1000)  # 12 * 10 bits do not fit one int64
     with pytest.raises(TypeError):
         histogram_bound.histogram_bayes_bound(6.0, 0.5, 7)
+
+
+def test_stored_no_position_study_holds_both_tables():
+    """The stored study walks-no-position-bounds: the bound for every p and N of the variations chapter, and one
+    capacity row per p, each bound between chance and the Bayes accuracy."""
+    from onelayer.studies.walks import no_position_bounds
+
+    data = no_position_bounds.load()
+    s = data["settings"]
+    assert s == no_position_bounds.Settings()
+    assert [(r["p"], r["N"]) for r in data["bound"]] == [(p, N) for p in s.bound_ps for N in s.bound_Ns]
+    assert all(r["chance"] - 1e-12 <= r["bound"] <= r["bayes"] + 1e-12 for r in data["bound"])  # tol: round-off
+    assert [r["p"] for r in data["capacity"]] == list(s.capacity_ps)
+    assert all(set(r) == {"p", "chance", "bayes", "histogram_bayes_N7", "histogram_bayes_N13", "histogram_bayes_N17",
+                          "linear_N97"} for r in data["capacity"])
+
+
+@pytest.mark.recompute
+def test_stored_no_position_member_recomputes_equal():
+    """The cheapest stored member (the bound at the smallest N), recomputed here, agrees with its record."""
+    from onelayer.studies import runner
+    from onelayer.studies.walks import no_position_bounds
+
+    assert runner.verify(no_position_bounds.STUDY, sample=1, echo=None)

@@ -31,3 +31,24 @@ def test_rebuttal_validation():
         rebuttal.separate_qk_run(sigma=-1.0)
     with pytest.raises(ValueError, match="n"):
         rebuttal.linear_baseline_table(ns=(0,))
+
+
+def test_stored_baseline_study_holds_the_chapters_seeds():
+    """The stored study walks-baseline-seeds: 20 seeds at 30 and 1000 training walks, every share a fraction."""
+    from onelayer.studies.walks import baseline_seeds
+
+    data = baseline_seeds.load()
+    assert data["settings"] == baseline_seeds.Settings()
+    assert [r["n"] for r in data["rows"]] == [30, 1000]
+    for r in data["rows"]:
+        for key in ("linear_optimal_seeds", "transformer_optimal_seeds", "transformer_parent_seeds"):
+            assert len(r[key]) == 20 and all(0.0 <= x <= 1.0 for x in r[key])
+
+
+@pytest.mark.recompute
+def test_stored_baseline_members_recompute_equal():
+    """The cheapest stored pair of runs and two others, recomputed here, agree with their records."""
+    from onelayer.studies import runner
+    from onelayer.studies.walks import baseline_seeds
+
+    assert runner.verify(baseline_seeds.STUDY, sample=3, echo=None)

@@ -17,7 +17,8 @@ import torch  # noqa: E402
 
 from onelayer import store  # noqa: E402
 from onelayer.paths import data_path  # noqa: E402
-from onelayer.studies.walks.scaling import critical as ws_critical, runs as ws_runs, stored as ws_stored, summary as ws_summary  # noqa: E402
+from onelayer.studies import runner  # noqa: E402
+from onelayer.studies.walks.scaling import critical as ws_critical, runs as ws_runs, seeds as ws_seeds, stored as ws_stored, summary as ws_summary  # noqa: E402
 from onelayer.studies.walks import batched as sw  # noqa: E402
 from onelayer.figures import walks_scaling as scaling_figures  # noqa: E402
 from onelayer.walks.model import WalkTransformer  # noqa: E402
@@ -174,6 +175,41 @@ def test_the_study_keeps_the_first_scripts_rows_and_its_timings_as_measured(tmp_
     assert set(member["measured"]) == set(ws_stored.STUDY.measured) and not set(member["result"]) & set(ws_stored.STUDY.measured)
     with pytest.raises(FileNotFoundError):
         ws_stored.load(tmp_path / "missing.json")
+
+
+# -- the scaling chapter's 20-seed grids (walks-scaling-seeds) -------------------------------------------------------
+def test_seed_study_holds_the_chapters_grids_with_every_seed():
+    """The stored grids are the chapter's: every size of the three default grids and of the critical sets, 20 seeds
+    each, with every seed's numbers (what the verdicts fit seed by seed) and the wall seconds as measured fields."""
+    data = ws_seeds.load()
+    assert data["seeds"] == tuple(range(20))
+    for axis in ws_runs.AXES:
+        rows = data["grids"][axis]
+        assert [(r["N"], r["M"]) for r in rows] == ws_runs.default_sizes(axis)
+        for r in rows:
+            assert r["axis"] == axis and r["seeds"] == 20 and r["n_train"] == ws_runs.DEFAULTS["n_train"]
+            assert all(len(r[k]) == 20 for k in ("log_odds2_seeds", "T_parent_seeds", "T_optimal_seeds", "top_lag_seeds"))
+            assert r["T_optimal_converged"] == sum(math.isfinite(t) for t in r["T_optimal_seeds"])
+            assert r["seconds_per_step"] > 0
+    for criterion in ws_runs.CRITICAL_CRITERIA:
+        rows = data["critical"][criterion]
+        assert [r["N"] for r in rows] == list(ws_runs.CRITICAL_N)
+        assert all(r["criterion"] == criterion and len(r["M_crit_seeds"]) == 20 for r in rows)
+
+
+def test_seed_study_quick_settings_are_the_quick_live_grids():
+    """Its quick settings are those of ``scaling_study(quick=True)``, which the chapter's quick mode runs live."""
+    q = ws_seeds.QUICK
+    assert (q.seeds, q.n_train, q.n_test, q.steps) == ((0, 1, 2), 300, 300, 8)
+    for axis in ws_runs.AXES:
+        assert ws_seeds._sizes(q, axis) == ws_runs.default_sizes(axis, quick=True)
+
+
+@pytest.mark.recompute
+def test_seed_study_members_recompute_equal():
+    """The cheapest member and two others recomputed here agree with their stored records."""
+    assert ws_seeds.STUDY.measured == ("seconds_per_step", "member_seconds_per_step")
+    assert runner.verify(ws_seeds.STUDY, sample=3, echo=None)
 
 
 # -- reductions and figures ------------------------------------------------------------------------------------

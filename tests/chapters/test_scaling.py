@@ -111,3 +111,26 @@ def test_constant_steps_counts_the_runs_of_the_curve():
     for f in const["failed"]:
         assert f["lag"] != 1 and f["seed"] in chapter.SETTINGS.walks_seeds
     assert chapter.failed_text([{"N": 193, "seed": 11, "lag": 2}]) == "N=193, seed 11: attention settles on x_(N-2)"
+
+
+def test_full_grids_are_the_stored_seed_study(monkeypatch):
+    """Full mode reads the stored study walks-scaling-seeds (the verdicts' evidence), and refuses one whose seeds are
+    not the chapter's."""
+    from onelayer.studies.walks.scaling import seeds as ws_seeds
+
+    stored = ws_seeds.load()
+    loaded = chapter._stored_seeds()
+    assert chapter.walks_study() is loaded["grids"] and loaded["seeds"] == stored["seeds"] == chapter.SETTINGS.walks_seeds
+    assert {axis: [(r["N"], r["M"]) for r in rows] for axis, rows in loaded["grids"].items()} == \
+        {axis: [(r["N"], r["M"]) for r in rows] for axis, rows in stored["grids"].items()}
+    sets = chapter.critical_sets()
+    assert list(sets) == list(chapter.SETTINGS.critical_labels)
+    assert sets[chapter.SETTINGS.critical_labels[0]] is loaded["critical"]["attention"]
+    assert sets[chapter.SETTINGS.critical_labels[1]] is loaded["critical"]["log_odds"]
+    monkeypatch.setattr(ws_seeds, "load", lambda: {**stored, "seeds": (0, 1)})
+    chapter._stored_seeds.cache_clear()
+    try:
+        with pytest.raises(ValueError, match="walks_seeds"):
+            chapter._stored_seeds()
+    finally:
+        chapter._stored_seeds.cache_clear()

@@ -1,8 +1,8 @@
 """Chapter "How the cost grows with the size of the problem" (``book/scaling.ipynb``).
 
 Walks: steps to converge and seconds per step against the sequence length ``N`` and the positional dimension ``M``
-(the live grids of :mod:`onelayer.studies.walks.scaling` over 20 seeds, the stored 16-seed grid, and the smallest ``M`` that selects the
-parent at step 2). Trees: backward steps to converge against depth and labels (the population recursion of
+(the grids of :mod:`onelayer.studies.walks.scaling` over 20 seeds, stored as the study ``walks-scaling-seeds``; the
+stored 16-seed grid; and the smallest ``M`` that selects the parent at step 2). Quick mode runs small versions live. Trees: backward steps to converge against depth and labels (the population recursion of
 :mod:`onelayer.studies.trees.scaling`, the stored SGD runs), the forward two-head steps and the seconds per step.
 
 Every figure of the chapter is a registered function here; the runs several cells share are cached
@@ -25,7 +25,7 @@ from ..registry import register
 from ..studies.trees.scaling import criteria as ts_criteria, fits as ts_fits, rows as ts_rows, runs as ts_runs, stored as ts_stored
 from ..figures.trees_scaling import scaling_figure
 from ..validation import check_bool
-from ..studies.walks.scaling import critical as ws_critical, runs as ws_runs, stored as ws_stored, summary as ws_summary
+from ..studies.walks.scaling import critical as ws_critical, runs as ws_runs, seeds as ws_seeds, stored as ws_stored, summary as ws_summary
 from ..walks.positions import M_for
 
 __all__ = ["Settings", "SETTINGS", "walks_study", "walks_table", "walks_reader_tables", "walks_glue", "walks_scaling", "walks_cost",
@@ -41,8 +41,9 @@ class Settings:
     (grids, seeds and thresholds there: ``onelayer.studies.walks.scaling.runs.DEFAULTS``,
     ``onelayer.studies.trees.scaling.criteria.DEPTHS``, ...) [ours]."""
 
-    #: data seeds (independent training samples) of the live walks grids and of the critical-M sets: 20, so that the
-    #: verdicts' exponents are means over 20 samples with their intervals (issue 22); quick mode keeps its 3 seeds
+    #: data seeds (independent training samples) of the walks grids and of the critical-M sets: 20, so that the
+    #: verdicts' exponents are means over 20 samples with their intervals (issue 22); the grids are the stored study
+    #: walks-scaling-seeds, which must have these seeds; quick mode runs its 3 seeds live
     walks_seeds: tuple[int, ...] = tuple(range(20))
     #: the two readings of "the parent is selected at step 2" (legend labels of the critical-M figure)
     critical_labels: tuple[str, str] = ("mean parent attention >= 0.99", "median log-odds >= N/4")
@@ -88,14 +89,26 @@ TREES_HEADERS = {"n": "nodes n", "population": "population recursion", "SGD": "S
 # --- walks ------------------------------------------------------------------------------------------------------
 
 def walks_study(quick: bool = False) -> dict[str, list[dict]]:
-    """The three live grids (``N`` at ``M = 1000``, ``M`` at ``N = 97``, along ``M = ceil(N^1.5)``) over the
-    ``walks_seeds`` of :data:`SETTINGS` (quick: three seeds), run once."""
+    """The three grids (``N`` at ``M = 1000``, ``M`` at ``N = 97``, along ``M = ceil(N^1.5)``) over the
+    ``walks_seeds`` of :data:`SETTINGS`, from the stored study ``walks-scaling-seeds`` (quick: three seeds, run
+    here)."""
     return _walks_study(check_bool("quick", quick))  # one cache entry per mode, however it is called
 
 
 @lru_cache(maxsize=2)
 def _walks_study(quick: bool) -> dict[str, list[dict]]:
-    return ws_runs.scaling_study(quick=quick) if quick else ws_runs.scaling_study(seeds=SETTINGS.walks_seeds)
+    return ws_runs.scaling_study(quick=True) if quick else _stored_seeds()["grids"]
+
+
+@lru_cache(maxsize=1)
+def _stored_seeds() -> dict:
+    """The stored study ``walks-scaling-seeds`` (:func:`onelayer.studies.walks.scaling.seeds.load`), checked to hold
+    the chapter's seeds."""
+    data = ws_seeds.load()
+    if tuple(data["seeds"]) != SETTINGS.walks_seeds:
+        raise ValueError(f"the stored study {ws_seeds.STUDY.name} has seeds {data['seeds']}, the chapter's "
+                         f"walks_seeds are {SETTINGS.walks_seeds}: run `python -m onelayer study {ws_seeds.STUDY.name}`")
+    return data
 
 
 def walks_table(quick: bool = False) -> list[dict]:
@@ -150,8 +163,10 @@ def critical_sets(quick: bool = False) -> dict[str, list[dict]]:
 @lru_cache(maxsize=2)
 def _critical_sets(quick: bool) -> dict[str, list[dict]]:
     s = SETTINGS
-    Ns, seeds = ((s.critical_quick_Ns, s.critical_quick_seeds) if quick
-                 else (ws_runs.CRITICAL_N, s.walks_seeds))
+    if not quick:  # the stored study, one set per criterion in the order of the labels
+        stored = _stored_seeds()["critical"]
+        return {label: stored[criterion] for label, criterion in zip(s.critical_labels, ws_runs.CRITICAL_CRITERIA)}
+    Ns, seeds = s.critical_quick_Ns, s.critical_quick_seeds
     return {s.critical_labels[0]: ws_critical.critical_M(Ns, seeds=seeds),
             s.critical_labels[1]: ws_critical.critical_M(Ns, seeds=seeds, criterion="log_odds")}
 

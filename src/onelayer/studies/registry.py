@@ -23,6 +23,9 @@ __all__ = ["MODULES", "studies", "get", "load"]
 MODULES: tuple[str, ...] = (
     "onelayer.studies.walks.variations.seeds",
     "onelayer.studies.walks.direction_slopes",
+    "onelayer.studies.walks.chain_seeds",
+    "onelayer.studies.walks.baseline_seeds",
+    "onelayer.studies.walks.no_position_bounds",
     "onelayer.studies.walks.qa_seeds",
     "onelayer.studies.walks.qa_frozen",
     "onelayer.studies.walks.gram_errors",
@@ -31,6 +34,7 @@ MODULES: tuple[str, ...] = (
     "onelayer.studies.walks.random_init.stored",
     "onelayer.studies.walks.random_init.initial_attention",
     "onelayer.studies.walks.scaling.stored",
+    "onelayer.studies.walks.scaling.seeds",
     "onelayer.studies.trees.backward_beyond",
     "onelayer.studies.trees.forward_beyond",
     "onelayer.studies.trees.backward_seeds",

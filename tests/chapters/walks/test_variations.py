@@ -181,3 +181,34 @@ def test_the_seed_rate_glue_quotes_the_rates():
     assert glue["var_ls_other_05"] == scale[0.5]["same_end"].n - scale[0.5]["same_end"].k
     assert glue["var_ls_steps"] == chapter.SETTINGS.logit_scale_steps
     assert {f"var_lag_{k}_{t}" for k in ("sel", "opt", "end") for t in ("05", "07")} <= set(glue)
+
+
+def test_the_chain_table_is_the_stored_study_and_refuses_another_size(monkeypatch):
+    from dataclasses import replace
+
+    from onelayer.studies.walks import chain_seeds
+
+    stored = chain_seeds.load()
+    assert chapter.chain_table() == stored["rows"]
+    monkeypatch.setattr(chain_seeds, "load", lambda: {**stored, "settings": replace(stored["settings"], n_chains=3)})
+    chapter.chain_table.cache_clear()
+    try:
+        with pytest.raises(ValueError, match="n_chains"):
+            chapter.chain_table()
+    finally:
+        chapter.chain_table.cache_clear()
+
+
+def test_the_baseline_rates_refuse_a_stored_study_with_other_seeds(monkeypatch):
+    from dataclasses import replace
+
+    from onelayer.studies.walks import baseline_seeds
+
+    stored = baseline_seeds.load()
+    monkeypatch.setattr(baseline_seeds, "load", lambda: {**stored, "settings": replace(stored["settings"], seeds=(0, 1))})
+    chapter.baseline_rates.cache_clear()
+    try:
+        with pytest.raises(ValueError, match="verdict_baseline_seeds"):
+            chapter.baseline_rates()
+    finally:
+        chapter.baseline_rates.cache_clear()

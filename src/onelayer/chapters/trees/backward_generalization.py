@@ -84,9 +84,14 @@ def _settings(quick: bool) -> Settings:
     return replace(SETTINGS, test_trees=256, steps=200, checkpoint_every=50) if check_bool("quick", quick) else SETTINGS
 
 
-@functools.lru_cache(maxsize=2)
 def test_set(quick: bool = False):
-    """The random test trees (0-3 children, depth cap ``test_max_depth``, any non-root goal): ``(batch, trees)``."""
+    """The random test trees (0-3 children, depth cap ``test_max_depth``, any non-root goal): ``(batch, trees)``
+    (drawn once per mode)."""
+    return _test_set(check_bool("quick", quick))  # one cache entry per mode, however it is called
+
+
+@functools.lru_cache(maxsize=2)
+def _test_set(quick: bool):
     s = _settings(quick)
     return layout.random_tree_batch(s.S, s.test_trees, numpy_rng(s.test_seed), max_depth=s.test_max_depth)
 

@@ -84,9 +84,13 @@ def sgd_run(quick: bool = False, *, progress: bool = False):
     return _RUNS[key]
 
 
-@functools.lru_cache(maxsize=2)
 def population_run(quick: bool = False):
-    """Exact population gradient descent in ``(h1, h2)`` over the SGD run's steps."""
+    """Exact population gradient descent in ``(h1, h2)`` over the SGD run's steps (computed once per mode)."""
+    return _population_run(check_bool("quick", quick))  # one cache entry per mode, however it is called
+
+
+@functools.lru_cache(maxsize=2)
+def _population_run(quick: bool):
     s = _settings(quick)
     return dynamics.population_gd(s.m, s.S, steps=s.steps, lr=s.lr, record_every=s.record_every)
 
@@ -128,9 +132,13 @@ def h_entries(quick: bool = False):
     return fig, {"S": S, "m": s.m, "lr": s.lr, "batch_size": s.batch_size, "table": rows}
 
 
-@functools.lru_cache(maxsize=2)
 def phase_run(quick: bool = False):
-    """The long population run (``phase_steps`` steps at the chapter's step size)."""
+    """The long population run (``phase_steps`` steps at the chapter's step size; computed once per mode)."""
+    return _phase_run(check_bool("quick", quick))  # one cache entry per mode, however it is called
+
+
+@functools.lru_cache(maxsize=2)
+def _phase_run(quick: bool):
     s = _settings(quick)
     return dynamics.population_gd(s.m, s.S, steps=s.phase_steps, lr=s.lr, record_every=s.record_every)
 
@@ -163,10 +171,14 @@ def phases(quick: bool = False):
     return fig, {"phases": found, "table": rows}
 
 
-@functools.lru_cache(maxsize=2)
 def rate_runs(quick: bool = False) -> dict:
     """Population GD at each step size of ``rate_runs`` (step size -> run); the run at the chapter's step size and
-    ``phase_steps`` steps is the phase run."""
+    ``phase_steps`` steps is the phase run (computed once per mode)."""
+    return _rate_runs(check_bool("quick", quick))  # one cache entry per mode, however it is called
+
+
+@functools.lru_cache(maxsize=2)
+def _rate_runs(quick: bool) -> dict:
     s = _settings(quick)
     return {lr: phase_run(quick) if (lr, steps) == (s.lr, s.phase_steps)
             else dynamics.population_gd(s.m, s.S, steps=steps, lr=lr, record_every=s.record_every)

@@ -496,12 +496,13 @@ def default_state(quick: bool = False):
     rows = [{"step": int(t), "loss": float(h["loss"][i]),
              **{f"accuracy {n}": float(acc[i, j]) for j, n in enumerate(res.accuracy_names)}}
             for i, t in enumerate(h.steps)]
-    return lab_figure(**kw), {"settings": dict(res.settings), "summary": res.summary(), "table": rows}
+    return _draw(res), {"settings": dict(res.settings), "summary": res.summary(), "table": rows}  # lab_figure(**kw), trained once
 
 
 @functools.lru_cache(maxsize=2)
-def _variation_runs(quick: bool = False) -> dict[str, TreesLabResult]:
-    """:func:`lab_run` of every variation of ``SETTINGS.variations`` (trained once; ``quick``: ``quick_steps`` steps)."""
+def _variation_runs(quick: bool) -> dict[str, TreesLabResult]:
+    """:func:`lab_run` of every variation of ``SETTINGS.variations`` (trained once per mode; ``quick``: ``quick_steps``
+    steps). ``quick`` is positional and has no default: ``f()`` and ``f(False)`` would be two entries of the cache."""
     extra = {"steps": SETTINGS.quick_steps} if quick else {}
     return {name: lab_run(**{**dict(overrides), **extra}) for name, overrides in SETTINGS.variations}
 
@@ -509,7 +510,7 @@ def _variation_runs(quick: bool = False) -> dict[str, TreesLabResult]:
 def variations_table() -> list[dict]:
     """One row per variation of the default setting (``SETTINGS.variations``): its name and its run's summary
     (as :func:`compare`, from the runs the player :func:`variations_player` draws)."""
-    return [{"name": name, **res.summary()} for name, res in _variation_runs().items()]
+    return [{"name": name, **res.summary()} for name, res in _variation_runs(False).items()]
 
 
 def _variation_limits(runs: Mapping[str, TreesLabResult]) -> dict:

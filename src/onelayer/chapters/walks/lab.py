@@ -312,8 +312,11 @@ def lab_widget(**defaults):
 
 @register("walks-lab-default", "Walks lab: the default state of the widget (p=0.7, K=6, N=25, 30 GD steps)")
 def default_state(quick: bool = False):
-    """The lab's figure at :data:`DEFAULTS` and the summary of that run."""
-    return lab_figure(), {"settings": dict(DEFAULTS), "summary": lab_run().summary()}
+    """The lab's figure at :data:`DEFAULTS` and the summary of that run (trained once: :func:`lab_figure`'s picture of
+    the same run)."""
+    result = lab_run()
+    return (figures.training_figure(result.history, result.experiment, title=lab_title(result)),
+            {"settings": dict(DEFAULTS), "summary": result.summary()})
 
 
 @functools.lru_cache(maxsize=32)

@@ -26,6 +26,7 @@ from ...figures import walks_random_init as random_init_figures
 from ...studies import registry
 from ...studies.walks.random_init import readings as ri_readings, runs as ri_runs, stored as ri_stored
 from ...studies.walks.random_init import initial_attention
+from ...validation import check_bool
 
 __all__ = ["Settings", "SETTINGS", "study", "initial_attention_rows", "live_check", "literal_runs", "literal_rows", "fig6", "ordering",
            "setting_rates", "ordering_settings_rows", "ordering_counts", "learned_half_runs", "learned_half_rows",
@@ -74,10 +75,15 @@ class Settings:
 SETTINGS = Settings()
 
 
-@functools.lru_cache(maxsize=2)
 def study(quick: bool = False) -> dict:
     """The runs the chapter reads (:func:`onelayer.studies.walks.random_init.stored.payload`): the stored study
-    ``walks-random-init``, or (``quick``) its quick settings run here (one normalisation, two readings, one seed)."""
+    ``walks-random-init``, or (``quick``) its quick settings run here (one normalisation, two readings, one seed);
+    read once per mode."""
+    return _study(check_bool("quick", quick))  # one cache entry per mode, however it is called
+
+
+@functools.lru_cache(maxsize=2)
+def _study(quick: bool) -> dict:
     if quick:
         records = [{"key": m.key, "fields": dict(m.fields), "result": ri_stored.STUDY.run_member(ri_stored.QUICK, m)}
                    for m in ri_stored.STUDY.member_list(ri_stored.QUICK)]

@@ -27,6 +27,7 @@ from ...studies.walks import direction, direction_slopes, edge, edge_seeds, expe
 from ...figures import walks as figures
 from ...walks import theory
 from ...walks.data import walk_population
+from ...validation import check_bool
 
 __all__ = ["Settings", "SETTINGS", "sample_experiment", "lemma_c1_rows", "lemma_c1", "first_step_by_counting",
            "lemma_c5_rows", "first_steps_rows", "parent_log_odds", "fig4_experiment", "fig4_run", "fig4", "steps_player", "steps_frames",
@@ -99,9 +100,14 @@ class Settings:
 SETTINGS = Settings()
 
 
-@lru_cache(maxsize=None)
 def sample_experiment(p: float, K: int = 6, N: int = 97) -> experiment.Experiment:
-    """The Section 5.1 experiment (1000 sampled training and test walks, seeds 0 and 1000) at ``p``; cached."""
+    """The Section 5.1 experiment (1000 sampled training and test walks, seeds 0 and 1000) at ``p``; cached (one entry
+    per ``(p, K, N)``, however they are passed)."""
+    return _sample_experiment(p, K, N)
+
+
+@lru_cache(maxsize=None)
+def _sample_experiment(p: float, K: int, N: int) -> experiment.Experiment:
     return experiment.setup_experiment(p, K=K, N=N)
 
 
@@ -264,9 +270,13 @@ def fig8(quick: bool = False):
 
 # -- the direction of V --------------------------------------------------------------------------------------------------
 
-@lru_cache(maxsize=None)
 def direction_runs(quick: bool = False) -> tuple:
-    """:func:`onelayer.studies.walks.experiment.direction_run` for every ``direction_ps``; cached."""
+    """:func:`onelayer.studies.walks.experiment.direction_run` for every ``direction_ps``; run once per mode."""
+    return _direction_runs(check_bool("quick", quick))  # one cache entry per mode, however it is called
+
+
+@lru_cache(maxsize=None)
+def _direction_runs(quick: bool) -> tuple:
     s = SETTINGS
     if quick:
         return tuple(experiment.direction_run(p, steps=s.quick_direction_steps, n_records=s.quick_direction_records)

@@ -20,7 +20,7 @@ from ...formatting import near_zero_text, number_text
 from ...rates import rate
 from ...registry import register
 from ...figures import walks_variations as variation_figures
-from ...studies.walks import chains, experiment, histogram_bound, rebuttal
+from ...studies.walks import baseline_seeds, chain_seeds, experiment, histogram_bound, no_position_bounds, rebuttal
 from ...studies.walks.variations import lag as lag_study, logit_scale as logit_scale_study, no_positions, non_circulant
 from ...studies.walks.variations import residual as residual_study
 from ...studies import registry
@@ -73,7 +73,8 @@ class Settings:
     chain_N: int = 97
     #: the step size of every run ([paper], Section 5.1)
     eta: float = 1.0
-    #: the seeded chain table: chains of each kind (20: the verdict is a rate over the chains, issue 22)
+    #: the seeded chain table: chains of each kind (20: the verdict is a rate over the chains, issue 22); the stored
+    #: study walks-chain-seeds, which must have this many
     n_chains: int = 20
     #: separate W_Q and W_K: walk parameter and initial scales; the verdict's run length
     qk_p: float = 0.7
@@ -139,21 +140,37 @@ def no_position(quick: bool = False):
 
 
 @functools.lru_cache(maxsize=1)
+def _no_position_bounds() -> dict:
+    """The stored study ``walks-no-position-bounds``, checked to hold the chapter's ``bound_ps``, ``bound_Ns`` and
+    ``capacity_walks``."""
+    data, s = no_position_bounds.load(), SETTINGS
+    stored = data["settings"]
+    if (stored.bound_ps, stored.bound_Ns, stored.walks) != (s.bound_ps, s.bound_Ns, s.capacity_walks):
+        raise ValueError(f"the stored study {no_position_bounds.STUDY.name} has bound_ps={stored.bound_ps}, "
+                         f"bound_Ns={stored.bound_Ns}, walks={stored.walks}; the chapter's bound_ps, bound_Ns or "
+                         f"capacity_walks differ: run `python -m onelayer study {no_position_bounds.STUDY.name}`")
+    return data
+
+
 def no_position_capacity() -> list[dict]:
-    """What any model without positions can do (:func:`onelayer.studies.walks.chains.no_position_capacity_table`)."""
-    return chains.no_position_capacity_table(n=SETTINGS.capacity_walks)
+    """What any model without positions can do (the rows of
+    :func:`onelayer.studies.walks.chains.no_position_capacity_table`, from the stored study
+    ``walks-no-position-bounds``)."""
+    return _no_position_bounds()["capacity"]
 
 
 @functools.lru_cache(maxsize=2)
 def _bound_rows(quick: bool) -> list[dict]:
-    Ns = SETTINGS.bound_Ns[:2] if quick else SETTINGS.bound_Ns
-    return histogram_bound.histogram_bound_table(SETTINGS.bound_ps, Ns)
+    if not quick:  # the stored study
+        return _no_position_bounds()["bound"]
+    return histogram_bound.histogram_bound_table(SETTINGS.bound_ps, SETTINGS.bound_Ns[:2])
 
 
 @register("walks-variations-histogram-bound", "Variations (table): the exact best accuracy of any function of the visit histogram (no positions), K=6, N=13 to 97")
 def no_position_bound(quick: bool = False):
     """:func:`onelayer.studies.walks.histogram_bound.histogram_bayes_bound` for each ``p`` of ``bound_ps`` and ``N`` of
-    ``bound_Ns``, with chance ``1/K`` and the Bayes accuracy (about 5 s; quick: the first two lengths)."""
+    ``bound_Ns``, with chance ``1/K`` and the Bayes accuracy (the stored study ``walks-no-position-bounds``; quick:
+    the first two lengths, computed here)."""
     return None, {"K": 6, "table": _bound_rows(quick)}
 
 
@@ -285,8 +302,14 @@ def doubly_stochastic(quick: bool = False):
 
 @functools.lru_cache(maxsize=1)
 def chain_table() -> list[dict]:
-    """``n_chains`` seeded chains of each kind (:func:`onelayer.studies.walks.chains.chain_table`), cached."""
-    return chains.chain_table(SETTINGS.n_chains)
+    """``n_chains`` seeded chains of each kind (the rows of :func:`onelayer.studies.walks.chains.chain_table`), from
+    the stored study ``walks-chain-seeds``, checked to hold the chapter's number of chains; cached."""
+    data = chain_seeds.load()
+    if data["settings"].n_chains != SETTINGS.n_chains:
+        raise ValueError(f"the stored study {chain_seeds.STUDY.name} has {data['settings'].n_chains} chains per kind, "
+                         f"the chapter's n_chains is {SETTINGS.n_chains}: run `python -m onelayer study "
+                         f"{chain_seeds.STUDY.name}`")
+    return data["rows"]
 
 
 def separate_qk_rows() -> list[dict]:
@@ -304,11 +327,17 @@ def linear_baseline() -> list[dict]:
 @functools.lru_cache(maxsize=1)
 def baseline_rates() -> dict:
     """The baseline over ``verdict_baseline_seeds`` (each seed its own training and test walks) at each of
-    ``verdict_baseline_ns``: ``{n: {"linear": Rate, "transformer": Rate, "linear_ahead": Rate}}``, the seeds whose run
+    ``verdict_baseline_ns`` (the stored study ``walks-baseline-seeds``, checked to hold the chapter's settings):
+    ``{n: {"linear": Rate, "transformer": Rate, "linear_ahead": Rate}}``, the seeds whose run
     is optimal (at least ``baseline_optimal`` of the test predictions Bayes-optimal) and those where the linear model
     has the larger share."""
-    rows = rebuttal.linear_baseline_table(SETTINGS.baseline_p, ns=SETTINGS.verdict_baseline_ns,
-                                          seeds=SETTINGS.verdict_baseline_seeds)
+    data = baseline_seeds.load()  # the stored study walks-baseline-seeds
+    s = data["settings"]
+    if (s.p, s.ns, s.seeds) != (SETTINGS.baseline_p, SETTINGS.verdict_baseline_ns, SETTINGS.verdict_baseline_seeds):
+        raise ValueError(f"the stored study {baseline_seeds.STUDY.name} has p={s.p}, ns={s.ns}, seeds={s.seeds}; the "
+                         f"chapter's baseline_p, verdict_baseline_ns and verdict_baseline_seeds differ: run "
+                         f"`python -m onelayer study {baseline_seeds.STUDY.name}`")
+    rows = data["rows"]
     out = {}
     for r in rows:
         lin, tra = r["linear_optimal_seeds"], r["transformer_optimal_seeds"]

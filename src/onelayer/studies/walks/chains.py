@@ -28,12 +28,13 @@ from collections import defaultdict
 import numpy as np
 import torch
 
-from ...validation import check_int, check_probability
+from ...validation import check_choice, check_int, check_probability
 from ...walks import ring
 from .variations import non_circulant
 from ...walks.data import walk_data, walk_population
 
-__all__ = ["histogram_bayes_accuracy", "linear_histogram_accuracy", "no_position_capacity_table", "chain_table"]
+__all__ = ["histogram_bayes_accuracy", "linear_histogram_accuracy", "no_position_capacity_table", "no_position_capacity_row",
+           "chain_table", "chain_row", "CHAIN_KINDS"]
 
 
 def histogram_bayes_accuracy(K: int, p: float, N: int) -> float:
@@ -91,15 +92,18 @@ def no_position_capacity_table(ps=(0.5, 0.7, 1.0), *, K: int = 6, exact_Ns=(7, 1
     and 1.0 at ``N = 17`` (the histogram then reveals the start); a linear ``V`` fitted on 20000 walks of
     length 97 scores 0.191 (``p = 0.5``) and 0.194 (``p = 0.7``) on 20000 fresh walks, against ``1/6``.
     """
-    rows = []
-    for p in ps:
-        row = {"p": float(p), "chance": 1.0 / K, "bayes": ring.bayes_accuracy(p)}
-        for N in exact_Ns:
-            row[f"histogram_bayes_N{N}"] = histogram_bayes_accuracy(K, p, N)
-        lin = linear_histogram_accuracy(K, p, linear_N, n=n, seed=seed)
-        row[f"linear_N{linear_N}"] = lin["test_accuracy"]
-        rows.append(row)
-    return rows
+    return [no_position_capacity_row(p, K=K, exact_Ns=exact_Ns, linear_N=linear_N, n=n, seed=seed) for p in ps]
+
+
+def no_position_capacity_row(p: float, *, K: int = 6, exact_Ns=(7, 13, 17), linear_N: int = 97, n: int = 20000,
+                             seed: int = 0) -> dict:
+    """One row of :func:`no_position_capacity_table`: the walk parameter ``p``."""
+    row = {"p": float(p), "chance": 1.0 / K, "bayes": ring.bayes_accuracy(p)}
+    for N in exact_Ns:
+        row[f"histogram_bayes_N{N}"] = histogram_bayes_accuracy(K, p, N)
+    lin = linear_histogram_accuracy(K, p, linear_N, n=n, seed=seed)
+    row[f"linear_N{linear_N}"] = lin["test_accuracy"]
+    return row
 
 
 def chain_table(n_chains: int = 8, *, K: int = 6, steps: int = 20, N: int = 97, M: int = 1000,
@@ -116,20 +120,31 @@ def chain_table(n_chains: int = 8, *, K: int = 6, steps: int = 20, N: int = 97, 
     """
     n_chains = check_int("n_chains", n_chains, low=1)
     steps = check_int("steps", steps, low=2)
-    rows = []
-    for kind in ("doubly stochastic", "non-uniform"):
-        for s in range(n_chains):
-            Pi = (non_circulant.random_doubly_stochastic(K, seed=s) if kind == "doubly stochastic"
-                  else non_circulant.random_transition_matrix(K, seed=s))
-            r = non_circulant.chain_run(Pi, N=N, M=M, n_train=n_train, n_test=n_test, steps=steps, seed=seed,
-                                     record_every=steps)
-            mu = r["mu"]
-            rows.append({
-                "kind": kind, "chain_seed": s, "mu_spread": float(mu.max() - mu.min()),
-                "parent_attention": float(r["parent_attention"][-1]),
-                "optimal_fraction": float(r["optimal_fraction"][-1]),
-                "learned": bool(r["parent_attention"][-1] > 0.99 and r["optimal_fraction"][-1] >= 1 - 1e-12),
-                "test_accuracy": float(r["test_accuracy"][-1]),
-                "bayes_test": float(r["bayes_test"]),
-            })
-    return rows
+    return [chain_row(kind, s, K=K, steps=steps, N=N, M=M, n_train=n_train, n_test=n_test, seed=seed)
+            for kind in CHAIN_KINDS for s in range(n_chains)]
+
+
+#: The two families of :func:`chain_table`.
+CHAIN_KINDS = ("doubly stochastic", "non-uniform")
+
+
+def chain_row(kind: str, chain_seed: int, *, K: int = 6, steps: int = 20, N: int = 97, M: int = 1000,
+              n_train: int = 1000, n_test: int = 1000, seed: int = 0) -> dict:
+    """One row of :func:`chain_table`: the chain ``chain_seed`` of family ``kind`` (``"doubly stochastic"`` or
+    ``"non-uniform"``), trained from zero on its own walks (data seed ``seed``)."""
+    kind = check_choice("kind", kind, CHAIN_KINDS)
+    chain_seed = check_int("chain_seed", chain_seed, low=0)
+    steps = check_int("steps", steps, low=2)
+    Pi = (non_circulant.random_doubly_stochastic(K, seed=chain_seed) if kind == "doubly stochastic"
+          else non_circulant.random_transition_matrix(K, seed=chain_seed))
+    r = non_circulant.chain_run(Pi, N=N, M=M, n_train=n_train, n_test=n_test, steps=steps, seed=seed,
+                                record_every=steps)
+    mu = r["mu"]
+    return {
+        "kind": kind, "chain_seed": chain_seed, "mu_spread": float(mu.max() - mu.min()),
+        "parent_attention": float(r["parent_attention"][-1]),
+        "optimal_fraction": float(r["optimal_fraction"][-1]),
+        "learned": bool(r["parent_attention"][-1] > 0.99 and r["optimal_fraction"][-1] >= 1 - 1e-12),
+        "test_accuracy": float(r["test_accuracy"][-1]),
+        "bayes_test": float(r["bayes_test"]),
+    }

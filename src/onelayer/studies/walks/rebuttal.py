@@ -36,7 +36,7 @@ from ...walks.model import literal_forward, literal_loss, materialize
 from .experiment import setup_experiment
 from .inputs import walk_model
 
-__all__ = ["separate_qk_run", "linear_baseline_table"]
+__all__ = ["separate_qk_run", "linear_baseline_table", "baseline_seed"]
 
 
 def separate_qk_run(p: float = 0.5, *, sigma: float = 0.0, K: int = 6, N: int = 13, M: int = 100, n: int = 300,
@@ -101,30 +101,40 @@ def linear_baseline_table(p: float = 0.7, *, ns=(10, 30, 100, 300, 1000), steps:
     """
     p = check_probability("p", p, open_low=True, open_high=True)
     steps = check_int("steps", steps, low=1)
-    Pi = ring.transition_matrix(K, p)
-    best = Pi.max(axis=1)
     rows = []
     for n in ns:
         n = check_int("n", n, low=1)
-        lin, tra, par = [], [], []
-        for s in seeds:
-            exp = setup_experiment(p, K=K, N=N, n_train=n, seed=s)
-            tr, te = exp.train, exp.test
-            V = torch.zeros((K, K), dtype=torch.float64)
-            x = tr.last
-            for _ in range(steps):
-                g = V[tr.labels, x] + epsilon  # f_y = V[y, s_{N-1}]
-                grad = torch.zeros((K, K), dtype=torch.float64)
-                grad.index_put_((tr.labels, x), -tr.weights / g, accumulate=True)
-                V -= lr * grad
-            pred = prediction.predict(V[:, te.last].T.contiguous())
-            lin.append(float(np.mean(Pi[te.last.numpy(), pred.numpy()] == best[te.last.numpy()])))
-            m = exp.model
-            hist = m.train(m.init(), tr, steps=steps, lr=lr)
-            predt = m.predict(hist.params, te)
-            tra.append(float(np.mean(Pi[te.last.numpy(), predt.numpy()] == best[te.last.numpy()])))
-            par.append(float(m.attention(hist.params, te)[:, -2].mean()))
+        runs = [baseline_seed(p, n, s, steps=steps, lr=lr, epsilon=epsilon, K=K, N=N) for s in seeds]
+        lin, tra = [r["linear_optimal"] for r in runs], [r["transformer_optimal"] for r in runs]
         rows.append({"n": n, "linear_optimal": float(np.mean(lin)), "transformer_optimal": float(np.mean(tra)),
-                     "transformer_parent": float(np.mean(par)), "linear_optimal_seeds": lin,
-                     "transformer_optimal_seeds": tra})
+                     "transformer_parent": float(np.mean([r["transformer_parent"] for r in runs])),
+                     "linear_optimal_seeds": lin, "transformer_optimal_seeds": tra})
     return rows
+
+
+def baseline_seed(p: float, n: int, seed: int, *, steps: int = 50, lr: float = 1.0, epsilon: float = 0.1, K: int = 6,
+                  N: int = 97) -> dict:
+    """One seed of :func:`linear_baseline_table`: the linear baseline and the transformer trained on the same ``n``
+    walks (seed ``seed``, test walks seed ``seed + 1000``); ``linear_optimal``, ``transformer_optimal`` (shares of
+    Bayes-optimal test predictions) and ``transformer_parent`` (final test-mean attention on the parent)."""
+    p = check_probability("p", p, open_low=True, open_high=True)
+    n, steps = check_int("n", n, low=1), check_int("steps", steps, low=1)
+    seed = check_int("seed", seed, low=0)
+    Pi = ring.transition_matrix(K, p)
+    best = Pi.max(axis=1)
+    exp = setup_experiment(p, K=K, N=N, n_train=n, seed=seed)
+    tr, te = exp.train, exp.test
+    V = torch.zeros((K, K), dtype=torch.float64)
+    x = tr.last
+    for _ in range(steps):
+        g = V[tr.labels, x] + epsilon  # f_y = V[y, s_{N-1}]
+        grad = torch.zeros((K, K), dtype=torch.float64)
+        grad.index_put_((tr.labels, x), -tr.weights / g, accumulate=True)
+        V -= lr * grad
+    pred = prediction.predict(V[:, te.last].T.contiguous())
+    m = exp.model
+    hist = m.train(m.init(), tr, steps=steps, lr=lr)
+    predt = m.predict(hist.params, te)
+    return {"linear_optimal": float(np.mean(Pi[te.last.numpy(), pred.numpy()] == best[te.last.numpy()])),
+            "transformer_optimal": float(np.mean(Pi[te.last.numpy(), predt.numpy()] == best[te.last.numpy()])),
+            "transformer_parent": float(m.attention(hist.params, te)[:, -2].mean())}
