@@ -186,11 +186,14 @@ def heads_rates(quick: bool = False):
 
 @register("trees-forward-heads-joint", "Trees II: 1-4 full heads over 20 seeds: test paths right by tree size and goal depth together, in the setting with the most failing runs at each training depth")
 def heads_joint_map(quick: bool = False):
-    """Heat maps of :func:`heads_joint` at each training depth's :func:`heads_where` cell (quick: live short runs)."""
+    """Heat maps of :func:`heads_joint` at each training depth's :func:`heads_where` cell (quick: live short runs); the
+    numbers hold the joint rows (``table``) and the same cells' :func:`heads_regions` (``regions``)."""
     data = _heads_data(quick)
-    panels, table = [], []
+    panels, table, regions = [], [], []
     for m in dict.fromkeys(c[0] for c in readings.heads_settings(data)):
         cell = heads_where(m, data)
+        regions += [{"m": m, **{k: (v.text() if hasattr(v, "text") else v) for k, v in r.items()}}
+                    for r in heads_regions(cell, data)]
         joint = heads_joint(cell, data)
         models = joint["models"]
         panels.append({"title": f"m = {m} ({_setting_text(cell)})", "columns": [x.split(" ")[0] for x in models],
@@ -201,7 +204,7 @@ def heads_joint_map(quick: bool = False):
         table += [{"m": m, "batch": cell[1], "steps": cell[2], **{k: (v.text() if hasattr(v, "text") else v)
                                                                   for k, v in r.items()}} for r in joint["rows"]]
     return rate_heatmap_figure(panels, width=5.0), {
-        "source": "quick live runs" if quick else Path(limit_rates.STUDY.stored).name, "table": table}
+        "source": "quick live runs" if quick else Path(limit_rates.STUDY.stored).name, "table": table, "regions": regions}
 
 
 def heads_verdict(rows: list[dict]) -> str:
