@@ -238,7 +238,7 @@ OVER_THE_LIMIT = {
     "trees/backward_generalization.ipynb": 5,
     "trees/backward_construction.ipynb": 5,  # the backward model under Theorem 1
     "trees/forward_construction.ipynb": 8,
-    "trees/forward_limits.ipynb": 6,
+    "trees/forward_cot.ipynb": 5,
     "trees/forward_training.ipynb": 6,  # the forward model, loss and GD step under Theorem 5
 }
 

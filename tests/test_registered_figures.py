@@ -45,7 +45,7 @@ TREES_REQUIRED = [
     "trees-forward-attention",
     "trees-forward-scalars",
     "trees-forward-accuracy-by-type",
-    "trees-forward-loss-table",  # single against two heads (forward_limits chapter)
+    "trees-forward-loss-table",  # single against two heads (forward_heads chapter)
     "trees-heads-depth",
 ]
 REGISTRIES = {"walks-": "onelayer.chapters.walks", "trees-": "onelayer.chapters.trees"}

@@ -10,7 +10,7 @@ from onelayer.studies.registry import load
 from onelayer.studies.trees import forward_edge_flag as edge_flag, stored_study
 from onelayer.trees.forward.model import train_forward, two_head
 from onelayer.trees.forward.construction import constructed_params, full_single_head_construction
-from onelayer.chapters.trees.forward_limits import goal_rates
+from onelayer.chapters.trees.forward_cot import goal_rates
 from onelayer.trees.forward.decoding import cot_correct, goal_counts, greedy_decode
 from onelayer.trees.forward.layout import STAGE_B, STAGE_F, random_forward_batch
 from onelayer.studies.trees.layout_variants import perfect_batch, variant

@@ -1,4 +1,4 @@
-"""The 20-seed study of the limits chapter (onelayer.studies.trees.forward_limit_rates): the full-heads part's joint profile."""
+"""The 20-seed study of the forward chapters (onelayer.studies.trees.forward_limit_rates): the full-heads part's joint profile."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from onelayer.chapters.trees import forward_limits as chapter
+from onelayer.chapters.trees import forward_robustness as chapter
 from onelayer.studies.trees import forward_limit_rates as limit_rates
 from onelayer.trees.forward.model import two_head
 from onelayer.trees.forward.construction import constructed_params

@@ -15,8 +15,9 @@ and then
 * the formatting and seeding helpers a chapter needs are re-exported here
   (:func:`~onelayer.formatting.number_text`, :func:`~onelayer.formatting.near_zero_text`,
   :func:`~onelayer.formatting.rounded`, :func:`~onelayer.seeding.generator`,
-  :func:`~onelayer.seeding.numpy_rng`), so a chapter imports from this module, its part's
-  package and :mod:`onelayer.plots`, and from little else.
+  :func:`~onelayer.seeding.numpy_rng`, and the rate texts of tables :func:`~onelayer.tables.rate_texts`,
+  :func:`~onelayer.tables.interval_texts`, :func:`~onelayer.tables.interval_text`), so a chapter imports from
+  this module, its part's package and :mod:`onelayer.plots`, and from little else.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from collections.abc import Mapping, Sequence
 
 from .formatting import ROUNDOFF, near_zero_text, number_text, rounded
 from .seeding import generator, numpy_rng, setup
-from .tables import Table
+from .tables import Table, interval_text, interval_texts, rate_texts
 
 __all__ = [
     "start",
@@ -36,6 +37,9 @@ __all__ = [
     "rounded",
     "generator",
     "numpy_rng",
+    "rate_texts",
+    "interval_texts",
+    "interval_text",
 ]
 
 

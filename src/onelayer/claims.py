@@ -328,21 +328,21 @@ STATEMENTS: dict[str, tuple[str, str, str]] = {
     "trees/forward_training:the-learning-rate-and-the-loss": (
         "trees", "Theorem 5", r"the learning rate and the loss normalisation only rescale time "
                               r"($\eta_{\mathrm{eff}}\,t$)"),
-    "trees/forward_limits:theorem-8-trained-on-perfect-binary": (
+    "trees/forward_cot:theorem-8-trained-on-perfect-binary": (
         "trees", "Theorem 8", r"trained on perfect binary trees, the two-head model solves any tree (any shape, depth "
                               r"and goal)"),
-    "trees/forward_limits:two-heads-are-needed-the-authors": (
+    "trees/forward_heads:two-heads-are-needed-the-authors": (
         "trees", "Review", r"two heads are needed: the authors' single head with full key-query and value matrices "
                            r"stalls (loss near 10 after 1,500 steps) while two heads converge"),
-    "trees/forward_limits:without-the-chain-of-thought-one": (
+    "trees/forward_cot:without-the-chain-of-thought-one": (
         "trees", "Abstract", r"without the chain of thought one layer cannot produce the forward path: the chain of "
                              r"thought does the work of depth"),
-    "trees/forward_limits:several-full-heads-fit-the-training": (
+    "trees/forward_robustness:several-full-heads-fit-the-training": (
         "trees", "Theorem 8", r"several full heads fit the training trees but do not generalize as one full head "
                               r"does"),
-    "trees/forward_limits:the-single-head-outcome-does-not": (
+    "trees/forward_robustness:the-single-head-outcome-does-not": (
         "trees", "Review", r"the single-head outcome does not depend on the turning token"),
-    "trees/forward_limits:the-forward-model-still-solves-large": (
+    "trees/forward_robustness:the-forward-model-still-solves-large": (
         "trees", "Theorem 8", r"the forward model still solves large unseen trees with non-orthogonal (Gaussian) "
                               r"embeddings"),
     "trees/lab:the-sum-over-the-2m-1": (

@@ -16,9 +16,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from .formatting import MAX_DIGITS, ROUNDOFF, number_text
+from .rates import Rate
 from .validation import check_float, check_int
 
-__all__ = ["text_table", "Table"]
+__all__ = ["text_table", "Table", "rate_texts", "interval_texts", "interval_text"]
 
 
 def text_table(rows: Sequence[Mapping], columns: Sequence[str], *, digits: int = 4, tol: float = ROUNDOFF) -> str:
@@ -38,6 +39,23 @@ def text_table(rows: Sequence[Mapping], columns: Sequence[str], *, digits: int =
     lines = ["  ".join(v.rjust(w) for v, w in zip(row, widths)) for row in cells]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def rate_texts(rows: Sequence[Mapping]) -> list[dict]:
+    """``rows`` with every :class:`~onelayer.rates.Rate` as its text ``k/n = p [low, high]`` (for a table)."""
+    return [{k: (v.text() if isinstance(v, Rate) else v) for k, v in r.items()} for r in rows]
+
+
+def interval_texts(rows: Sequence[Mapping]) -> list[dict]:
+    """``rows`` with every rate as ``p [low, high]`` (its counts are in another column)."""
+    return [{k: (v.text()[v.text().index("= ") + 2:] if isinstance(v, Rate) else v) for k, v in r.items()} for r in rows]
+
+
+def interval_text(mi) -> str:
+    """A ``(mean, low, high)`` interval as ``mean [low, high]`` to 3 significant digits; ``None`` as ``-``."""
+    if mi is None:
+        return "-"
+    return f"{number_text(mi[0], 3)} [{number_text(mi[1], 3)}, {number_text(mi[2], 3)}]"
 
 
 def _cell_text(v, digits: int, tol: float) -> str:

@@ -36,7 +36,8 @@ MIN_TEXT_PX = 9.0
 #: Where this file's screenshots go.
 SHOTS = HTML_DIR.parent / "e2e" / "screenshots"
 #: Pages photographed at both widths.
-SHOT_PAGES = ("book/index", "book/findings", "book/walks/theorem31", "book/trees/forward_limits")
+SHOT_PAGES = ("book/index", "book/findings", "book/walks/theorem31", "book/trees/forward_cot", "book/trees/forward_heads",
+              "book/trees/forward_robustness")
 #: The page whose first scrubber frame is photographed.
 SCRUBBER_PAGE = "book/walks/theorem31"
 

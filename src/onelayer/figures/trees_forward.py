@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+import matplotlib
 import numpy as np
 import torch
 from matplotlib.patches import Rectangle
@@ -36,6 +37,8 @@ __all__ = [
     "roles_figure",
     "loss_table_figure",
     "heads_depth_figure",
+    "rate_heatmap_figure",
+    "depth_accuracy_figure",
 ]
 
 #: The most token labels under an attention-by-step figure; with more columns every second, third, ... one is labelled.
@@ -299,4 +302,54 @@ def heads_depth_figure(rows: Sequence[Mapping]):
     fig.legend(handles, labels, loc="outside lower center", ncol=2)
     for ax in (a1, a2):
         ax.set_xticks(sorted({r["m"] for r in rows}))
+    return fig
+
+
+def rate_heatmap_figure(panels: Sequence[Mapping], *, width: float = 5.5):
+    """Heat maps of shares in [0, 1], one panel per entry of ``panels`` (stacked, so that a phone column holds them),
+    each with its labelled colour scale.
+
+    Each panel is a mapping with ``title``, ``rows`` and ``columns`` (tick labels), ``values`` (rows x columns, ``nan``
+    for an empty cell, drawn grey) and optionally ``texts`` (the same shape: the text written in each cell, e.g.
+    ``"17/20"``; omitted, no text), ``xlabel``, ``vmin`` (default 0; values below it take the lowest colour, and the
+    colour bar's arrow says so) and ``colorbar`` (its label). Drawing only: the numbers come from the caller.
+    """
+    if not panels:
+        raise ValueError("panels must hold at least one panel")
+    heights = [0.3 * len(p["rows"]) + 1.5 for p in panels]
+    fig, axes = new_figure(1, len(panels), width=width, height=sum(heights), height_ratios=heights)
+    for ax, p in zip(np.atleast_1d(axes), panels):
+        values = np.asarray(p["values"], dtype=float)
+        if values.shape != (len(p["rows"]), len(p["columns"])):
+            raise ValueError(f"values of panel {p['title']!r} must be rows x columns, got {values.shape}")
+        vmin = p.get("vmin", 0.0)
+        cmap = matplotlib.colormaps["viridis"].with_extremes(bad="0.85")
+        im = ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=vmin, vmax=1.0, aspect="auto")
+        ax.grid(False)
+        for (i, j), v in np.ndenumerate(values):
+            if "texts" in p and p["texts"][i][j]:
+                dark = np.isfinite(v) and v < vmin + 0.55 * (1.0 - vmin)
+                ax.text(j, i, p["texts"][i][j], ha="center", va="center", color="white" if dark else "black")
+        ax.set_xticks(range(len(p["columns"])), p["columns"])
+        ax.set_yticks(range(len(p["rows"])), p["rows"])
+        ax.set_xlabel(p.get("xlabel", ""))
+        ax.set_title(p["title"])
+        fig.colorbar(im, ax=ax, shrink=0.9, label=p.get("colorbar", "share"), extend="min" if vmin > 0 else "neither")
+    return fig
+
+
+def depth_accuracy_figure(series: Mapping[str, Sequence[tuple[str, float, float, float]]], *, ylabel: str = "paths right"):
+    """Accuracy against goal depth, one line per entry of ``series`` (label -> ``(depth label, value, low, high)``
+    per depth bin, the interval drawn as an error bar); depth bins are placed in the order they first appear."""
+    labels = list(dict.fromkeys(d for pts in series.values() for d, *_ in pts))
+    fig, ax = new_figure(1, width=5.0, height=3.2)
+    for i, (name, pts) in enumerate(series.items()):
+        x = np.array([labels.index(d) for d, *_ in pts], dtype=float) + (i - (len(series) - 1) / 2) * 0.08
+        v, lo, hi = (np.array([p[k] for p in pts]) for k in (1, 2, 3))
+        ax.errorbar(x, v, yerr=[v - lo, hi - v], marker="o", capsize=3, color=PALETTE[i % len(PALETTE)], label=name)
+    ax.set_xticks(range(len(labels)), labels)
+    ax.set_xlabel("goal depth")
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(-0.03, 1.03)
+    fig.legend(loc="outside lower center", ncol=1)
     return fig

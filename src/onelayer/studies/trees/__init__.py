@@ -7,7 +7,8 @@ Backward (Trees I): :mod:`~onelayer.studies.trees.backward_generalization` (rand
 Forward (Trees II):
 :mod:`~onelayer.studies.trees.forward_limits` (heads x depth), :mod:`~onelayer.studies.trees.forward_seeds`,
 :mod:`~onelayer.studies.trees.forward_seeded_training`, :mod:`~onelayer.studies.trees.forward_rescaling`,
-:mod:`~onelayer.studies.trees.forward_edge_flag`, :mod:`~onelayer.studies.trees.forward_limit_rates`,
+:mod:`~onelayer.studies.trees.forward_edge_flag`, :mod:`~onelayer.studies.trees.forward_limit_rates` (read by
+:mod:`~onelayer.studies.trees.forward_readings`),
 :mod:`~onelayer.studies.trees.forward_alternative_layouts` (its layouts: :mod:`~onelayer.studies.trees.layout_variants`),
 :mod:`~onelayer.studies.trees.forward_learned_values`,
 :mod:`~onelayer.studies.trees.forward_beyond` (past the assumptions), and :mod:`~onelayer.studies.trees.stored_study`
