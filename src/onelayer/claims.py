@@ -440,6 +440,8 @@ def write_grids(path=None) -> str:
 #: colour come from the claims' class (:func:`combine` over the ids), the rest of the sentence from the remark, whose
 #: ``{settings}`` and ``{share}`` are filled from the claims' rates (how many rates; ``none of n`` or ``at most k of
 #: n``, ``k`` the largest count).
+#:
+#: :meta hide-value:
 LANDING = (
     (("walks/theorem41:theorem-4-1-for-p-1",), "Theorem 4.1 of the walks paper", ("walks/theorem41",),
      "tested in exact symmetry, for three losses and four step-size schedules"),

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import torch
 
-from ...claims import rate_class
+from ...claims import rated
 from ...figures.trees_forward import depth_accuracy_figure
 from ...rates import mean_interval, rate
 from ...registry import register
@@ -213,7 +213,7 @@ def verdict_rows() -> list[dict]:
                          f"chains {t8['chains solved'].text()}; goals pooled: path accuracy {t8['path'].text()}, chain "
                          f"accuracy (every token, flags included) {t8['chain'].text()}, goals deeper than any training "
                          f"goal {t8['deeper'].text()}"),
-         "verdict": runs_verdict(t8["paths solved"], "paths"), "class": rate_class(t8["paths solved"]),
+         "verdict": runs_verdict(t8["paths solved"], "paths"), **rated({"runs solving their paths": t8["paths solved"]}),
          "chapter": "forward_cot"},
         {"claim": "without the chain of thought one layer cannot produce the forward path: the chain of thought does the "
                   "work of depth",
@@ -227,6 +227,6 @@ def verdict_rows() -> list[dict]:
                                    f"{r['random, depth 2'].value:.2f} / {r['random, depth 3+'].value:.2f}" for r in direct)
                          + f"; with the chain of thought: runs solving {t8['paths solved'].text()}"),
          "verdict": runs_verdict(unsolved, "no run solves the perfect trees without the chain of thought"),
-         "class": rate_class(unsolved),
+         **rated({"runs not solving without the chain of thought": unsolved}),
          "chapter": "forward_cot"},
     ]

@@ -14,7 +14,7 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...claims import combine, rate_class
+from ...claims import combine, rated
 from ...figures.trees_forward import heads_depth_figure, rate_heatmap_figure, seeds_figure
 from ...formatting import number_text
 from ...rates import Rate, rate
@@ -372,7 +372,8 @@ def verdict_rows() -> list[dict]:
                          f"{two_nt['paths solved'].text()}, final/initial loss {interval_text(two_nt['loss ratio'])}"),
          "verdict": (readings.runs_verdict(full1_nt["converged"], "one full head converges without the turning token")
                      if full1_t["converged"].low > 0.5 else "undecided: one full head does not converge with it"),
-         "class": rate_class(full1_nt["converged"]) if full1_t["converged"].low > 0.5 else "undecided",
+         **(rated({"one full head converged without the turning token": full1_nt["converged"]})
+            if full1_t["converged"].low > 0.5 else {"class": "undecided"}),
          "chapter": "forward_robustness"},
         {"claim": "the forward model still solves large unseen trees with non-orthogonal (Gaussian) embeddings",
          "source": "[ours]", "reading": "R-F layout (ours), Gaussian embeddings d = S, end token at test time",
@@ -384,6 +385,6 @@ def verdict_rows() -> list[dict]:
                                    f"{gshape[k]['path accuracy'].text()}" for k in beyond.SHAPES)
                          + f"; random trees, goals 10-12 deep: {g_deep['path accuracy'].text()}"),
          "verdict": readings.runs_verdict(gshape["random"]["runs solving"], "the large random trees, the hardest shape"),
-         "class": rate_class(gshape["random"]["runs solving"]),
+         **rated({"runs solving the large random trees": gshape["random"]["runs solving"]}),
          "chapter": "forward_robustness"},
     ]
