@@ -221,8 +221,7 @@ class WalkTransformer:
         self.dtype = DTYPES[c.dtype]
         self.D = c.K + c.M
         #: positional matrix (M, N)
-        self.P = positions.positional_matrix(c.N, c.M, c.positions, dtype=self.dtype,
-                                             gram_error=c.gram_error, gram_seed=c.gram_seed, perturb=perturb)
+        self.P = positions._positional_matrix(c.N, c.M, c.positions, self.dtype, c.gram_error, c.gram_seed, perturb)
         pos_norm2 = (self.P * self.P).sum(dim=0)
         #: the fixed query column x~_N = [0; p_N]
         self.x_query = torch.cat([torch.zeros(c.K, dtype=self.dtype), self.P[:, -1]])

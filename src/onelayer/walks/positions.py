@@ -66,12 +66,18 @@ def positional_matrix(N: int, M: int, kind: str = "sin", *, dtype: torch.dtype =
         ``(tensor, name) -> tensor`` applied to the sinusoids and to the Gram error's Gaussian matrix (see the
         module docstring); ``None``: unchanged.
     """
-    perturb = _identity if perturb is None else perturb
     N = check_int("N", N, low=2)
     M = check_int("M", M, low=1)
     check_choice("positions", kind, POSITIONS)
     gram_error = check_float("gram_error", gram_error, low=0.0)
     gram_seed = check_int("gram_seed", gram_seed, low=0)
+    return _positional_matrix(N, M, kind, dtype, gram_error, gram_seed, perturb)
+
+
+def _positional_matrix(N: int, M: int, kind: str, dtype: torch.dtype, gram_error: float, gram_seed: int,
+                       perturb) -> torch.Tensor:
+    """:func:`positional_matrix` with arguments its caller checked (a :class:`~onelayer.walks.model.ModelConfig`)."""
+    perturb = _identity if perturb is None else perturb
     if kind == "sin":
         if M <= N:
             raise ValueError(f"M must exceed N for sinusoidal positions (orthogonality needs N < M); got M={M}, N={N}")

@@ -24,7 +24,8 @@ __all__ = ["Settings", "QUICK", "members", "run_member", "summarize", "STUDY", "
 
 @dataclass(frozen=True)
 class Settings:
-    """Walk parameter, numbers of training walks, seeds, and the options of :func:`baseline_seed`."""
+    """Walk parameter, numbers of training walks, seeds, and the options of
+    :func:`~onelayer.studies.walks.rebuttal.baseline_seed`."""
 
     p: float = 0.7
     ns: tuple[int, ...] = (30, 1000)

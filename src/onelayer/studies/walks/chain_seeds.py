@@ -23,7 +23,8 @@ __all__ = ["Settings", "QUICK", "members", "run_member", "summarize", "STUDY", "
 
 @dataclass(frozen=True)
 class Settings:
-    """Chains per family (seeds ``0 .. n_chains - 1``), GD steps, and the sizes of :func:`chain_row`."""
+    """Chains per family (seeds ``0 .. n_chains - 1``), GD steps, and the sizes of
+    :func:`~onelayer.studies.walks.chains.chain_row`."""
 
     n_chains: int = 20
     steps: int = 20

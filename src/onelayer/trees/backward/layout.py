@@ -82,16 +82,27 @@ def backward_tokens(tree: Tree, goal: int, rng: np.random.Generator | None = Non
     the edge tokens (``shuffle``; otherwise children increase); ``root_token`` and ``eos`` as in the module's table
     (``eos`` needs ``root_token``).
     """
+    goal = _check_goal(tree, goal)
+    _layout_flags(root_token, eos, shuffle)
+    if shuffle:
+        check_rng("rng", rng)
+    return _backward_tokens(tree, goal, rng, root_token, eos, shuffle)
+
+
+def _check_goal(tree: Tree, goal: int) -> int:
     if not isinstance(tree, Tree):
         raise TypeError(f"tree must be a Tree, got {type(tree).__name__}")
     goal = check_int("goal", goal, low=0, high=tree.n - 1)
     if goal == tree.root:
         raise ValueError("goal must not be the root (the path would be empty)")
-    _layout_flags(root_token, eos, shuffle)
+    return goal
+
+
+def _backward_tokens(tree: Tree, goal: int, rng, root_token: bool, eos: bool, shuffle: bool):
+    """:func:`backward_tokens` with arguments its caller checked."""
     lab = tree.labels
     edges = tree.edges()
     if shuffle:
-        check_rng("rng", rng)
         edges = edges[rng.permutation(len(edges))]
     prompt = [np.stack([lab[edges[:, 0]], lab[edges[:, 1]]], axis=1)]
     r = lab[tree.root]
@@ -125,7 +136,11 @@ def backward_batch(trees: Sequence[Tree], goals: Sequence[int], rng: np.random.G
     All trees must share the vocabulary size ``S``. Options as in :func:`backward_tokens`.
     """
     trees, goals, S = check_trees(trees, goals)
-    pairs = [backward_tokens(t, g, rng, root_token=root_token, eos=eos, shuffle=shuffle) for t, g in zip(trees, goals)]
+    goals = [_check_goal(t, g) for t, g in zip(trees, goals)]
+    _layout_flags(root_token, eos, shuffle)
+    if shuffle:
+        check_rng("rng", rng)
+    pairs = [_backward_tokens(t, g, rng, root_token, eos, shuffle) for t, g in zip(trees, goals)]
     return _assemble(
         S, [p for p, _ in pairs], [t for _, t in pairs],
         [t.label_of(t.root) for t in trees], [t.label_of(g) for t, g in zip(trees, goals)], [t.n for t in trees],
