@@ -265,13 +265,14 @@ def _rendered_markdown(page, notebook: Path) -> dict:
         return {text, warnings, myst, math: document.querySelectorAll('PANEL .jp-MarkdownCell .myst .katex').length};
     }""".replace("PANEL", PANEL).replace("RENDERED", RENDERED).replace("WARNINGS", MYST_WARNINGS)
     last, stable = None, 0
-    deadline = time.monotonic() + 30
-    while stable < 4 and time.monotonic() < deadline:  # unchanged for 2 s
+    for _ in range(600):  # polls, not a clock: a slow machine waits longer, it never reads a half-rendered page
         now = page.evaluate(probe)
         stable = stable + 1 if now == last else 0
+        if stable >= 4:  # unchanged for four polls in a row
+            return now
         last = now
-        time.sleep(0.5)
-    return last
+        page.wait_for_timeout(500)
+    raise AssertionError("the chapter's rendered markdown never stopped changing (600 polls)")
 
 
 def test_chapter_math_renders_in_jupyterlab(browser_context, lab):
