@@ -94,15 +94,39 @@ def test_notebook_has_no_svg_figures(path: Path):
     assert "image/svg+xml" not in path.read_text()
 
 
-def test_api_page_lists_every_module():
+#: The API reference: an index page and one page per floor (papers, studies, book).
+API_PAGES = ("api.md", "api_papers.md", "api_studies.md", "api_book.md")
+
+
+def api_listing() -> dict[str, list[str]]:
+    """Each API page's ``automodule`` names, in order."""
+    return {page: re.findall(r"automodule:: (onelayer[\w.]*)", (BOOK / page).read_text()) for page in API_PAGES}
+
+
+def test_api_pages_list_every_module_once():
     import onelayer
 
     modules = {"onelayer"} | {
         m.name for m in pkgutil.walk_packages(onelayer.__path__, prefix="onelayer.") if not m.name.endswith("__main__")
     }
-    listed = set(re.findall(r"automodule:: (onelayer[\w.]*)", (BOOK / "api.md").read_text()))
-    assert modules - listed == set(), f"modules missing from book/api.md: {sorted(modules - listed)}"
-    assert listed - modules == set(), f"book/api.md lists modules that do not exist: {sorted(listed - modules)}"
+    listed = [name for names in api_listing().values() for name in names]
+    assert modules - set(listed) == set(), f"modules missing from the API pages: {sorted(modules - set(listed))}"
+    assert set(listed) - modules == set(), f"the API pages list modules that do not exist: {sorted(set(listed) - modules)}"
+    twice = sorted({name for name in listed if listed.count(name) > 1})
+    assert not twice, f"modules listed twice on the API pages: {twice}"
+
+
+def test_api_page_of_each_floor_holds_that_floor():
+    """The papers page holds the papers and their shared floor only; the studies page no module of the book side."""
+    from test_floors import BOOK, PAPERS, SHARED_FLOOR
+
+    def within(name, packages):
+        return any(name == p or name.startswith(p + ".") for p in packages)
+
+    pages = api_listing()
+    assert [m for m in pages["api_papers.md"] if not within(m, PAPERS + SHARED_FLOOR)] == []
+    assert [m for m in pages["api_studies.md"] if within(m, PAPERS + SHARED_FLOOR + BOOK)] == []
+    assert [m for m in pages["api_book.md"] if within(m, PAPERS + SHARED_FLOOR + ("onelayer.studies",))] == []
 
 
 @pytest.mark.parametrize("path", notebooks(), ids=lambda p: str(p.relative_to(ROOT)))

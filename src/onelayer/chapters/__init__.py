@@ -19,5 +19,5 @@ The layering (checked by ``tests/test_layering.py``): the papers' packages (:mod
 chapter module; every registered function of a chapter module is called by its notebook. The registry finds the
 registered functions by importing every module of this package.
 
-Every chapter has its module; ``book/api.md`` lists them.
+Every chapter has its module; ``book/api_book.md`` lists them.
 """
