@@ -26,7 +26,7 @@ from ...trees.forward.layout import perfect_forward_batch, random_forward_batch
 from ...trees.shared import embeddings
 
 __all__ = ["Settings", "SETTINGS", "limit_rates_stored", "trained_two_head", "test_set", "train_eval_batch",
-           "test_decoding", "depth_rows", "goal_depth_rows", "losses", "goal_rates", "theorem8_seeds", "direct_seeds",
+           "test_decoding", "depth_bins", "depth_rows", "goal_depth_rows", "losses", "goal_rates", "theorem8_seeds", "direct_seeds",
            "depth_rates", "verdict_rows"]
 
 
@@ -92,15 +92,20 @@ def test_decoding():
     return greedy_decode(hist.params, two_head(), A, test_set()[0])
 
 
-def depth_rows(batch, result: ForwardDecodeResult) -> list[dict]:
-    """Whole-path and whole-chain accuracy of a decoding by goal depth, neighbouring depths merged by
-    :func:`~onelayer.studies.trees.forward_readings.merge_bins` until every row holds at least ``min_shown_goals``
-    trees, and whether the training trees have that depth."""
+def depth_bins(batch) -> list[tuple[int, int, torch.Tensor]]:
+    """The goal-depth bins the chapter shows, ``(lo, hi, trees in the bin)``: neighbouring depths merged by
+    :func:`~onelayer.studies.trees.forward_readings.merge_bins` until every bin holds at least ``min_shown_goals``
+    trees. They depend on the test trees only, not on a model."""
     depths = batch.goal_depth
     counts = {D: int((depths == D).sum()) for D in range(1, int(depths.max()) + 1)}
+    return [(lo, hi, (depths >= lo) & (depths <= hi)) for lo, hi in merge_bins(counts, SETTINGS.min_shown_goals)]
+
+
+def depth_rows(batch, result: ForwardDecodeResult) -> list[dict]:
+    """Whole-path and whole-chain accuracy of a decoding in each of :func:`depth_bins`, and whether the training
+    trees have that depth."""
     rows = []
-    for lo, hi in merge_bins(counts, SETTINGS.min_shown_goals):
-        sel = (depths >= lo) & (depths <= hi)
+    for lo, hi, sel in depth_bins(batch):
         rows.append({"goal depth": f"{lo}" if lo == hi else f"{lo}-{hi}", "trees": int(sel.sum()),
                      "path accuracy": float(result.answer_correct[sel].double().mean()),
                      "chain accuracy": float(result.cot_correct[sel].double().mean()),
