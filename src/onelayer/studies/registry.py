@@ -31,6 +31,8 @@ MODULES: tuple[str, ...] = (
     "onelayer.studies.walks.gram_errors",
     "onelayer.studies.walks.seed_rates",
     "onelayer.studies.walks.edge_seeds",
+    "onelayer.studies.walks.theorem31_runs",
+    "onelayer.studies.walks.t41_sensitivity",
     "onelayer.studies.walks.random_init.stored",
     "onelayer.studies.walks.random_init.initial_attention",
     "onelayer.studies.walks.scaling.stored",

@@ -23,7 +23,7 @@ from ...rates import mean_interval, rate
 from ...registry import register
 from ...scrubber import frame_numbers, scrub
 from ...studies import registry
-from ...studies.walks import direction, direction_slopes, edge, edge_seeds, experiment, first_steps, seed_rates
+from ...studies.walks import direction_slopes, edge, edge_seeds, experiment, first_steps, seed_rates, theorem31_runs
 from ...figures import walks as figures
 from ...walks import theory
 from ...walks.data import walk_population
@@ -31,7 +31,7 @@ from ...validation import check_bool
 
 __all__ = ["Settings", "SETTINGS", "sample_experiment", "lemma_c1_rows", "lemma_c1", "first_step_by_counting",
            "lemma_c5_rows", "first_steps_rows", "parent_log_odds", "fig4_experiment", "fig4_run", "fig4", "steps_player", "steps_frames",
-           "steps_to_optimal", "fig8", "direction_runs", "value_direction", "direction_slope", "DIRECTION_HEADERS", "RATIO_HEADERS", "loss_direction_rows", "lemma_c7",
+           "steps_to_optimal", "fig8", "direction_runs", "runs_study", "value_direction", "direction_slope", "DIRECTION_HEADERS", "RATIO_HEADERS", "loss_direction_rows", "lemma_c7",
            "seed_study", "first_step_rates", "direction_rates", "slope_study", "slope_rates", "mean_text", "edge_rate_rows", "edge_seed_study", "edge_more_seed_rows", "edge_seed_comparison", "seed_rate_tables", "edge_verdict", "pooled_edge_rates", "small_ring_verdict", "verdict_rows"]
 
 
@@ -193,8 +193,11 @@ def parent_log_odds(quick: bool = False):
     with ``M = ceil(N^1.5)`` and with ``M = 1000``."""
     s = SETTINGS
     Ns, n = (s.quick_log_odds_Ns, s.quick_log_odds_walks) if quick else (s.log_odds_Ns, s.log_odds_walks)
-    odds = {"M = ceil(N^1.5)": experiment.log_odds_vs_N(s.log_odds_p, Ns, M_rule="power", n=n),
-            "M = 1000 fixed": experiment.log_odds_vs_N(s.log_odds_p, Ns, M_rule="fixed", n=n)}
+    if quick:  # live, a few lengths
+        odds = {label: experiment.log_odds_vs_N(s.log_odds_p, Ns, M_rule=rule, n=n)
+                for rule, label in theorem31_runs.M_RULES.items()}
+    else:  # the stored study walks-t31-runs
+        odds = {label: runs_study()["log_odds"][rule] for rule, label in theorem31_runs.M_RULES.items()}
     rows = [{"M_rule": label, "N": int(N), "M": int(M), "median_min_log_odds": float(lo), "parent_attention": float(pa)}
             for label, res in odds.items()
             for N, M, lo, pa in zip(res["N"], res["M"], res["median_min_log_odds"], res["parent_attention"])]
@@ -281,7 +284,24 @@ def _direction_runs(quick: bool) -> tuple:
     if quick:
         return tuple(experiment.direction_run(p, steps=s.quick_direction_steps, n_records=s.quick_direction_records)
                      for p in s.direction_ps)
-    return tuple(experiment.direction_run(p, steps=s.direction_steps) for p in s.direction_ps)
+    return runs_study()["direction"]
+
+
+@lru_cache(maxsize=None)
+def runs_study() -> dict:
+    """The stored study :mod:`onelayer.studies.walks.theorem31_runs` (``python -m onelayer study walks-t31-runs``):
+    the long runs on one training sample (direction of ``V``, direction by loss, Lemma C.7, the parent's log-odds);
+    cached. ``ValueError`` when it was run with other settings than the chapter's."""
+    data, s = theorem31_runs.load(), SETTINGS
+    stored = data["settings"]
+    expected = theorem31_runs.Settings(direction_ps=s.direction_ps, direction_steps=s.direction_steps, p=s.p,
+                                       loss_direction_steps=s.loss_direction_steps, remainder_steps=s.direction_steps,
+                                       log_odds_p=s.log_odds_p, log_odds_Ns=s.log_odds_Ns,
+                                       log_odds_walks=s.log_odds_walks)
+    if stored != expected:
+        raise ValueError(f"the stored study {theorem31_runs.STUDY.name} was run with {stored}, the chapter needs "
+                         f"{expected}: run 'python -m onelayer study {theorem31_runs.STUDY.name}'")
+    return data
 
 
 @register("walks-value-direction", "Theorem 3.1: direction of V against Pi^T and sqrt(Pi^T) (p = 0.5, 0.7, 0.9; one "
@@ -322,16 +342,16 @@ RATIO_HEADERS = {"p": "p", "ratio": "ratio", "sqrt_odds": "sqrt(p/(1-p))", "odds
                  "norm_over_sqrt_2t": "||V||/sqrt(2t)"}
 
 
-@lru_cache(maxsize=None)
 def loss_direction_rows() -> tuple[dict, ...]:
-    """:func:`onelayer.studies.walks.direction.direction_by_loss` at p = 0.7 (log, squared and cross-entropy loss); cached."""
-    return tuple(direction.direction_by_loss(SETTINGS.p, steps=SETTINGS.loss_direction_steps))
+    """:func:`onelayer.studies.walks.direction.direction_by_loss` at p = 0.7 (log, squared and cross-entropy loss),
+    stored in :func:`runs_study`."""
+    return runs_study()["loss_direction"]
 
 
-@lru_cache(maxsize=None)
 def lemma_c7() -> dict:
-    """:func:`onelayer.studies.walks.direction.lemma_c7_remainder` at p = 0.7 over ``direction_steps``; cached."""
-    return direction.lemma_c7_remainder(SETTINGS.p, steps=SETTINGS.direction_steps)
+    """:func:`onelayer.studies.walks.direction.lemma_c7_remainder` at p = 0.7 over ``direction_steps``, stored in
+    :func:`runs_study`."""
+    return runs_study()["lemma_c7"]
 
 
 # -- the edge of the theorem ---------------------------------------------------------------------------------------------

@@ -20,13 +20,13 @@ from ...formatting import near_zero_text, number_text
 from ...registry import register
 from ...scrubber import frame_numbers, scrub
 from ...studies import registry
-from ...studies.walks import experiment, gram_errors, seed_rates, sensitivity as sens, theorem41
+from ...studies.walks import experiment, gram_errors, seed_rates, sensitivity as sens, t41_sensitivity, theorem41
 from ...figures import walks as figures
 from ...walks import theory
 from ...walks.data import walk_population
 
 __all__ = ["Settings", "SETTINGS", "token_averages", "lemma_d1", "symmetry_rows", "symmetry_table", "fig5_runs",
-           "fig5", "fig5_sin_positions", "escape_player", "escape_frames", "sensitivity_rows", "sensitivity_exact_rows",
+           "fig5", "fig5_sin_positions", "escape_player", "escape_frames", "sensitivity_study", "sensitivity_rows", "sensitivity_exact_rows",
            "sensitivity", "seed_study", "figure45_rate_rows", "figure45_rates", "figure45_verdict", "gram_error_study", "gram_error_rate_rows",
            "figure45_gram_errors", "gram_error_verdict", "roundoff_machine", "roundoff_escape", "perturbation_escape", "fig9_runs", "fig9", "verdict_rows"]
 
@@ -213,23 +213,33 @@ def _sensitivity(dtype: str, quick: bool) -> tuple:
     if quick:
         return tuple(sens.figure45_table(norms=s.quick_sensitivity_norms, dtypes=(dtype,), steps=s.quick_sensitivity_steps,
                                          n_train=s.quick_sensitivity_walks, n_test=s.quick_sensitivity_walks))
-    return tuple(sens.figure45_table(norms=s.sensitivity_norms, dtypes=(dtype,)))
+    return tuple(sensitivity_study()["sin"][dtype])
+
+
+@lru_cache(maxsize=None)
+def sensitivity_study() -> dict:
+    """The stored study :mod:`onelayer.studies.walks.t41_sensitivity` (``python -m onelayer study walks-t41-sensitivity``):
+    the rows of :func:`onelayer.studies.walks.sensitivity.figure45_row` on one training sample; cached. ``ValueError``
+    when it was run with other norms than the chapter's."""
+    data, s = t41_sensitivity.load(), SETTINGS
+    stored = data["settings"]
+    if stored != t41_sensitivity.Settings(norms=s.sensitivity_norms, exact_norms=s.exact_norms):
+        raise ValueError(f"the stored study {t41_sensitivity.STUDY.name} was run with {stored}, the chapter needs the "
+                         f"norms {s.sensitivity_norms} and {s.exact_norms} at the study's defaults: run "
+                         f"'python -m onelayer study {t41_sensitivity.STUDY.name}'")
+    return data
 
 
 def sensitivity_rows(dtype: str = "float64", quick: bool = False) -> list[dict]:
     """:func:`onelayer.studies.walks.sensitivity.figure45_table` over ``sensitivity_norms`` (sinusoidal positions with the
-    seeded Gram error) in one precision; cached. Float32 rows are the machine's own round-off."""
+    seeded Gram error) in one precision, stored in :func:`sensitivity_study` (quick mode: live, three norms, short runs).
+    Float32 rows are the round-off of the machine that ran the study."""
     return list(_sensitivity(dtype, quick))
 
 
-@lru_cache(maxsize=None)
-def _sensitivity_exact() -> tuple:
-    return tuple(sens.figure45_table(norms=SETTINGS.exact_norms, relative_gram_errors=(0.0,), positions=("exact",)))
-
-
 def sensitivity_exact_rows() -> list[dict]:
-    """The same with exactly orthogonal positions and no Gram error, float64 and float32; cached."""
-    return list(_sensitivity_exact())
+    """The same with exactly orthogonal positions and no Gram error, float64 and float32 (stored)."""
+    return list(sensitivity_study()["exact"])
 
 
 @register("walks-sensitivity", "Theorem 4.1: Figure 4's parent attention and Figure 5's escape step against ||p_i||^2, "
