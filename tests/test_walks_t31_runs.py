@@ -34,3 +34,10 @@ def test_the_quick_study_runs_every_kind_of_member(tmp_path):
 @pytest.mark.recompute
 def test_a_stored_member_is_recomputed():
     assert runner.verify(theorem31_runs.STUDY, sample=1, echo=None)
+
+
+def test_the_steps_to_optimal_rows_are_one_per_size():
+    data = theorem31_runs.load()
+    rows, s = data["steps_to_optimal"], data["settings"]
+    assert [(r["K"], r["N"]) for r in rows] == [tuple(size) for size in s.steps_table_sizes]
+    assert all(r["T0"] <= s.steps_table_steps for r in rows)
