@@ -33,6 +33,7 @@ MODULES: tuple[str, ...] = (
     "onelayer.studies.walks.edge_seeds",
     "onelayer.studies.walks.theorem31_runs",
     "onelayer.studies.walks.t41_sensitivity",
+    "onelayer.studies.walks.t41_exact_runs",
     "onelayer.studies.walks.random_init.stored",
     "onelayer.studies.walks.random_init.initial_attention",
     "onelayer.studies.walks.scaling.stored",

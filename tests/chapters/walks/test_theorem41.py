@@ -180,3 +180,16 @@ def test_the_sensitivity_rows_come_from_the_stored_study_which_must_hold_the_cha
             chapter.sensitivity_study()
     finally:
         chapter.sensitivity_study.cache_clear()
+
+
+def test_the_symmetry_rows_and_the_perturbations_come_from_the_stored_study(monkeypatch):
+    assert len(chapter.symmetry_rows()) == len(chapter.SETTINGS.lemma_d1_losses) * 4
+    _, numbers = chapter.perturbation_escape()
+    assert [r["delta"] for r in numbers["table"]] == list(chapter.SETTINGS.perturbations)  # exact: settings as written
+    monkeypatch.setattr(chapter, "SETTINGS", chapter.Settings(symmetry_steps=50))
+    chapter.exact_runs_study.cache_clear()
+    try:
+        with pytest.raises(ValueError, match="walks-t41-exact-runs"):
+            chapter.exact_runs_study()
+    finally:
+        chapter.exact_runs_study.cache_clear()

@@ -20,12 +20,13 @@ from ...formatting import near_zero_text, number_text
 from ...registry import register
 from ...scrubber import frame_numbers, scrub
 from ...studies import registry
-from ...studies.walks import experiment, gram_errors, seed_rates, sensitivity as sens, t41_sensitivity, theorem41
+from ...studies.walks import (experiment, gram_errors, seed_rates, sensitivity as sens, t41_exact_runs, t41_sensitivity,
+                               theorem41)
 from ...figures import walks as figures
 from ...walks import theory
 from ...walks.data import walk_population
 
-__all__ = ["Settings", "SETTINGS", "token_averages", "lemma_d1", "symmetry_rows", "symmetry_table", "fig5_runs",
+__all__ = ["Settings", "SETTINGS", "token_averages", "lemma_d1", "exact_runs_study", "symmetry_rows", "symmetry_table", "fig5_runs",
            "fig5", "fig5_sin_positions", "escape_player", "escape_frames", "sensitivity_study", "sensitivity_rows", "sensitivity_exact_rows",
            "sensitivity", "seed_study", "figure45_rate_rows", "figure45_rates", "figure45_verdict", "gram_error_study", "gram_error_rate_rows",
            "figure45_gram_errors", "gram_error_verdict", "roundoff_machine", "roundoff_escape", "perturbation_escape", "fig9_runs", "fig9", "verdict_rows"]
@@ -115,9 +116,24 @@ def _symmetry(steps: int) -> tuple:
     return tuple(theorem41.symmetry_table(steps=steps))
 
 
+@lru_cache(maxsize=None)
+def exact_runs_study() -> dict:
+    """The stored study :mod:`onelayer.studies.walks.t41_exact_runs` (``python -m onelayer study walks-t41-exact-runs``):
+    the symmetry table and the perturbation escape on the exact population; cached. ``ValueError`` when it was run
+    with other settings than the chapter's."""
+    data, s = t41_exact_runs.load(), SETTINGS
+    expected = t41_exact_runs.Settings(losses=s.lemma_d1_losses, symmetry_steps=s.symmetry_steps,
+                                       perturbations=s.perturbations, perturbation_steps=s.escape_steps)
+    if data["settings"] != expected:
+        raise ValueError(f"the stored study {t41_exact_runs.STUDY.name} was run with {data['settings']}, the chapter "
+                         f"needs {expected}: run 'python -m onelayer study {t41_exact_runs.STUDY.name}'")
+    return data
+
+
 def symmetry_rows(quick: bool = False) -> list[dict]:
-    """:func:`onelayer.studies.walks.theorem41.symmetry_table` (3 losses x 4 schedules on the exact population); cached."""
-    return list(_symmetry(SETTINGS.quick_symmetry_steps if quick else SETTINGS.symmetry_steps))
+    """:func:`onelayer.studies.walks.theorem41.symmetry_table` (3 losses x 4 schedules on the exact population), stored
+    in :func:`exact_runs_study` (quick mode: live, 10 steps)."""
+    return list(_symmetry(SETTINGS.quick_symmetry_steps) if quick else exact_runs_study()["symmetry"])
 
 
 @register("walks-symmetry-table", "Theorem 4.1 (table): the symmetric state under GD for three losses and four step-size schedules")
@@ -377,8 +393,10 @@ def perturbation_escape(quick: bool = False):
     """Escape step against the size ``delta`` of a perturbation of the initial ``q`` (theorem's setting), and the
     fitted steps per decade of ``delta``."""
     s = SETTINGS
-    deltas, steps = (s.perturbations[::2], s.quick_escape_steps) if quick else (s.perturbations, s.escape_steps)
-    pert = theorem41.perturbation_escape(deltas, steps=steps)
+    if quick:
+        pert = theorem41.perturbation_escape(s.perturbations[::2], steps=s.quick_escape_steps)
+    else:  # the stored study walks-t41-exact-runs
+        pert = exact_runs_study()["perturbation"]
     slope = float(np.polyfit(np.log10(pert["delta"]), pert["escape_step"], 1)[0])
     rows = [{"delta": float(d), "initial_spread": float(s0), "escape_step": float(st), "final_accuracy": float(a)}
             for d, s0, st, a in zip(pert["delta"], pert["initial_spread"], pert["escape_step"], pert["final_accuracy"])]
