@@ -41,3 +41,12 @@ def test_the_steps_to_optimal_rows_are_one_per_size():
     rows, s = data["steps_to_optimal"], data["settings"]
     assert [(r["K"], r["N"]) for r in rows] == [tuple(size) for size in s.steps_table_sizes]
     assert all(r["T0"] <= s.steps_table_steps for r in rows)
+
+
+def test_the_figure8_run_is_a_history_with_every_record():
+    data = theorem31_runs.load()
+    hist, s = data["fig8"], data["settings"]
+    assert hist.steps.tolist() == list(range(s.fig8_steps + 1))
+    assert hist.at("V", s.fig8_steps).shape == (s.fig8_K, s.fig8_K)
+    assert hist["attention_profile"].shape == (s.fig8_steps + 1, s.fig8_N)
+    assert {"test_accuracy", "conditional_accuracy", "parent_attention", "train_accuracy", "loss"} <= set(hist.records)

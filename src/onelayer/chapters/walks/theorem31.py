@@ -268,7 +268,7 @@ def fig8(quick: bool = False):
     """The paper's Figure 8 (Figure 4 with ``K = 20``, ``N = 101``) and its numbers."""
     s = SETTINGS
     exp = sample_experiment(s.fig4_p, K=s.fig8_K, N=s.fig8_N)
-    hist = experiment.run(exp, steps=s.quick_steps if quick else s.fig4_steps)
+    hist = experiment.run(exp, steps=s.quick_steps) if quick else runs_study()["fig8"]  # stored: walks-t31-runs
     return (figures.training_figure(hist, exp, title="K=20, N=101, M=1000, p=0.5 (paper's Figure 8)"),
             experiment.training_numbers(hist, exp))
 
@@ -300,7 +300,8 @@ def runs_study() -> dict:
                                        loss_direction_steps=s.loss_direction_steps, remainder_steps=s.direction_steps,
                                        log_odds_p=s.log_odds_p, log_odds_Ns=s.log_odds_Ns,
                                        log_odds_walks=s.log_odds_walks, steps_table_p=s.steps_table_p,
-                                       steps_table_sizes=s.steps_table_sizes, steps_table_steps=s.steps_table_steps)
+                                       steps_table_sizes=s.steps_table_sizes, steps_table_steps=s.steps_table_steps,
+                                       fig8_p=s.fig4_p, fig8_K=s.fig8_K, fig8_N=s.fig8_N, fig8_steps=s.fig4_steps)
     if stored != expected:
         raise ValueError(f"the stored study {theorem31_runs.STUDY.name} was run with {stored}, the chapter needs "
                          f"{expected}: run 'python -m onelayer study {theorem31_runs.STUDY.name}'")
