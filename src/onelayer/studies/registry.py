@@ -34,6 +34,7 @@ MODULES: tuple[str, ...] = (
     "onelayer.studies.walks.theorem31_runs",
     "onelayer.studies.walks.t41_sensitivity",
     "onelayer.studies.walks.t41_exact_runs",
+    "onelayer.studies.walks.t41_fig9",
     "onelayer.studies.walks.random_init.stored",
     "onelayer.studies.walks.random_init.initial_attention",
     "onelayer.studies.walks.scaling.stored",

@@ -193,3 +193,16 @@ def test_the_symmetry_rows_and_the_perturbations_come_from_the_stored_study(monk
             chapter.exact_runs_study()
     finally:
         chapter.exact_runs_study.cache_clear()
+
+
+def test_the_figure9_runs_come_from_the_stored_study(monkeypatch):
+    runs = chapter.fig9_runs()
+    assert set(runs) == {chapter.POPULATION, chapter.SIN}
+    assert all(int(h.steps[-1]) == chapter.SETTINGS.deterministic_steps for _, h in runs.values())
+    monkeypatch.setattr(chapter, "SETTINGS", chapter.Settings(fig9_r=6))
+    chapter._stored_fig9_runs.cache_clear()
+    try:
+        with pytest.raises(ValueError, match="walks-t41-fig9"):
+            chapter.fig9_runs()
+    finally:
+        chapter._stored_fig9_runs.cache_clear()

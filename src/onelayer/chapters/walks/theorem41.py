@@ -20,8 +20,8 @@ from ...formatting import near_zero_text, number_text
 from ...registry import register
 from ...scrubber import frame_numbers, scrub
 from ...studies import registry
-from ...studies.walks import (experiment, gram_errors, seed_rates, sensitivity as sens, t41_exact_runs, t41_sensitivity,
-                               theorem41)
+from ...studies.walks import (experiment, gram_errors, seed_rates, sensitivity as sens, t41_exact_runs, t41_fig9,
+                               t41_sensitivity, theorem41)
 from ...figures import walks as figures
 from ...walks import theory
 from ...walks.data import walk_population
@@ -210,9 +210,25 @@ def escape_frames(quick: bool = False):
 
 def fig9_runs(quick: bool = False) -> dict:
     """``{recipe: (experiment, history)}`` of the Figure 9 runs (``K = 20``, ``N = 101``): the theorem's setting and
-    the sinusoidal recipe; cached."""
-    steps = SETTINGS.quick_deterministic_steps if quick else SETTINGS.deterministic_steps
-    return dict(_deterministic_runs(SETTINGS.fig9_K, SETTINGS.fig9_r, (POPULATION, SIN), steps))
+    the sinusoidal recipe, stored (quick mode: live, 20 steps); cached."""
+    if quick:
+        return dict(_deterministic_runs(SETTINGS.fig9_K, SETTINGS.fig9_r, (POPULATION, SIN), SETTINGS.quick_deterministic_steps))
+    return dict(_stored_fig9_runs())
+
+
+@lru_cache(maxsize=None)
+def _stored_fig9_runs() -> dict:
+    """The Figure 9 runs of the stored study :mod:`onelayer.studies.walks.t41_fig9` (``python -m onelayer study
+    walks-t41-fig9``), each with its experiment rebuilt; ``ValueError`` when it holds other settings or recipes."""
+    s, keys = SETTINGS, {POPULATION: "population", SIN: "sin"}
+    data = t41_fig9.load()
+    expected = t41_fig9.Settings(K=s.fig9_K, r=s.fig9_r, steps=s.deterministic_steps)
+    if data["settings"] != expected or any(t41_fig9.RECIPES[key] != RECIPES[name] for name, key in keys.items()):
+        raise ValueError(f"the stored study {t41_fig9.STUDY.name} was run with {data['settings']} and the recipes "
+                         f"{t41_fig9.RECIPES}, the chapter needs {expected} and {RECIPES}: run "
+                         f"'python -m onelayer study {t41_fig9.STUDY.name}'")
+    return {name: (theorem41.deterministic_setup(s.fig9_K, s.fig9_r, **RECIPES[name]), data["runs"][key])
+            for name, key in keys.items()}
 
 
 @register("walks-fig9", "Theorem 4.1: p=1, K=20, N=101, exact population and positions (paper's Figure 9)")
