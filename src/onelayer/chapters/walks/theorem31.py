@@ -5,8 +5,9 @@ paper's 1000 sampled walks), the second step's selection of the parent (Lemma C.
 the paper's Figures 4 and 8, the steps to Bayes-optimal predictions, the direction of ``V`` (``Pi^T`` or its
 entrywise square root), and the edge of the theorem (``p`` near 1, ``K <= 4``). Claims about one training sample are
 measured as rates over many samples, from the stored studies :mod:`onelayer.studies.walks.seed_rates` and
-:mod:`onelayer.studies.walks.direction_slopes`. Every figure and table
-of the chapter is a registered function here; the runs several cells share are cached.
+:mod:`onelayer.studies.walks.direction_slopes`; the long single-sample runs (direction of ``V``, Lemma C.7, the
+log-odds, the steps to optimal, Figure 8) from :mod:`onelayer.studies.walks.theorem31_runs`; Figure 4 runs live.
+Every figure and table of the chapter is a registered function here; the runs several cells share are cached.
 """
 
 from __future__ import annotations

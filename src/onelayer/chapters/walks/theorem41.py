@@ -4,8 +4,11 @@ The token average of a deterministic walk with ``N = rK + 1``, Lemma D.1, the sy
 and four step-size schedules (exact), the paper's Figures 5 and 9 in three versions, which reconstructed choices
 decide Figures 4 and 5 (:mod:`onelayer.studies.walks.sensitivity`; over many training samples from the stored study
 :mod:`onelayer.studies.walks.seed_rates`), and how round-off, a seeded Gram error or a
-perturbation of ``q`` leaves the symmetric state (:mod:`onelayer.studies.walks.theorem41`). Every figure and table of the
-chapter is a registered function here; the runs several cells share are cached.
+perturbation of ``q`` leaves the symmetric state (:mod:`onelayer.studies.walks.theorem41`). The sensitivity rows, the
+symmetry table, the perturbation escape and Figure 9 are stored (:mod:`onelayer.studies.walks.t41_sensitivity`,
+:mod:`~onelayer.studies.walks.t41_exact_runs`, :mod:`~onelayer.studies.walks.t41_fig9`); Figure 5 and the round-off
+runs stay live. Every figure and table of the chapter is a registered function here; the runs several cells share are
+cached.
 """
 
 from __future__ import annotations
