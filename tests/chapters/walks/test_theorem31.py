@@ -249,3 +249,20 @@ def test_the_stored_slopes_contain_the_chapters_one_sample_run():
     first = chapter.slope_study()["summary"]["samples"][0]
     assert first["seed"] == 0 and first["from_step"] == from_step
     assert first["slope"] == pytest.approx(slope, rel=1e-9)  # tol: batched and separate runs differ by round-off
+
+
+def test_the_long_runs_come_from_the_stored_study_which_must_hold_the_chapters_settings(monkeypatch):
+    # the direction runs, the direction by loss, Lemma C.7 and the log-odds are the stored study walks-t31-runs
+    _, numbers = chapter.value_direction()
+    assert [r["steps"] for r in numbers["table"]] == [chapter.SETTINGS.direction_steps] * 3
+    assert numbers["loglog_from_step"] is not None
+    assert chapter.lemma_c7()["steps"][-1] == chapter.SETTINGS.direction_steps
+    _, odds = chapter.parent_log_odds()
+    assert sorted({r["N"] for r in odds["table"]}) == sorted(chapter.SETTINGS.log_odds_Ns)
+    monkeypatch.setattr(chapter, "SETTINGS", chapter.Settings(direction_steps=500))
+    chapter.runs_study.cache_clear()
+    try:
+        with pytest.raises(ValueError, match="walks-t31-runs"):
+            chapter.runs_study()
+    finally:
+        chapter.runs_study.cache_clear()

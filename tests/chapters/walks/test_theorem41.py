@@ -166,3 +166,43 @@ def test_the_escape_player_keeps_one_colour_scale_and_marks_the_step():
         assert any(np.allclose(line.get_xdata(), step) for line in fig.axes[0].lines)  # the current-step marker
         plt.close(fig)
     assert len(set(limits)) == 1  # exact: the same two floats passed to every frame
+
+
+def test_the_sensitivity_rows_come_from_the_stored_study_which_must_hold_the_chapters_norms(monkeypatch):
+    rows = chapter.sensitivity_rows("float64")
+    assert [r["norm"] for r in rows] == list(chapter.SETTINGS.sensitivity_norms)
+    assert [r["dtype"] for r in chapter.sensitivity_rows("float32")] == ["float32"] * len(rows)
+    assert {r["positions"] for r in chapter.sensitivity_exact_rows()} == {"exact"}
+    monkeypatch.setattr(chapter, "SETTINGS", chapter.Settings(exact_norms=("M/2",)))
+    chapter.sensitivity_study.cache_clear()
+    try:
+        with pytest.raises(ValueError, match="walks-t41-sensitivity"):
+            chapter.sensitivity_study()
+    finally:
+        chapter.sensitivity_study.cache_clear()
+
+
+def test_the_symmetry_rows_and_the_perturbations_come_from_the_stored_study(monkeypatch):
+    assert len(chapter.symmetry_rows()) == len(chapter.SETTINGS.lemma_d1_losses) * 4
+    _, numbers = chapter.perturbation_escape()
+    assert [r["delta"] for r in numbers["table"]] == list(chapter.SETTINGS.perturbations)  # exact: settings as written
+    monkeypatch.setattr(chapter, "SETTINGS", chapter.Settings(symmetry_steps=50))
+    chapter.exact_runs_study.cache_clear()
+    try:
+        with pytest.raises(ValueError, match="walks-t41-exact-runs"):
+            chapter.exact_runs_study()
+    finally:
+        chapter.exact_runs_study.cache_clear()
+
+
+def test_the_figure9_runs_come_from_the_stored_study(monkeypatch):
+    runs = chapter.fig9_runs()
+    assert set(runs) == {chapter.POPULATION, chapter.SIN}
+    assert all(int(h.steps[-1]) == chapter.SETTINGS.deterministic_steps for _, h in runs.values())
+    monkeypatch.setattr(chapter, "SETTINGS", chapter.Settings(fig9_r=6))
+    chapter._stored_fig9_runs.cache_clear()
+    try:
+        with pytest.raises(ValueError, match="walks-t41-fig9"):
+            chapter.fig9_runs()
+    finally:
+        chapter._stored_fig9_runs.cache_clear()

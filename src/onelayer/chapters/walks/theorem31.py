@@ -5,8 +5,9 @@ paper's 1000 sampled walks), the second step's selection of the parent (Lemma C.
 the paper's Figures 4 and 8, the steps to Bayes-optimal predictions, the direction of ``V`` (``Pi^T`` or its
 entrywise square root), and the edge of the theorem (``p`` near 1, ``K <= 4``). Claims about one training sample are
 measured as rates over many samples, from the stored studies :mod:`onelayer.studies.walks.seed_rates` and
-:mod:`onelayer.studies.walks.direction_slopes`. Every figure and table
-of the chapter is a registered function here; the runs several cells share are cached.
+:mod:`onelayer.studies.walks.direction_slopes`; the long single-sample runs (direction of ``V``, Lemma C.7, the
+log-odds, the steps to optimal, Figure 8) from :mod:`onelayer.studies.walks.theorem31_runs`; Figure 4 runs live.
+Every figure and table of the chapter is a registered function here; the runs several cells share are cached.
 """
 
 from __future__ import annotations
@@ -19,11 +20,12 @@ import numpy as np
 from ... import formatting
 from ...formatting import near_zero_text, number_text
 from ...claims import exact_class, rated
-from ...rates import mean_interval, rate
+from ...rates import rate
 from ...registry import register
 from ...scrubber import frame_numbers, scrub
 from ...studies import registry
-from ...studies.walks import direction, direction_slopes, edge, edge_seeds, experiment, first_steps, seed_rates
+from ...studies.walks import (direction_slopes, edge, edge_seeds, experiment, first_steps, sample_rates, seed_rates,
+                               theorem31_runs)
 from ...figures import walks as figures
 from ...walks import theory
 from ...walks.data import walk_population
@@ -31,7 +33,7 @@ from ...validation import check_bool
 
 __all__ = ["Settings", "SETTINGS", "sample_experiment", "lemma_c1_rows", "lemma_c1", "first_step_by_counting",
            "lemma_c5_rows", "first_steps_rows", "parent_log_odds", "fig4_experiment", "fig4_run", "fig4", "steps_player", "steps_frames",
-           "steps_to_optimal", "fig8", "direction_runs", "value_direction", "direction_slope", "DIRECTION_HEADERS", "RATIO_HEADERS", "loss_direction_rows", "lemma_c7",
+           "steps_to_optimal", "fig8", "direction_runs", "runs_study", "value_direction", "direction_slope", "DIRECTION_HEADERS", "RATIO_HEADERS", "loss_direction_rows", "lemma_c7",
            "seed_study", "first_step_rates", "direction_rates", "slope_study", "slope_rates", "mean_text", "edge_rate_rows", "edge_seed_study", "edge_more_seed_rows", "edge_seed_comparison", "seed_rate_tables", "edge_verdict", "pooled_edge_rates", "small_ring_verdict", "verdict_rows"]
 
 
@@ -193,8 +195,11 @@ def parent_log_odds(quick: bool = False):
     with ``M = ceil(N^1.5)`` and with ``M = 1000``."""
     s = SETTINGS
     Ns, n = (s.quick_log_odds_Ns, s.quick_log_odds_walks) if quick else (s.log_odds_Ns, s.log_odds_walks)
-    odds = {"M = ceil(N^1.5)": experiment.log_odds_vs_N(s.log_odds_p, Ns, M_rule="power", n=n),
-            "M = 1000 fixed": experiment.log_odds_vs_N(s.log_odds_p, Ns, M_rule="fixed", n=n)}
+    if quick:  # live, a few lengths
+        odds = {label: experiment.log_odds_vs_N(s.log_odds_p, Ns, M_rule=rule, n=n)
+                for rule, label in theorem31_runs.M_RULES.items()}
+    else:  # the stored study walks-t31-runs
+        odds = {label: runs_study()["log_odds"][rule] for rule, label in theorem31_runs.M_RULES.items()}
     rows = [{"M_rule": label, "N": int(N), "M": int(M), "median_min_log_odds": float(lo), "parent_attention": float(pa)}
             for label, res in odds.items()
             for N, M, lo, pa in zip(res["N"], res["M"], res["median_min_log_odds"], res["parent_attention"])]
@@ -252,9 +257,10 @@ def steps_frames(quick: bool = False):
 def steps_to_optimal(quick: bool = False):
     """:func:`onelayer.studies.walks.experiment.steps_to_optimal_table` over ``steps_table_sizes`` (``T0`` per ``(K, N)``)."""
     s = SETTINGS
-    sizes, steps = (s.steps_table_sizes[:2], s.quick_steps) if quick else (s.steps_table_sizes, s.steps_table_steps)
-    return None, {"p": s.steps_table_p, "steps": steps,
-                  "table": experiment.steps_to_optimal_table(s.steps_table_p, sizes, steps=steps)}
+    if not quick:  # the stored study walks-t31-runs
+        return None, {"p": s.steps_table_p, "steps": s.steps_table_steps, "table": runs_study()["steps_to_optimal"]}
+    return None, {"p": s.steps_table_p, "steps": s.quick_steps,
+                  "table": experiment.steps_to_optimal_table(s.steps_table_p, s.steps_table_sizes[:2], steps=s.quick_steps)}
 
 
 @register("walks-fig8", "Theorem 3.1: K=20, N=101, p=0.5, 50 GD steps, one seed: accuracy, V, attention and its zoom "
@@ -263,7 +269,7 @@ def fig8(quick: bool = False):
     """The paper's Figure 8 (Figure 4 with ``K = 20``, ``N = 101``) and its numbers."""
     s = SETTINGS
     exp = sample_experiment(s.fig4_p, K=s.fig8_K, N=s.fig8_N)
-    hist = experiment.run(exp, steps=s.quick_steps if quick else s.fig4_steps)
+    hist = experiment.run(exp, steps=s.quick_steps) if quick else runs_study()["fig8"]  # stored: walks-t31-runs
     return (figures.training_figure(hist, exp, title="K=20, N=101, M=1000, p=0.5 (paper's Figure 8)"),
             experiment.training_numbers(hist, exp))
 
@@ -281,7 +287,26 @@ def _direction_runs(quick: bool) -> tuple:
     if quick:
         return tuple(experiment.direction_run(p, steps=s.quick_direction_steps, n_records=s.quick_direction_records)
                      for p in s.direction_ps)
-    return tuple(experiment.direction_run(p, steps=s.direction_steps) for p in s.direction_ps)
+    return runs_study()["direction"]
+
+
+@lru_cache(maxsize=None)
+def runs_study() -> dict:
+    """The stored study :mod:`onelayer.studies.walks.theorem31_runs` (``python -m onelayer study walks-t31-runs``):
+    the long runs on one training sample (direction of ``V``, direction by loss, Lemma C.7, the parent's log-odds);
+    cached. ``ValueError`` when it was run with other settings than the chapter's."""
+    data, s = theorem31_runs.load(), SETTINGS
+    stored = data["settings"]
+    expected = theorem31_runs.Settings(direction_ps=s.direction_ps, direction_steps=s.direction_steps, p=s.p,
+                                       loss_direction_steps=s.loss_direction_steps, remainder_steps=s.direction_steps,
+                                       log_odds_p=s.log_odds_p, log_odds_Ns=s.log_odds_Ns,
+                                       log_odds_walks=s.log_odds_walks, steps_table_p=s.steps_table_p,
+                                       steps_table_sizes=s.steps_table_sizes, steps_table_steps=s.steps_table_steps,
+                                       fig8_p=s.fig4_p, fig8_K=s.fig8_K, fig8_N=s.fig8_N, fig8_steps=s.fig4_steps)
+    if stored != expected:
+        raise ValueError(f"the stored study {theorem31_runs.STUDY.name} was run with {stored}, the chapter needs "
+                         f"{expected}: run 'python -m onelayer study {theorem31_runs.STUDY.name}'")
+    return data
 
 
 @register("walks-value-direction", "Theorem 3.1: direction of V against Pi^T and sqrt(Pi^T) (p = 0.5, 0.7, 0.9; one "
@@ -322,16 +347,16 @@ RATIO_HEADERS = {"p": "p", "ratio": "ratio", "sqrt_odds": "sqrt(p/(1-p))", "odds
                  "norm_over_sqrt_2t": "||V||/sqrt(2t)"}
 
 
-@lru_cache(maxsize=None)
 def loss_direction_rows() -> tuple[dict, ...]:
-    """:func:`onelayer.studies.walks.direction.direction_by_loss` at p = 0.7 (log, squared and cross-entropy loss); cached."""
-    return tuple(direction.direction_by_loss(SETTINGS.p, steps=SETTINGS.loss_direction_steps))
+    """:func:`onelayer.studies.walks.direction.direction_by_loss` at p = 0.7 (log, squared and cross-entropy loss),
+    stored in :func:`runs_study`."""
+    return runs_study()["loss_direction"]
 
 
-@lru_cache(maxsize=None)
 def lemma_c7() -> dict:
-    """:func:`onelayer.studies.walks.direction.lemma_c7_remainder` at p = 0.7 over ``direction_steps``; cached."""
-    return direction.lemma_c7_remainder(SETTINGS.p, steps=SETTINGS.direction_steps)
+    """:func:`onelayer.studies.walks.direction.lemma_c7_remainder` at p = 0.7 over ``direction_steps``, stored in
+    :func:`runs_study`."""
+    return runs_study()["lemma_c7"]
 
 
 # -- the edge of the theorem ---------------------------------------------------------------------------------------------
@@ -346,61 +371,16 @@ def seed_study() -> dict:
 
 
 def first_step_rates(rows: list[dict] | None = None) -> dict:
-    """Over the stored training samples (``p = 0.7``, the paper's size): ``samples``; the
-    :class:`~onelayer.rates.Rate` of samples in which all 6 columns of ``V(1)`` peak at the most frequent training
-    label (``all_top_1``), the same for ``V(2)`` (``all_top_2``), in which every column of ``V(1)`` peaks at offset
-    +1 (``all_plus_one_1``), in which ``V(1)`` is circulant (largest deviation below ``circulant_tol``,
-    ``circulant_1``), in which the step-2 test-mean attention on the parent exceeds ``selected_attention``
-    (``parent_selected_2``), in which the step-2 positional gap exceeds the token-logit spread (``gap_wins_2``), and
-    in which every test prediction is Bayes-optimal at step 3 (``optimal_3``) and at step 2 (``optimal_2``);
-    ``(mean, low, high)`` (95% t intervals) of the number of such columns of ``V(1)`` (``mean_top_1``), of ``V(1)``'s
-    circulant deviation (``mean_circulant_1``), of the step-2 parent attention, positional gap and token spread
-    (``mean_parent_2``, ``mean_gap_2``, ``mean_spread_2``), of the share of test predictions equal to the most
-    frequent training label at steps 1 and 2 (``mean_predicts_top_1``, ``mean_predicts_top_2``) and of the
-    conditional accuracy at steps 2 and 3 (``mean_conditional_2``, ``mean_conditional_3``); ``min_parent_2``; and
-    ``histogram_1`` (samples with 0..6 such columns)."""
-    rows = seed_study()["first_steps"] if rows is None else rows
-    if not rows:
-        raise ValueError("rows must not be empty")
-    s, n, K = SETTINGS, len(rows), 6
-    count = lambda f: rate(sum(bool(f(r)) for r in rows), n)  # noqa: E731
-    mean = lambda key: mean_interval([r[key] for r in rows])  # noqa: E731
-    return {"samples": n,
-            "all_top_1": count(lambda r: r["top_label_columns_1"] == K),
-            "all_top_2": count(lambda r: r["top_label_columns_2"] == K),
-            "all_plus_one_1": count(lambda r: r["plus_one_columns_1"] == K),
-            "circulant_1": count(lambda r: r["circulant_deviation_1"] < s.circulant_tol),
-            "parent_selected_2": count(lambda r: r["parent_attention_2"] > s.selected_attention),
-            "gap_wins_2": count(lambda r: r["positional_gap_2"] > r["token_logit_spread_2"]),
-            "optimal_2": count(lambda r: r["optimal_2"]), "optimal_3": count(lambda r: r["optimal_3"]),
-            "mean_top_1": mean("top_label_columns_1"), "mean_circulant_1": mean("circulant_deviation_1"),
-            "mean_parent_2": mean("parent_attention_2"), "min_parent_2": min(r["parent_attention_2"] for r in rows),
-            "mean_gap_2": mean("positional_gap_2"), "mean_spread_2": mean("token_logit_spread_2"),
-            "mean_predicts_top_1": mean("predicts_top_label_1"), "mean_predicts_top_2": mean("predicts_top_label_2"),
-            "mean_conditional_2": mean("conditional_accuracy_2"), "mean_conditional_3": mean("conditional_accuracy_3"),
-            "histogram_1": [sum(r["top_label_columns_1"] == c for r in rows) for c in range(K + 1)]}
-
+    """:func:`onelayer.studies.walks.sample_rates.first_step_rates` of the stored first-steps samples of
+    :func:`seed_study` (or ``rows``) with the chapter's ``circulant_tol`` and ``selected_attention``."""
+    return sample_rates.first_step_rates(seed_study()["first_steps"] if rows is None else rows,
+                                         circulant_tol=SETTINGS.circulant_tol, selected_attention=SETTINGS.selected_attention)
 
 def direction_rates(rows: list[dict] | None = None) -> dict:
-    """Over the stored direction runs (``p = 0.7``, the paper's size, one training sample each): ``samples``;
-    ``(mean, low, high)`` (95% t intervals) of the best power ``a`` of ``(Pi^T)^a`` under the log-loss and the squared
-    loss (``log_power``, ``squared_power``), of Lemma C.7's smallest remainder ``min_beta ||V - beta Pi^T||_F`` at
-    step 1 and at the last step (``residual_first``, ``residual_last``) and of its log-log slope (``slope``); the
-    :class:`~onelayer.rates.Rate` of samples whose ``V`` is closer in direction to ``sqrt(Pi^T)`` than to ``Pi^T``
-    under the log-loss (``log_sqrt_closer``) and closer to ``Pi^T`` under the squared loss (``squared_Pi_closer``),
-    and in which the remainder grows (slope above ``growth_slope``, ``grows``)."""
-    rows = seed_study()["direction"] if rows is None else rows
-    if not rows:
-        raise ValueError("rows must not be empty")
-    n = len(rows)
-    count = lambda f: rate(sum(bool(f(r)) for r in rows), n)  # noqa: E731
-    mean = lambda key: mean_interval([r[key] for r in rows])  # noqa: E731
-    return {"samples": n, "log_power": mean("log_best_power"), "squared_power": mean("squared_best_power"),
-            "residual_first": mean("residual_first"), "residual_last": mean("residual_last"), "slope": mean("slope"),
-            "log_sqrt_closer": count(lambda r: r["log_d_sqrt"] < r["log_d_Pi"]),
-            "squared_Pi_closer": count(lambda r: r["squared_d_Pi"] < r["squared_d_sqrt"]),
-            "grows": count(lambda r: r["slope"] > SETTINGS.growth_slope)}
-
+    """:func:`onelayer.studies.walks.sample_rates.direction_rates` of the stored direction samples of :func:`seed_study`
+    (or ``rows``) with the chapter's ``growth_slope``."""
+    return sample_rates.direction_rates(seed_study()["direction"] if rows is None else rows,
+                                        growth_slope=SETTINGS.growth_slope)
 
 @lru_cache(maxsize=None)
 def slope_study() -> dict:
@@ -409,19 +389,10 @@ def slope_study() -> dict:
 
 
 def slope_rates(rows: list[dict] | None = None) -> dict:
-    """Theorem 3.1 item 3's rate over the stored training samples (``p = 0.7``, the paper's size, log-loss): the
-    log-log slope of the distance of ``V``'s direction to each sample's own ``sqrt(C^T)`` target, fitted from the same
-    record as :func:`direction_slope`: ``samples``, ``from_step``, ``slope`` (``(mean, low, high)``, a 95% t
-    interval), ``lowest``/``highest`` (the extreme samples) and ``near_half`` (the :class:`~onelayer.rates.Rate` of
-    samples whose slope lies within ``slope_tol`` of ``-1/2``)."""
-    rows = slope_study()["summary"]["samples"] if rows is None else rows
-    if len(rows) < 2:
-        raise ValueError("rows must hold at least two samples")
-    slopes = [r["slope"] for r in rows]
-    return {"samples": len(rows), "from_step": int(rows[0]["from_step"]), "slope": mean_interval(slopes),
-            "lowest": min(slopes), "highest": max(slopes),
-            "near_half": rate(sum(abs(v + 0.5) <= SETTINGS.slope_tol for v in slopes), len(rows))}
-
+    """:func:`onelayer.studies.walks.sample_rates.slope_rates` of the samples of :func:`slope_study` (or ``rows``) with
+    the chapter's ``slope_tol``."""
+    return sample_rates.slope_rates(slope_study()["summary"]["samples"] if rows is None else rows,
+                                    slope_tol=SETTINGS.slope_tol)
 
 def mean_text(interval, digits: int = 3) -> str:
     """``"mean [low, high]"``, 3 significant digits unless told (:func:`onelayer.formatting.mean_text`)."""
@@ -538,16 +509,9 @@ def edge_verdict(rates: list[dict] | None = None) -> dict:
 
 
 def pooled_edge_rates(rows: list[dict] | None = None) -> dict:
-    """``{K: (optimal on the parent, other lag)}``: the two :class:`~onelayer.rates.Rate` of the stored edge runs of
-    each ring size, pooled over ``p``."""
-    rows = seed_study()["edge"] if rows is None else rows
-    out = {}
-    for K in sorted({r["K"] for r in rows}):
-        sub = [r for r in rows if r["K"] == K]
-        out[K] = (rate(sum(r["top_lag"] == 1 and not np.isnan(r["T0"]) for r in sub), len(sub)),
-                  rate(sum(r["top_lag"] != 1 for r in sub), len(sub)))
-    return out
-
+    """:func:`onelayer.studies.walks.sample_rates.pooled_edge_rates` of the stored edge runs of :func:`seed_study`
+    (or ``rows``)."""
+    return sample_rates.pooled_edge_rates(seed_study()["edge"] if rows is None else rows)
 
 def small_ring_verdict() -> dict:
     """The verdict row on the condition ``K > 4``: the stored runs for ``K = 3, 4`` against ``K = 6`` (40 seeds at

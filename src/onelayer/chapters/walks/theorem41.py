@@ -4,8 +4,11 @@ The token average of a deterministic walk with ``N = rK + 1``, Lemma D.1, the sy
 and four step-size schedules (exact), the paper's Figures 5 and 9 in three versions, which reconstructed choices
 decide Figures 4 and 5 (:mod:`onelayer.studies.walks.sensitivity`; over many training samples from the stored study
 :mod:`onelayer.studies.walks.seed_rates`), and how round-off, a seeded Gram error or a
-perturbation of ``q`` leaves the symmetric state (:mod:`onelayer.studies.walks.theorem41`). Every figure and table of the
-chapter is a registered function here; the runs several cells share are cached.
+perturbation of ``q`` leaves the symmetric state (:mod:`onelayer.studies.walks.theorem41`). The sensitivity rows, the
+symmetry table, the perturbation escape and Figure 9 are stored (:mod:`onelayer.studies.walks.t41_sensitivity`,
+:mod:`~onelayer.studies.walks.t41_exact_runs`, :mod:`~onelayer.studies.walks.t41_fig9`); Figure 5 and the round-off
+runs stay live. Every figure and table of the chapter is a registered function here; the runs several cells share are
+cached.
 """
 
 from __future__ import annotations
@@ -20,13 +23,14 @@ from ...formatting import near_zero_text, number_text
 from ...registry import register
 from ...scrubber import frame_numbers, scrub
 from ...studies import registry
-from ...studies.walks import experiment, gram_errors, seed_rates, sensitivity as sens, theorem41
+from ...studies.walks import (experiment, gram_errors, seed_rates, sensitivity as sens, t41_exact_runs, t41_fig9,
+                               t41_sensitivity, theorem41)
 from ...figures import walks as figures
 from ...walks import theory
 from ...walks.data import walk_population
 
-__all__ = ["Settings", "SETTINGS", "token_averages", "lemma_d1", "symmetry_rows", "symmetry_table", "fig5_runs",
-           "fig5", "fig5_sin_positions", "escape_player", "escape_frames", "sensitivity_rows", "sensitivity_exact_rows",
+__all__ = ["Settings", "SETTINGS", "token_averages", "lemma_d1", "exact_runs_study", "symmetry_rows", "symmetry_table", "fig5_runs",
+           "fig5", "fig5_sin_positions", "escape_player", "escape_frames", "sensitivity_study", "sensitivity_rows", "sensitivity_exact_rows",
            "sensitivity", "seed_study", "figure45_rate_rows", "figure45_rates", "figure45_verdict", "gram_error_study", "gram_error_rate_rows",
            "figure45_gram_errors", "gram_error_verdict", "roundoff_machine", "roundoff_escape", "perturbation_escape", "fig9_runs", "fig9", "verdict_rows"]
 
@@ -115,9 +119,24 @@ def _symmetry(steps: int) -> tuple:
     return tuple(theorem41.symmetry_table(steps=steps))
 
 
+@lru_cache(maxsize=None)
+def exact_runs_study() -> dict:
+    """The stored study :mod:`onelayer.studies.walks.t41_exact_runs` (``python -m onelayer study walks-t41-exact-runs``):
+    the symmetry table and the perturbation escape on the exact population; cached. ``ValueError`` when it was run
+    with other settings than the chapter's."""
+    data, s = t41_exact_runs.load(), SETTINGS
+    expected = t41_exact_runs.Settings(losses=s.lemma_d1_losses, symmetry_steps=s.symmetry_steps,
+                                       perturbations=s.perturbations, perturbation_steps=s.escape_steps)
+    if data["settings"] != expected:
+        raise ValueError(f"the stored study {t41_exact_runs.STUDY.name} was run with {data['settings']}, the chapter "
+                         f"needs {expected}: run 'python -m onelayer study {t41_exact_runs.STUDY.name}'")
+    return data
+
+
 def symmetry_rows(quick: bool = False) -> list[dict]:
-    """:func:`onelayer.studies.walks.theorem41.symmetry_table` (3 losses x 4 schedules on the exact population); cached."""
-    return list(_symmetry(SETTINGS.quick_symmetry_steps if quick else SETTINGS.symmetry_steps))
+    """:func:`onelayer.studies.walks.theorem41.symmetry_table` (3 losses x 4 schedules on the exact population), stored
+    in :func:`exact_runs_study` (quick mode: live, 10 steps)."""
+    return list(_symmetry(SETTINGS.quick_symmetry_steps) if quick else exact_runs_study()["symmetry"])
 
 
 @register("walks-symmetry-table", "Theorem 4.1 (table): the symmetric state under GD for three losses and four step-size schedules")
@@ -194,9 +213,25 @@ def escape_frames(quick: bool = False):
 
 def fig9_runs(quick: bool = False) -> dict:
     """``{recipe: (experiment, history)}`` of the Figure 9 runs (``K = 20``, ``N = 101``): the theorem's setting and
-    the sinusoidal recipe; cached."""
-    steps = SETTINGS.quick_deterministic_steps if quick else SETTINGS.deterministic_steps
-    return dict(_deterministic_runs(SETTINGS.fig9_K, SETTINGS.fig9_r, (POPULATION, SIN), steps))
+    the sinusoidal recipe, stored (quick mode: live, 20 steps); cached."""
+    if quick:
+        return dict(_deterministic_runs(SETTINGS.fig9_K, SETTINGS.fig9_r, (POPULATION, SIN), SETTINGS.quick_deterministic_steps))
+    return dict(_stored_fig9_runs())
+
+
+@lru_cache(maxsize=None)
+def _stored_fig9_runs() -> dict:
+    """The Figure 9 runs of the stored study :mod:`onelayer.studies.walks.t41_fig9` (``python -m onelayer study
+    walks-t41-fig9``), each with its experiment rebuilt; ``ValueError`` when it holds other settings or recipes."""
+    s, keys = SETTINGS, {POPULATION: "population", SIN: "sin"}
+    data = t41_fig9.load()
+    expected = t41_fig9.Settings(K=s.fig9_K, r=s.fig9_r, steps=s.deterministic_steps)
+    if data["settings"] != expected or any(t41_fig9.RECIPES[key] != RECIPES[name] for name, key in keys.items()):
+        raise ValueError(f"the stored study {t41_fig9.STUDY.name} was run with {data['settings']} and the recipes "
+                         f"{t41_fig9.RECIPES}, the chapter needs {expected} and {RECIPES}: run "
+                         f"'python -m onelayer study {t41_fig9.STUDY.name}'")
+    return {name: (theorem41.deterministic_setup(s.fig9_K, s.fig9_r, **RECIPES[name]), data["runs"][key])
+            for name, key in keys.items()}
 
 
 @register("walks-fig9", "Theorem 4.1: p=1, K=20, N=101, exact population and positions (paper's Figure 9)")
@@ -213,23 +248,33 @@ def _sensitivity(dtype: str, quick: bool) -> tuple:
     if quick:
         return tuple(sens.figure45_table(norms=s.quick_sensitivity_norms, dtypes=(dtype,), steps=s.quick_sensitivity_steps,
                                          n_train=s.quick_sensitivity_walks, n_test=s.quick_sensitivity_walks))
-    return tuple(sens.figure45_table(norms=s.sensitivity_norms, dtypes=(dtype,)))
+    return tuple(sensitivity_study()["sin"][dtype])
+
+
+@lru_cache(maxsize=None)
+def sensitivity_study() -> dict:
+    """The stored study :mod:`onelayer.studies.walks.t41_sensitivity` (``python -m onelayer study walks-t41-sensitivity``):
+    the rows of :func:`onelayer.studies.walks.sensitivity.figure45_row` on one training sample; cached. ``ValueError``
+    when it was run with other norms than the chapter's."""
+    data, s = t41_sensitivity.load(), SETTINGS
+    stored = data["settings"]
+    if stored != t41_sensitivity.Settings(norms=s.sensitivity_norms, exact_norms=s.exact_norms):
+        raise ValueError(f"the stored study {t41_sensitivity.STUDY.name} was run with {stored}, the chapter needs the "
+                         f"norms {s.sensitivity_norms} and {s.exact_norms} at the study's defaults: run "
+                         f"'python -m onelayer study {t41_sensitivity.STUDY.name}'")
+    return data
 
 
 def sensitivity_rows(dtype: str = "float64", quick: bool = False) -> list[dict]:
     """:func:`onelayer.studies.walks.sensitivity.figure45_table` over ``sensitivity_norms`` (sinusoidal positions with the
-    seeded Gram error) in one precision; cached. Float32 rows are the machine's own round-off."""
+    seeded Gram error) in one precision, stored in :func:`sensitivity_study` (quick mode: live, three norms, short runs).
+    Float32 rows are the round-off of the machine that ran the study."""
     return list(_sensitivity(dtype, quick))
 
 
-@lru_cache(maxsize=None)
-def _sensitivity_exact() -> tuple:
-    return tuple(sens.figure45_table(norms=SETTINGS.exact_norms, relative_gram_errors=(0.0,), positions=("exact",)))
-
-
 def sensitivity_exact_rows() -> list[dict]:
-    """The same with exactly orthogonal positions and no Gram error, float64 and float32; cached."""
-    return list(_sensitivity_exact())
+    """The same with exactly orthogonal positions and no Gram error, float64 and float32 (stored)."""
+    return list(sensitivity_study()["exact"])
 
 
 @register("walks-sensitivity", "Theorem 4.1: Figure 4's parent attention and Figure 5's escape step against ||p_i||^2, "
@@ -367,8 +412,10 @@ def perturbation_escape(quick: bool = False):
     """Escape step against the size ``delta`` of a perturbation of the initial ``q`` (theorem's setting), and the
     fitted steps per decade of ``delta``."""
     s = SETTINGS
-    deltas, steps = (s.perturbations[::2], s.quick_escape_steps) if quick else (s.perturbations, s.escape_steps)
-    pert = theorem41.perturbation_escape(deltas, steps=steps)
+    if quick:
+        pert = theorem41.perturbation_escape(s.perturbations[::2], steps=s.quick_escape_steps)
+    else:  # the stored study walks-t41-exact-runs
+        pert = exact_runs_study()["perturbation"]
     slope = float(np.polyfit(np.log10(pert["delta"]), pert["escape_step"], 1)[0])
     rows = [{"delta": float(d), "initial_spread": float(s0), "escape_step": float(st), "final_accuracy": float(a)}
             for d, s0, st, a in zip(pert["delta"], pert["initial_spread"], pert["escape_step"], pert["final_accuracy"])]
