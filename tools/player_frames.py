@@ -25,6 +25,7 @@ from tools.book_numbers import numbers_path
 PLAYERS = {
     "walks-random-init-sweep-frames": ("onelayer.chapters.walks.random_init", "study_player", "PLAYER_FRAMES"),
     "walks-lab-p-eta-frames": ("onelayer.chapters.walks.lab", "p_eta_player", "PLAYER_FRAMES"),
+    "selector-scale-frames": ("onelayer.chapters.selector", "scale_player", "PLAYER_FRAMES"),
 }
 
 
