@@ -253,9 +253,12 @@ verify-studies: $(STAMP)
 
 # The numbers behind every figure, linked from its caption: book/numbers/NAME.json (+ NAME.csv), written by
 # `python -m onelayer make NAME` in full mode (about 2 min on one core; tests/test_book_numbers.py checks they are
-# current). Then the captions (tools/figure_captions.py), which link a CSV only where there is one.
+# current). Then the captions (tools/figure_captions.py), which link a CSV only where there is one. The players
+# that chapters show from stored frames are rendered again after their numbers (tools/player_frames.py; the stored
+# frames carry the digest of those numbers and tests/test_player_frames.py fails when they are stale).
 numbers: $(STAMP)
 	@$(PY) -m tools.book_numbers --update
+	@$(PY) -m tools.player_frames
 
 captions: $(STAMP)
 	@$(PY) -m tools.figure_captions --apply
