@@ -28,6 +28,7 @@ MODULES: tuple[str, ...] = (
     "onelayer.studies.walks.no_position_bounds",
     "onelayer.studies.walks.qa_seeds",
     "onelayer.studies.walks.qa_frozen",
+    "onelayer.studies.walks.qa_runs",
     "onelayer.studies.walks.gram_errors",
     "onelayer.studies.walks.seed_rates",
     "onelayer.studies.walks.edge_seeds",

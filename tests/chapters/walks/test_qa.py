@@ -32,7 +32,7 @@ def test_normalization_table_renames_the_registered_columns():
     _, numbers = chapter.normalization(quick=True)
     table, columns = chapter.normalization_table(numbers)
     assert columns[-1] == f"step {chapter.SETTINGS.quick_steps}"
-    assert [r["normalize"] for r in table] == list(chapter.SETTINGS.normalizations)
+    assert [r["normalize"] for r in table] == list(chapter.SETTINGS.runs.normalizations)
     for shown, stored in zip(table, numbers["table"]):
         assert (shown["Task 1"], shown["fruit attention, Task 1, step 0"]) == (
             stored["task1_accuracy"], stored["task1_fruit_attention_start"])

@@ -3,7 +3,9 @@
 Section 6 of the walks paper and its Appendix F.2: the two tasks' token averages, the tie of the two Task-2
 questions under gradient descent from zero (our lemma), the paper's Figure 7 (linear model) and Figure 10 (a hidden
 ReLU layer), the attention normalisations the figure depends on, a bias term (issue 13), the explorer and its player.
-The tasks, the runs and the figure functions are :mod:`onelayer.studies.walks.qa`; this module fixes what the chapter shows.
+The single runs the chapter draws and tabulates are the stored study ``walks-qa-runs``
+(:mod:`onelayer.studies.walks.qa_runs`), the rates the stored studies ``walks-qa-seeds`` and ``walks-qa-frozen``; the
+explorer's default state is trained live. This module fixes what the chapter shows.
 """
 
 from __future__ import annotations
@@ -15,57 +17,44 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...claims import exact_class, rated
-from ...formatting import near_zero_text, number_text, rounded
+from ...formatting import near_zero_text, rounded
 from ...rates import Rate, rate
 from ...registry import register
 from ...scrubber import frame_numbers, scrub_grid
-from ...validation import check_choice, check_int
+from ...validation import check_choice
 from ...figures import walks_qa as qa_figures
 from ...studies import registry
-from ...studies.walks import qa, qa_frozen, qa_seeds
+from ...studies.walks import qa, qa_frozen, qa_runs, qa_seeds
 from ...walks import qa as qa_tasks
 
-__all__ = ["Settings", "SETTINGS", "symmetry_rows", "symmetry_table", "linear_runs", "fig7", "curves_rows", "fig7_findings",
-           "normalization", "normalization_table", "relu_runs", "fig10", "relu_rows", "bias_table", "explorer",
-           "explorer_default", "explorer_player", "explorer_frames", "long_run", "relu_from_zero", "seed_study", "frozen_study", "frozen_glue", "attention_verdict", "seed_rates",
-           "seeds", "seed_table", "seed_glue", "share_verdict", "verdict_rows"]
+__all__ = ["Settings", "SETTINGS", "runs", "symmetry_rows", "symmetry_table", "linear_runs", "fig7", "curves_rows",
+           "fig7_findings", "normalization", "normalization_table", "relu_runs", "fig10", "relu_rows", "bias_table",
+           "explorer", "explorer_default", "explorer_player", "explorer_frames", "long_run", "relu_from_zero",
+           "seed_study", "frozen_study", "frozen_glue", "attention_verdict", "seed_rates", "seeds", "seed_table",
+           "seed_glue", "share_verdict", "verdict_rows"]
 
 
 @dataclass(frozen=True)
 class Settings:
     """What the chapter shows."""
 
-    #: GD steps of every run (Section 6: 100 steps, [paper]); the quick variant of the command line
-    steps: int = 100
+    #: the single runs (seed 0; the ReLU variant seeds 0 and 1): the stored study ``walks-qa-runs``, whose settings
+    #: are these (Section 6: 100 GD steps, sigma = 0.01, eta = 0.1, [paper]; the ReLU width m = 19 of Appendix F.2;
+    #: "keys_and_query" is our reading of Section 5.2, [guess]; the bias placements of issue 13, [summary]; the long
+    #: Task-2 run of the first exercise; the player's grid of initial scales by step sizes)
+    runs: qa_runs.Settings = qa_runs.Settings()
+    #: GD steps of the quick variant of the command line (live runs)
     quick_steps: int = 5
-    #: width of the hidden ReLU layer (Appendix F.2, [paper]) and the seeds of its runs ([ours])
-    relu_hidden: int = 19
-    relu_seeds: tuple[int, ...] = (0, 1)
-    #: steps printed in the Figure 7 table ([ours])
+    #: steps printed in the Figure 7 table ([ours]) and the steps of the bias table
     table_steps: tuple[int, ...] = (0, 1, 2, 3, 5, 10, 20, 50, 100)
-    #: the attention normalisations compared ("keys_and_query" is our reading of Section 5.2, [guess]) and the
-    #: recording interval of those runs
-    normalizations: tuple[str, ...] = ("keys_and_query", "keys", "none")
-    record_every: int = 10
-    #: the symmetry check of the lemma: initialisations and positional vectors ([ours])
-    symmetry_inits: tuple[str, ...] = ("zero", "gaussian")
-    symmetry_positions: tuple[str, ...] = ("sin", "exact")
-    #: the bias experiment (issue 13, item 5(ii), [summary]): placements and the steps read off
-    bias_placements: tuple[str, ...] = ("none", "output", "attention", "both")
     bias_steps: tuple[int, ...] = (20, 100)
-    #: the long Task-2 run of the first exercise and its recording interval
-    long_steps: int = 3000
-    long_every: int = 500
-    #: the second exercise: the ReLU model from zero, this many steps
+    #: the second exercise: the ReLU model from zero, this many steps (live)
     frozen_steps: int = 5
-    #: the explorer's default (Section 6: sigma = 0.01, eta = 0.1, [paper]) and its steps
+    #: the explorer's default, trained live (Section 6: sigma = 0.01, eta = 0.1, [paper]) and its steps
     explore_sigma: float = 0.01
     explore_lr: float = 0.1
     explore_normalize: str = "keys_and_query"
     explore_steps: int = 100
-    #: the player's grid: initial scales by step sizes (quick mode: the first two scales, the first step size)
-    scrub_sigmas: tuple[float, ...] = (0.0, 0.01, 1.0)
-    scrub_lrs: tuple[float, ...] = (0.1, 1.0, 10.0)
     #: the runs over many seeds (issue 22): the stored study ``STUDY`` of :mod:`onelayer.studies.walks.qa_seeds` (40 seeds, each a
     #: training sample and an initialisation, scored on the exact task) and the steps at which "learned" is read
     #: (step 20: the bias claim; step 100: Figure 7)
@@ -75,18 +64,44 @@ class Settings:
 SETTINGS = Settings()
 
 
+def _quick_runs() -> qa_runs.Settings:
+    s = SETTINGS.runs
+    return dataclasses.replace(s, steps=SETTINGS.quick_steps, relu_seeds=s.relu_seeds[:1],
+                               explore_sigmas=s.explore_sigmas[:2], explore_lrs=s.explore_lrs[:1],
+                               explore_steps=SETTINGS.quick_steps)
+
+
+@functools.lru_cache(maxsize=1)
+def _stored_runs() -> dict:
+    stored = registry.load(qa_runs.STUDY.name)
+    if qa_runs.Settings(**{k: tuple(v) if isinstance(v, list) else v for k, v in stored["settings"].items()}) != SETTINGS.runs:
+        raise ValueError(f"the stored study {qa_runs.STUDY.name} has settings {stored['settings']}; the chapter's "
+                         f"SETTINGS.runs differ: run `python -m onelayer study {qa_runs.STUDY.name}`")
+    return qa_runs.histories(stored)
+
+
+@functools.lru_cache(maxsize=64)
+def runs(key: str, quick: bool = False):
+    """The single run (or explorer frame) ``key`` of :mod:`onelayer.studies.walks.qa_runs`: stored, or (``quick``)
+    trained here with the quick settings."""
+    if not quick:
+        return _stored_runs()[key]
+    settings = _quick_runs()
+    member = next(m for m in qa_runs.members(settings) if m.key == key)
+    return qa_runs.histories({"members": [{"key": key, "result": qa_runs.run_member(settings, member)}]})[key]
+
+
 def _steps(quick: bool) -> int:
-    return SETTINGS.quick_steps if quick else SETTINGS.steps
+    return SETTINGS.quick_steps if quick else SETTINGS.runs.steps
 
 
 def symmetry_rows() -> list[dict]:
-    """Task 2 trained from each initialisation with each kind of positional vectors: the largest output difference
-    between the two questions at step 0, over the run and at its end, and the final test accuracy."""
+    """Task 2 trained from each initialisation with each kind of positional vectors (stored): the largest output
+    difference between the two questions at step 0, over the run and at its end, and the final test accuracy."""
     rows = []
-    for init in SETTINGS.symmetry_inits:
-        for positions in SETTINGS.symmetry_positions:
-            hist = qa.run(qa.setup_task(2, positions=positions), steps=SETTINGS.steps, init=init,
-                          record_every=SETTINGS.record_every)
+    for init in SETTINGS.runs.symmetry_inits:
+        for positions in SETTINGS.runs.symmetry_positions:
+            hist = runs(f"symmetry-{init}-{positions}")
             gap = hist["output_gap"]
             rows.append({"init": init, "positions": positions, "gap_start": float(gap[0]), "gap_max": float(gap.max()),
                          "gap_end": float(gap[-1]), "test_accuracy": float(hist.final("test_accuracy"))})
@@ -102,13 +117,9 @@ def symmetry_table(rows: list[dict]) -> tuple[list[dict], list[str]]:
     return out, columns
 
 
-@functools.lru_cache(maxsize=8)
-def linear_runs(steps: int, normalize: str = "keys_and_query", record_every: int = 1) -> dict:
-    """``{"Task 1": History, "Task 2": History}``: the linear model of Section 6 (cached: the figure, its table and
-    the verdicts share the runs)."""
-    steps = check_int("steps", steps, low=1)
-    return {f"Task {t}": qa.run(qa.setup_task(t, normalize=normalize), steps=steps, record_every=record_every)
-            for t in qa_tasks.TASKS}
+def linear_runs(normalize: str = "keys_and_query", quick: bool = False) -> dict:
+    """``{"Task 1": History, "Task 2": History}``: the linear model of Section 6, recorded at every step."""
+    return {f"Task {t}": runs(f"linear-{normalize}-t{t}", quick) for t in qa_tasks.TASKS}
 
 
 def _qa_table(runs: dict) -> list[dict]:
@@ -120,25 +131,22 @@ def _qa_table(runs: dict) -> list[dict]:
 @register("walks-fig7", "Question answering: test accuracy and KL of the linear model on Tasks 1 and 2, sigma=0.01, eta=0.1, one seed (paper's Figure 7)")
 def fig7(quick: bool = False):
     """The paper's Figure 7: test accuracy and KL of both tasks over the run."""
-    steps = _steps(quick)
-    runs = linear_runs(steps)
+    runs = linear_runs(quick=quick)
     fig = qa_figures.figure_curves(runs, title="linear model, sigma=0.01, eta=0.1, one seed (paper's Figure 7)")
-    return fig, {"steps": steps, "average_gap": {f"Task {t}": qa_tasks.average_gap(t) for t in qa_tasks.TASKS},
+    return fig, {"steps": _steps(quick), "average_gap": {f"Task {t}": qa_tasks.average_gap(t) for t in qa_tasks.TASKS},
                  "table": _qa_table(runs)}
 
 
 def curves_rows() -> list[dict]:
     """Figure 7 at ``SETTINGS.table_steps``: accuracy and KL of each task (3 significant digits)."""
-    runs = linear_runs(SETTINGS.steps)
-    return [{"step": t, **{f"{name} {what}": rounded(float(h.at(key, t)), 3) for name, h in runs.items()
+    return [{"step": t, **{f"{name} {what}": rounded(float(h.at(key, t)), 3) for name, h in linear_runs().items()
                            for what, key in (("acc", "test_accuracy"), ("KL", "kl"))}} for t in SETTINGS.table_steps]
 
 
 def fig7_findings() -> dict:
     """What the text reads off Figure 7: the first step from which Task 1 is always right, the final accuracy of
     Task 2, the final KL and attention on the fruits of Task 1 (3 significant digits)."""
-    runs = linear_runs(SETTINGS.steps)
-    t1, t2 = runs["Task 1"], runs["Task 2"]
+    t1, t2 = linear_runs().values()
     return {"first_perfect": int(t1.steps[np.flatnonzero(t1["test_accuracy"] > 1 - 1e-9)[0]]),
             "task2_accuracy": round(float(t2.final("test_accuracy")), 3),
             "task1_kl": round(float(t1.final("kl")), 3),
@@ -148,17 +156,14 @@ def fig7_findings() -> dict:
 @register("walks-qa-normalization", "Question answering (table): final accuracy and attention on the fruits for three input normalisations")
 def normalization(quick: bool = False):
     """Final accuracy of both tasks and Task 1's attention on the fruits for each attention normalisation."""
-    steps = _steps(quick)
-    every = SETTINGS.record_every if steps >= SETTINGS.record_every else 1
     rows = []
-    for normalize in SETTINGS.normalizations:
-        runs = linear_runs(steps, normalize, every)
-        t1, t2 = runs["Task 1"], runs["Task 2"]
+    for normalize in SETTINGS.runs.normalizations:
+        t1, t2 = linear_runs(normalize, quick).values()
         rows.append({"normalize": normalize, "task1_accuracy": float(t1.final("test_accuracy")),
                      "task2_accuracy": float(t2.final("test_accuracy")),
                      "task1_fruit_attention_start": float(t1["fruit_attention"][0]),
                      "task1_fruit_attention_end": float(t1.final("fruit_attention"))})
-    return None, {"steps": steps, "table": rows}
+    return None, {"steps": _steps(quick), "table": rows}
 
 
 def normalization_table(numbers: dict) -> tuple[list[dict], list[str]]:
@@ -171,23 +176,21 @@ def normalization_table(numbers: dict) -> tuple[list[dict], list[str]]:
     return rows, columns
 
 
-@functools.lru_cache(maxsize=4)
-def relu_runs(steps: int, seeds: tuple[int, ...]) -> dict:
-    """``{(task, seed): History}`` of the ReLU variant (Appendix F.2), seed by seed (cached)."""
-    steps = check_int("steps", steps, low=1)
-    return {(t, s): qa.run(qa.setup_task(t, hidden=SETTINGS.relu_hidden, seed=s), steps=steps, seed=s)
-            for s in seeds for t in qa_tasks.TASKS}
+def relu_runs(quick: bool = False) -> dict:
+    """``{(task, seed): History}`` of the ReLU variant (Appendix F.2), seed by seed."""
+    seeds = (_quick_runs() if quick else SETTINGS.runs).relu_seeds
+    return {(t, s): runs(f"relu-s{s:03d}-t{t}", quick) for s in seeds for t in qa_tasks.TASKS}
 
 
 @register("walks-fig10", "Question answering with a hidden ReLU layer (m=19): accuracy and KL on Tasks 1 and 2, one seed (paper's Figure 10)")
 def fig10(quick: bool = False):
     """The paper's Figure 10 (our reading of the ReLU layer): both tasks for the first seed; numbers of every seed."""
-    steps, seeds = (SETTINGS.quick_steps, SETTINGS.relu_seeds[:1]) if quick else (SETTINGS.steps, SETTINGS.relu_seeds)
-    runs = relu_runs(steps, seeds)
-    fig = qa_figures.figure_curves({f"Task {t} (ReLU)": runs[t, seeds[0]] for t in qa_tasks.TASKS},
-                           title="hidden ReLU layer, m = 19, one seed (paper's Figure 10)")
-    table = _qa_table({f"Task {t} (ReLU), seed {s}": h for (t, s), h in runs.items()})
-    return fig, {"steps": steps, "seeds": list(seeds), "table": table}
+    relu = relu_runs(quick)
+    seeds = sorted({s for _, s in relu}, key=list(s for _, s in relu).index)
+    fig = qa_figures.figure_curves({f"Task {t} (ReLU)": relu[t, seeds[0]] for t in qa_tasks.TASKS},
+                                   title="hidden ReLU layer, m = 19, one seed (paper's Figure 10)")
+    table = _qa_table({f"Task {t} (ReLU), seed {s}": h for (t, s), h in relu.items()})
+    return fig, {"steps": _steps(quick), "seeds": seeds, "table": table}
 
 
 def relu_rows() -> list[dict]:
@@ -195,25 +198,16 @@ def relu_rows() -> list[dict]:
     return [{"seed": s, "task": t, "accuracy_10": float(h.at("test_accuracy", 10)),
              "accuracy_50": float(h.at("test_accuracy", 50)), "accuracy_end": float(h.final("test_accuracy")),
              "kl_end": float(h.final("kl"))}
-            for (t, s), h in relu_runs(SETTINGS.steps, SETTINGS.relu_seeds).items()]
+            for (t, s), h in relu_runs().items()]
 
 
-@functools.lru_cache(maxsize=1)
 def bias_table() -> tuple[list[dict], float]:
     """Test accuracy of both tasks at ``SETTINGS.bias_steps`` for each bias placement (3 significant digits), and the
     largest Task-2 output difference from zero initialisation over every placement with a bias."""
-    rows = []
-    for placement in SETTINGS.bias_placements:
-        row = {"bias": placement}
-        for t in qa_tasks.TASKS:
-            h = qa.bias_run(qa.setup_task(t), placement, steps=SETTINGS.steps, record_every=SETTINGS.record_every)
-            for s in SETTINGS.bias_steps:
-                row[f"Task {t}, step {s}"] = rounded(float(h.at("test_accuracy", s)), 3)
-        rows.append(row)
-    zero_gap = max(float(qa.bias_run(qa.setup_task(2), placement, steps=SETTINGS.steps, init="zero",
-                                     record_every=SETTINGS.record_every)["output_gap"].max())
-                   for placement in SETTINGS.bias_placements[1:])
-    return rows, zero_gap
+    placements = SETTINGS.runs.bias_placements
+    rows = [{"bias": b, **{f"Task {t}, step {s}": rounded(float(runs(f"bias-{b}-t{t}").at("test_accuracy", s)), 3)
+                           for t in qa_tasks.TASKS for s in SETTINGS.bias_steps}} for b in placements]
+    return rows, max(float(runs(f"bias-zero-{b}")["output_gap"].max()) for b in placements[1:])
 
 
 def explorer():
@@ -223,26 +217,31 @@ def explorer():
 
 @register("walks-qa-explorer-default", "Question answering: the explorer widget's default state: test accuracy of Tasks 1 and 2, sigma=0.01, eta=0.1")
 def explorer_default(quick: bool = False):
-    """The explorer's figure at its default state, and the accuracies it plots."""
+    """The explorer's figure at its default state (trained here), and the accuracies it plots."""
     s = SETTINGS
     steps = s.quick_steps if quick else s.explore_steps
-    runs = qa.explorer_runs(s.explore_sigma, s.explore_lr, s.explore_normalize, steps)
-    rows = [{"task": task, "step": int(t), "test_accuracy": float(h["acc"][i])} for task, h in runs.items()
+    live = qa.explorer_runs(s.explore_sigma, s.explore_lr, s.explore_normalize, steps)
+    rows = [{"task": task, "step": int(t), "test_accuracy": float(h["acc"][i])} for task, h in live.items()
             for i, t in enumerate(h.steps)]
-    fig = qa_figures.explorer(s.explore_sigma, s.explore_lr, s.explore_normalize, steps)
+    fig = qa_figures.explorer_figure(live, sigma=s.explore_sigma, lr=s.explore_lr, normalize=s.explore_normalize)
     return fig, {"sigma": s.explore_sigma, "lr": s.explore_lr, "normalize": s.explore_normalize, "steps": steps,
                  "table": rows}
 
 
-def _explorer_frame(sigma, lr, steps=None):
-    return qa_figures.explorer(sigma=sigma, lr=lr, normalize=SETTINGS.explore_normalize,
-                       steps=SETTINGS.explore_steps if steps is None else steps)
+def _player_grid(quick: bool = False):
+    s = _quick_runs() if quick else SETTINGS.runs
+
+    def draw(sigma, lr):
+        frame = runs(f"explorer-s{s.explore_sigmas.index(sigma)}-lr{s.explore_lrs.index(lr)}", quick)
+        return qa_figures.explorer_figure(frame, sigma=sigma, lr=lr, normalize=s.explore_normalize)
+
+    return draw, s.explore_sigmas, s.explore_lrs
 
 
 def explorer_player():
-    """The precomputed player of the HTML book: the explorer over ``scrub_sigmas`` by ``scrub_lrs``."""
-    return scrub_grid(_explorer_frame, SETTINGS.scrub_sigmas, SETTINGS.scrub_lrs, labels=("init sigma", "step size eta"),
-                      name="walks-qa-explorer", fmt=("{:g}", "{:g}"),
+    """The precomputed player of the HTML book: the stored explorer runs over the grid of initial scales by step
+    sizes of ``SETTINGS.runs``."""
+    return scrub_grid(*_player_grid(), labels=("init sigma", "step size eta"), name="walks-qa-explorer", fmt=("{:g}", "{:g}"),
                       alt="Test accuracy of Task 1 and Task 2 against the GD step for 100 steps of the linear model with "
                           "initial scale sigma = {0} (0: zero initialisation) and step size eta = {1}.")
 
@@ -251,24 +250,19 @@ def explorer_player():
                                       "steps for each initial scale sigma and step size eta")
 def explorer_frames(quick: bool = False):
     """The numbers behind every frame of :func:`explorer_player`."""
-    if quick:
-        return None, frame_numbers(lambda sigma, lr: _explorer_frame(sigma, lr, SETTINGS.quick_steps),
-                                   SETTINGS.scrub_sigmas[:2], SETTINGS.scrub_lrs[:1], labels=("init sigma", "step size eta"),
-                                   fmt=("{:g}", "{:g}"))
-    return None, frame_numbers(_explorer_frame, SETTINGS.scrub_sigmas, SETTINGS.scrub_lrs,
-                               labels=("init sigma", "step size eta"), fmt=("{:g}", "{:g}"))
+    return None, frame_numbers(*_player_grid(quick), labels=("init sigma", "step size eta"), fmt=("{:g}", "{:g}"))
 
 
 def long_run() -> list[dict]:
-    """Task 2 from the paper's Gaussian initialisation for ``long_steps`` steps: output difference and accuracy."""
-    h = qa.run(qa.setup_task(2), steps=SETTINGS.long_steps, record_every=SETTINGS.long_every)
+    """Task 2 from the paper's Gaussian initialisation for ``long_steps`` steps (stored): output difference and accuracy."""
+    h = runs("long")
     return [{"step": int(t), "output_gap": float(g), "test_accuracy": float(a)}
             for t, g, a in zip(h.steps, h["output_gap"], h["test_accuracy"])]
 
 
 def relu_from_zero() -> dict[str, float]:
     """The ReLU variant (Task 1) from zero: the largest ``|entry|`` of each parameter after ``frozen_steps`` steps."""
-    h = qa.run(qa.setup_task(1, hidden=SETTINGS.relu_hidden), steps=SETTINGS.frozen_steps, init="zero",
+    h = qa.run(qa.setup_task(1, hidden=SETTINGS.runs.relu_hidden), steps=SETTINGS.frozen_steps, init="zero",
                record_every=SETTINGS.frozen_steps)
     return {k: float(v.abs().max()) for k, v in h.params.items()}
 
@@ -375,7 +369,7 @@ def seed_glue() -> dict:
     first, last = SETTINGS.seed_check_steps[0], SETTINGS.seed_check_steps[-1]
     kq, keys, none = _find(rates, 1), _find(rates, 1, normalize="keys"), _find(rates, 1, normalize="none")
     out_bias, att_bias = _find(rates, 1, "output"), _find(rates, 1, "attention")
-    relu1, relu2 = _find(rates, 1, hidden=SETTINGS.relu_hidden), _find(rates, 2, hidden=SETTINGS.relu_hidden)
+    relu1, relu2 = _find(rates, 1, hidden=SETTINGS.runs.relu_hidden), _find(rates, 2, hidden=SETTINGS.runs.relu_hidden)
     n = kq["rates"][f"learned_{last}"].n
     partial = n - out_bias["rates"][f"learned_{last}"].k - out_bias["rates"]["near_chance"].k
     bias_t2 = [_find(rates, 2, b)["rates"]["near_chance"] for b in ("output", "attention", "both")]
@@ -505,7 +499,7 @@ def verdict_rows() -> list[dict]:
                                      + f"; attention frozen, only V trained: {f['rates']['near_chance'].text()}"),
                      "verdict": share_verdict(r["rates"]["near_chance"]),
                      **rated({"Task 2 near 1/2": r["rates"]["near_chance"]}), "chapter": "qa"})
-    r1, r2 = _find(rates, 1, hidden=s.relu_hidden), _find(rates, 2, hidden=s.relu_hidden)
+    r1, r2 = _find(rates, 1, hidden=s.runs.relu_hidden), _find(rates, 2, hidden=s.runs.relu_hidden)
     rows.append({"claim": "with a hidden ReLU layer Task 1 is learned and Task 2 is not (Figure 10)", "source": "[paper]",
                  "reading": "f = A ReLU(V X S), m = 19, all Gaussian (ours; Appendix F.2 does not give the form)",
                  "settings": runs.replace("1000 training", "1024 training"),
