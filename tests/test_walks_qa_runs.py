@@ -35,13 +35,13 @@ def test_a_stored_run_reads_back_as_the_history_it_recorded():
 
 def test_the_chapter_refuses_a_stored_study_with_other_settings(monkeypatch):
     stored = registry.load(qa_runs.STUDY.name)
-    monkeypatch.setattr(registry, "load", lambda name, **kw: {**stored, "settings": {**stored["settings"], "steps": 50}})
-    chapter._stored_runs.cache_clear()
+    monkeypatch.setattr(qa_runs, "load_study", lambda name, **kw: {**stored, "settings": {**stored["settings"], "steps": 50}})
+    chapter._stored.cache_clear()
     try:
         with pytest.raises(ValueError, match="walks-qa-runs"):
-            chapter._stored_runs()
+            chapter._stored()
     finally:
-        chapter._stored_runs.cache_clear()
+        chapter._stored.cache_clear()
 
 
 @pytest.mark.recompute

@@ -1,40 +1,37 @@
-"""Chapter "Beyond random walks: two question-answering tasks" (``book/walks/qa.ipynb``).
+"""Chapter "Beyond random walks: two question-answering tasks" (``book/walks/qa.ipynb``): Section 6 and Appendix F.2.
 
-Section 6 of the walks paper and its Appendix F.2: the two tasks' token averages, the tie of the two Task-2
-questions under gradient descent from zero (our lemma), the paper's Figure 7 (linear model) and Figure 10 (a hidden
-ReLU layer), the attention normalisations the figure depends on, a bias term (issue 13), the explorer and its player.
-The single runs the chapter draws and tabulates are the stored study ``walks-qa-runs``
-(:mod:`onelayer.studies.walks.qa_runs`), the rates the stored studies ``walks-qa-seeds`` and ``walks-qa-frozen``; the
-explorer's default state is trained live. This module fixes what the chapter shows.
+The token averages, the tie of the two Task-2 questions from zero (our lemma), Figures 7 and 10, the attention
+normalisations, a bias term (issue 13), the explorer and its player. The single runs are the stored study
+``walks-qa-runs`` (:mod:`onelayer.studies.walks.qa_runs`), the rates ``walks-qa-seeds`` and ``walks-qa-frozen``
+(:mod:`onelayer.studies.walks.qa_readings`); only the explorer's default state trains here.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-from dataclasses import dataclass
 
 import numpy as np
 
 from ...claims import exact_class, rated
 from ...formatting import near_zero_text, rounded
-from ...rates import Rate, rate
+from ...rates import rate
 from ...registry import register
 from ...scrubber import frame_numbers, scrub_grid
 from ...validation import check_choice
 from ...figures import walks_qa as qa_figures
-from ...studies import registry
 from ...studies.walks import qa, qa_frozen, qa_runs, qa_seeds
+from ...studies.walks.qa_readings import (attention_verdict, find, frozen_study, rate_rows, seed_rates, seed_study,
+                                          share_verdict)
 from ...walks import qa as qa_tasks
 
 __all__ = ["Settings", "SETTINGS", "runs", "symmetry_rows", "symmetry_table", "linear_runs", "fig7", "curves_rows",
            "fig7_findings", "normalization", "normalization_table", "relu_runs", "fig10", "relu_rows", "bias_table",
            "explorer", "explorer_default", "explorer_player", "explorer_frames", "long_run", "relu_from_zero",
-           "seed_study", "frozen_study", "frozen_glue", "attention_verdict", "seed_rates", "seeds", "seed_table",
-           "seed_glue", "share_verdict", "verdict_rows"]
+           "frozen_glue", "seeds", "seed_table", "seed_glue", "verdict_rows"]
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class Settings:
     """What the chapter shows."""
 
@@ -64,48 +61,29 @@ class Settings:
 SETTINGS = Settings()
 
 
-def _quick_runs() -> qa_runs.Settings:
+def _run_settings(quick: bool) -> qa_runs.Settings:
+    """``SETTINGS.runs``, or (``quick``) fewer steps, the first ReLU seed and the explorer's first two frames."""
     s = SETTINGS.runs
-    return dataclasses.replace(s, steps=SETTINGS.quick_steps, relu_seeds=s.relu_seeds[:1],
-                               explore_sigmas=s.explore_sigmas[:2], explore_lrs=s.explore_lrs[:1],
-                               explore_steps=SETTINGS.quick_steps)
-
-
-@functools.lru_cache(maxsize=1)
-def _stored_runs() -> dict:
-    stored = registry.load(qa_runs.STUDY.name)
-    if qa_runs.Settings(**{k: tuple(v) if isinstance(v, list) else v for k, v in stored["settings"].items()}) != SETTINGS.runs:
-        raise ValueError(f"the stored study {qa_runs.STUDY.name} has settings {stored['settings']}; the chapter's "
-                         f"SETTINGS.runs differ: run `python -m onelayer study {qa_runs.STUDY.name}`")
-    return qa_runs.histories(stored)
+    return s if not quick else dataclasses.replace(
+        s, steps=SETTINGS.quick_steps, relu_seeds=s.relu_seeds[:1], explore_sigmas=s.explore_sigmas[:2],
+        explore_lrs=s.explore_lrs[:1], explore_steps=SETTINGS.quick_steps)
 
 
 @functools.lru_cache(maxsize=64)
 def runs(key: str, quick: bool = False):
-    """The single run (or explorer frame) ``key`` of :mod:`onelayer.studies.walks.qa_runs`: stored, or (``quick``)
-    trained here with the quick settings."""
-    if not quick:
-        return _stored_runs()[key]
-    settings = _quick_runs()
-    member = next(m for m in qa_runs.members(settings) if m.key == key)
-    return qa_runs.histories({"members": [{"key": key, "result": qa_runs.run_member(settings, member)}]})[key]
+    """The single run (or explorer frame) ``key`` of :mod:`onelayer.studies.walks.qa_runs`: stored (the study run
+    with ``SETTINGS.runs``), or (``quick``) trained here with the quick settings."""
+    return qa_runs.run_one(_run_settings(True), key) if quick else _stored()[key]
 
 
-def _steps(quick: bool) -> int:
-    return SETTINGS.quick_steps if quick else SETTINGS.runs.steps
+@functools.lru_cache(maxsize=1)
+def _stored() -> dict:
+    return qa_runs.load(SETTINGS.runs)
 
 
 def symmetry_rows() -> list[dict]:
-    """Task 2 trained from each initialisation with each kind of positional vectors (stored): the largest output
-    difference between the two questions at step 0, over the run and at its end, and the final test accuracy."""
-    rows = []
-    for init in SETTINGS.runs.symmetry_inits:
-        for positions in SETTINGS.runs.symmetry_positions:
-            hist = runs(f"symmetry-{init}-{positions}")
-            gap = hist["output_gap"]
-            rows.append({"init": init, "positions": positions, "gap_start": float(gap[0]), "gap_max": float(gap.max()),
-                         "gap_end": float(gap[-1]), "test_accuracy": float(hist.final("test_accuracy"))})
-    return rows
+    """:func:`onelayer.studies.walks.qa_runs.symmetry_rows` of the stored runs."""
+    return qa_runs.symmetry_rows(_stored(), SETTINGS.runs)
 
 
 def symmetry_table(rows: list[dict]) -> tuple[list[dict], list[str]]:
@@ -122,19 +100,13 @@ def linear_runs(normalize: str = "keys_and_query", quick: bool = False) -> dict:
     return {f"Task {t}": runs(f"linear-{normalize}-t{t}", quick) for t in qa_tasks.TASKS}
 
 
-def _qa_table(runs: dict) -> list[dict]:
-    return [{"run": name, "step": int(t), "test_accuracy": float(h["test_accuracy"][i]), "kl": float(h["kl"][i]),
-             "fruit_attention": float(h["fruit_attention"][i])}
-            for name, h in runs.items() for i, t in enumerate(h.steps)]
-
-
 @register("walks-fig7", "Question answering: test accuracy and KL of the linear model on Tasks 1 and 2, sigma=0.01, eta=0.1, one seed (paper's Figure 7)")
 def fig7(quick: bool = False):
     """The paper's Figure 7: test accuracy and KL of both tasks over the run."""
     runs = linear_runs(quick=quick)
     fig = qa_figures.figure_curves(runs, title="linear model, sigma=0.01, eta=0.1, one seed (paper's Figure 7)")
-    return fig, {"steps": _steps(quick), "average_gap": {f"Task {t}": qa_tasks.average_gap(t) for t in qa_tasks.TASKS},
-                 "table": _qa_table(runs)}
+    return fig, {"steps": _run_settings(quick).steps, "average_gap": {f"Task {t}": qa_tasks.average_gap(t) for t in qa_tasks.TASKS},
+                 "table": qa_runs.curve_table(runs)}
 
 
 def curves_rows() -> list[dict]:
@@ -156,14 +128,8 @@ def fig7_findings() -> dict:
 @register("walks-qa-normalization", "Question answering (table): final accuracy and attention on the fruits for three input normalisations")
 def normalization(quick: bool = False):
     """Final accuracy of both tasks and Task 1's attention on the fruits for each attention normalisation."""
-    rows = []
-    for normalize in SETTINGS.runs.normalizations:
-        t1, t2 = linear_runs(normalize, quick).values()
-        rows.append({"normalize": normalize, "task1_accuracy": float(t1.final("test_accuracy")),
-                     "task2_accuracy": float(t2.final("test_accuracy")),
-                     "task1_fruit_attention_start": float(t1["fruit_attention"][0]),
-                     "task1_fruit_attention_end": float(t1.final("fruit_attention"))})
-    return None, {"steps": _steps(quick), "table": rows}
+    rows = qa_runs.normalization_rows({nz: tuple(linear_runs(nz, quick).values()) for nz in SETTINGS.runs.normalizations})
+    return None, {"steps": _run_settings(quick).steps, "table": rows}
 
 
 def normalization_table(numbers: dict) -> tuple[list[dict], list[str]]:
@@ -178,7 +144,7 @@ def normalization_table(numbers: dict) -> tuple[list[dict], list[str]]:
 
 def relu_runs(quick: bool = False) -> dict:
     """``{(task, seed): History}`` of the ReLU variant (Appendix F.2), seed by seed."""
-    seeds = (_quick_runs() if quick else SETTINGS.runs).relu_seeds
+    seeds = _run_settings(quick).relu_seeds
     return {(t, s): runs(f"relu-s{s:03d}-t{t}", quick) for s in seeds for t in qa_tasks.TASKS}
 
 
@@ -186,19 +152,16 @@ def relu_runs(quick: bool = False) -> dict:
 def fig10(quick: bool = False):
     """The paper's Figure 10 (our reading of the ReLU layer): both tasks for the first seed; numbers of every seed."""
     relu = relu_runs(quick)
-    seeds = sorted({s for _, s in relu}, key=list(s for _, s in relu).index)
+    seeds = list(_run_settings(quick).relu_seeds)
     fig = qa_figures.figure_curves({f"Task {t} (ReLU)": relu[t, seeds[0]] for t in qa_tasks.TASKS},
                                    title="hidden ReLU layer, m = 19, one seed (paper's Figure 10)")
-    table = _qa_table({f"Task {t} (ReLU), seed {s}": h for (t, s), h in relu.items()})
-    return fig, {"steps": _steps(quick), "seeds": seeds, "table": table}
+    table = qa_runs.curve_table({f"Task {t} (ReLU), seed {s}": h for (t, s), h in relu.items()})
+    return fig, {"steps": _run_settings(quick).steps, "seeds": seeds, "table": table}
 
 
 def relu_rows() -> list[dict]:
-    """Each ReLU run: test accuracy at steps 10, 50 and at the end, and the final KL."""
-    return [{"seed": s, "task": t, "accuracy_10": float(h.at("test_accuracy", 10)),
-             "accuracy_50": float(h.at("test_accuracy", 50)), "accuracy_end": float(h.final("test_accuracy")),
-             "kl_end": float(h.final("kl"))}
-            for (t, s), h in relu_runs().items()]
+    """:func:`onelayer.studies.walks.qa_runs.relu_rows` of the stored ReLU runs."""
+    return qa_runs.relu_rows(relu_runs())
 
 
 def bias_table() -> tuple[list[dict], float]:
@@ -229,7 +192,7 @@ def explorer_default(quick: bool = False):
 
 
 def _player_grid(quick: bool = False):
-    s = _quick_runs() if quick else SETTINGS.runs
+    s = _run_settings(quick)
 
     def draw(sigma, lr):
         frame = runs(f"explorer-s{s.explore_sigmas.index(sigma)}-lr{s.explore_lrs.index(lr)}", quick)
@@ -255,9 +218,7 @@ def explorer_frames(quick: bool = False):
 
 def long_run() -> list[dict]:
     """Task 2 from the paper's Gaussian initialisation for ``long_steps`` steps (stored): output difference and accuracy."""
-    h = runs("long")
-    return [{"step": int(t), "output_gap": float(g), "test_accuracy": float(a)}
-            for t, g, a in zip(h.steps, h["output_gap"], h["test_accuracy"])]
+    return qa_runs.gap_rows(runs("long"))
 
 
 def relu_from_zero() -> dict[str, float]:
@@ -267,72 +228,16 @@ def relu_from_zero() -> dict[str, float]:
     return {k: float(v.abs().max()) for k, v in h.params.items()}
 
 
-@functools.lru_cache(maxsize=2)
-def seed_study(quick: bool = False) -> dict:
-    """The runs over many seeds (:func:`onelayer.studies.walks.qa_seeds.payload`): the stored study
-    (``python -m onelayer study walks-qa-seeds``), or (``quick``) its quick settings run here."""
-    study = qa_seeds.STUDY
-    if quick:
-        records = [{"key": m.key, "fields": dict(m.fields), "result": study.run_member(study.quick, m)}
-                   for m in study.member_list(study.quick)]
-        return qa_seeds.payload({"quick": True, "settings": dataclasses.asdict(study.quick), "members": records})
-    return qa_seeds.payload(registry.load(study.name))
-
-
-@functools.lru_cache(maxsize=1)
-def frozen_study() -> dict:
-    """The frozen-attention control (:mod:`onelayer.studies.walks.qa_frozen`, ``python -m onelayer study
-    walks-qa-frozen``): the runs of :func:`seed_study` with the attention kept at its initialisation."""
-    return qa_seeds.payload(registry.load(qa_frozen.STUDY.name))
-
-
-def _reading(setting: dict) -> str:
-    if setting.get("hidden") is not None:
-        return f"ReLU layer, m = {setting['hidden']}"
-    norm = {"keys_and_query": "keys and query normalised", "keys": "keys normalised",
-            "none": "no normalisation"}[setting["normalize"]]
-    bias = {"none": "no bias", "output": "output bias", "attention": "attention bias",
-            "both": "attention and output biases"}[setting["bias"]]
-    return f"{bias}, {norm}"
-
-
-def seed_rates(data: dict) -> list[dict]:
-    """For each setting of a study: its task and reading, and the :class:`onelayer.rates.Rate` of each outcome of
-    :func:`onelayer.studies.walks.qa_seeds.outcome_counts` (``learned_<t>`` at the ``seed_check_steps`` the runs reach)."""
-    checks = tuple(sorted({min(t, data["steps"]) for t in SETTINGS.seed_check_steps}))
-    out = []
-    for setting in data["settings"]:
-        counts = qa_seeds.outcome_counts(setting["runs"], checks)
-        n = counts.pop("n")
-        finals = [round(r["accuracy"][-1], 3) for r in setting["runs"]]
-        out.append({"task": setting["task"], "bias": setting.get("bias", "none"),
-                    "normalize": setting.get("normalize", "keys_and_query"), "hidden": setting.get("hidden"),
-                    "reading": _reading(setting), "steps": data["steps"], "checks": checks,
-                    "rates": {k: rate(v, n) for k, v in counts.items()},
-                    "finals": {a: finals.count(a) for a in sorted(set(finals))},
-                    "seed0_first_learned": setting["runs"][0]["first_learned"]})
-    return out
+def _rates(data: dict) -> list[dict]:
+    return seed_rates(data, SETTINGS.seed_check_steps)
 
 
 @register("walks-qa-seeds", "Question answering over 40 seeds (table): how often each task is learned, stays near one half, or gets one answer for every input, per bias placement and normalisation")
 def seeds(quick: bool = False):
-    """:func:`seed_rates` of :func:`seed_study` as numbers: per setting, the count ``k`` of each outcome out of ``n``
-    runs with its Wilson interval, and the final accuracies (on the exact task) with how many runs end at each."""
+    """:func:`~onelayer.studies.walks.qa_readings.rate_rows` of the stored studies (``quick``: the quick runs): per
+    setting, each outcome's count ``k`` out of ``n`` runs with its Wilson interval, and the final accuracies."""
     data = seed_study(quick)
-    frozen = {} if quick else {_key(r): r for r in seed_rates(frozen_study())}
-    rows = []
-    for r in seed_rates(data):
-        row = {"task": r["task"], "reading": r["reading"], "checks": list(r["checks"])}
-        for k, v in r["rates"].items():
-            row.update({f"{k}_k": v.k, f"{k}_n": v.n, f"{k}_low": v.low, f"{k}_high": v.high})
-        if frozen:  # the control's run of the same setting; None where the control has no such setting
-            control = frozen.get(_key(r))
-            for k in r["rates"]:
-                v = control["rates"][k] if control is not None else None
-                row.update({f"frozen_{k}_{a}": (getattr(v, a) if v is not None else None)
-                            for a in ("k", "n", "low", "high")})
-        row["final_accuracies"] = ", ".join(f"{a:g}: {k}" for a, k in r["finals"].items())
-        rows.append(row)
+    rows = rate_rows(_rates(data), None if quick else _rates(frozen_study()))
     return None, {"source": "quick live run" if quick else qa_seeds.STUDY.stored,
                   "control": None if quick else qa_frozen.STUDY.stored, "seeds": data["seeds"],
                   "steps": data["steps"], "learned": qa_seeds.LEARNED, "near": qa_seeds.NEAR, "table": rows}
@@ -365,23 +270,23 @@ def seed_table(numbers: dict, task: int) -> tuple[list[dict], list[str]]:
 
 def seed_glue() -> dict:
     """The rates the chapter's prose quotes (``k/n = x [lo, hi]`` texts), keyed by their glue names."""
-    rates = seed_rates(seed_study())
+    rates = _rates(seed_study())
     first, last = SETTINGS.seed_check_steps[0], SETTINGS.seed_check_steps[-1]
-    kq, keys, none = _find(rates, 1), _find(rates, 1, normalize="keys"), _find(rates, 1, normalize="none")
-    out_bias, att_bias = _find(rates, 1, "output"), _find(rates, 1, "attention")
-    relu1, relu2 = _find(rates, 1, hidden=SETTINGS.runs.relu_hidden), _find(rates, 2, hidden=SETTINGS.runs.relu_hidden)
+    kq, keys, none = find(rates, 1), find(rates, 1, normalize="keys"), find(rates, 1, normalize="none")
+    out_bias, att_bias = find(rates, 1, "output"), find(rates, 1, "attention")
+    relu1, relu2 = find(rates, 1, hidden=SETTINGS.runs.relu_hidden), find(rates, 2, hidden=SETTINGS.runs.relu_hidden)
     n = kq["rates"][f"learned_{last}"].n
     partial = n - out_bias["rates"][f"learned_{last}"].k - out_bias["rates"]["near_chance"].k
-    bias_t2 = [_find(rates, 2, b)["rates"]["near_chance"] for b in ("output", "attention", "both")]
+    bias_t2 = [find(rates, 2, b)["rates"]["near_chance"] for b in ("output", "attention", "both")]
     return {"qa_seeds_n": n, "qa_s_t1_kq": kq["rates"][f"learned_{last}"].text(),
             "qa_s_t1_kq_20": kq["rates"][f"learned_{first}"].text(), "qa_s_t1_keys": keys["rates"][f"learned_{last}"].text(),
             "qa_s_t1_keys_near": keys["rates"]["near_chance"].text(),
             "qa_s_t1_keys_top": "{:g} on the exact task in {} of {}".format(*max(keys["finals"].items(), key=lambda kv: kv[1]), n),
-            "qa_s_t2_kq": _find(rates, 2)["rates"]["near_chance"].text(),
+            "qa_s_t2_kq": find(rates, 2)["rates"]["near_chance"].text(),
             "qa_s_t1_none": none["rates"][f"learned_{last}"].text(), "qa_s_t1_none_near": none["rates"]["near_chance"].text(),
             "qa_s_t1_none_one": none["rates"]["single_answer"].text(),
-            "qa_s_t2_none": _find(rates, 2, normalize="none")["rates"]["near_chance"].text(),
-            "qa_s_t2_none_learned": _find(rates, 2, normalize="none")["rates"][f"learned_{last}"].text(),
+            "qa_s_t2_none": find(rates, 2, normalize="none")["rates"]["near_chance"].text(),
+            "qa_s_t2_none_learned": find(rates, 2, normalize="none")["rates"][f"learned_{last}"].text(),
             "qa_s_relu_t1": relu1["rates"][f"learned_{last}"].text(), "qa_s_relu_t1_one": relu1["rates"]["single_answer"].text(),
             "qa_s_relu_t2": relu2["rates"]["near_chance"].text(),
             "qa_s_att_t1_20": att_bias["rates"][f"learned_{first}"].text(),
@@ -395,61 +300,19 @@ def frozen_glue() -> dict:
     """The frozen-attention control's rates the prose quotes (``qa_f_*``), with keys and query normalised: Task 1
     learned by steps 20 and 100, Task 2 near one half, Task 1 learned by step 20 with the attention or the output bias
     (and with the attention bias, keys only normalised), and how the control compares with the trained runs."""
-    rates = seed_rates(frozen_study())
+    rates = _rates(frozen_study())
     first, last = SETTINGS.seed_check_steps[0], SETTINGS.seed_check_steps[-1]
-    t1, t2 = _find(rates, 1), _find(rates, 2)
-    trained_rates = seed_rates(seed_study())
-    trained = _find(trained_rates, 1)["rates"][f"learned_{last}"]
-    att, out = _find(rates, 1, "attention")["rates"][f"learned_{first}"], _find(rates, 1, "output")["rates"][f"learned_{first}"]
-    att_keys = _find(rates, 1, "attention", "keys")["rates"][f"learned_{first}"]
+    t1, t2 = find(rates, 1), find(rates, 2)
+    trained_rates = _rates(seed_study())
+    trained = find(trained_rates, 1)["rates"][f"learned_{last}"]
+    att, out = find(rates, 1, "attention")["rates"][f"learned_{first}"], find(rates, 1, "output")["rates"][f"learned_{first}"]
+    att_keys = find(rates, 1, "attention", "keys")["rates"][f"learned_{first}"]
     return {"qa_f_t1_kq": t1["rates"][f"learned_{last}"].text(), "qa_f_t1_kq_20": t1["rates"][f"learned_{first}"].text(),
             "qa_f_t2_kq": t2["rates"]["near_chance"].text(),
             "qa_f_t1_kq_verdict": attention_verdict(trained, t1["rates"][f"learned_{last}"]),
             "qa_f_att_t1_20": att.text(), "qa_f_out_t1_20": out.text(), "qa_f_att_keys_t1_20": att_keys.text(),
-            "qa_f_att_verdict": attention_verdict(_find(trained_rates, 1, "attention")["rates"][f"learned_{first}"], att),
-            "qa_f_out_verdict": attention_verdict(_find(trained_rates, 1, "output")["rates"][f"learned_{first}"], out)}
-
-
-def share_verdict(r: Rate) -> str:
-    """What a rate says about a claim that the outcome happens: every run, most (interval above 1/2), about half
-    (interval holds 1/2), a minority (interval below 1/2), no run."""
-    if not isinstance(r, Rate):
-        raise TypeError(f"r must be a Rate, not {type(r).__name__}")
-    if r.k == r.n:
-        return f"holds in every run ({r.k}/{r.n})"
-    if r.k == 0:
-        return f"fails in every run (0/{r.n})"
-    if r.low > 0.5:
-        return "holds in most runs"
-    if r.high < 0.5:
-        return "holds in a minority of runs"
-    return "holds in about half the runs"
-
-
-def _key(r: dict) -> tuple:
-    return r["task"], r["bias"], r["normalize"], r["hidden"]
-
-
-def attention_verdict(trained: Rate, frozen: Rate) -> str:
-    """What training the attention adds to a "learned" rate, from the same runs with the attention frozen at its
-    initialisation (``frozen``): nothing measurable when the intervals overlap and the frozen rate is high too (the
-    claim then does not test the attention), else the difference."""
-    if not isinstance(trained, Rate) or not isinstance(frozen, Rate):
-        raise TypeError("trained and frozen must be Rates")
-    overlap = frozen.high >= trained.low and frozen.low <= trained.high
-    if frozen.low > 0.5 and overlap:
-        return (f"also learned with the attention frozen ({frozen.text()}): V alone reads the answer off the initial "
-                f"attention's token average, so this claim does not test the attention")
-    if frozen.high < trained.low:
-        return (f"with the attention frozen only {frozen.text()}: training the attention raises the rate beyond the "
-                f"sampling intervals")
-    if trained.high < frozen.low:
-        return f"with the attention frozen {frozen.text()}: training the attention makes it worse"
-    return f"with the attention frozen {frozen.text()}: no measurable difference from training the attention"
-
-
-def _find(rates: list[dict], task: int, bias: str = "none", normalize: str = "keys_and_query", hidden=None) -> dict:
-    return next(r for r in rates if (r["task"], r["bias"], r["normalize"], r["hidden"]) == (task, bias, normalize, hidden))
+            "qa_f_att_verdict": attention_verdict(find(trained_rates, 1, "attention")["rates"][f"learned_{first}"], att),
+            "qa_f_out_verdict": attention_verdict(find(trained_rates, 1, "output")["rates"][f"learned_{first}"], out)}
 
 
 def verdict_rows() -> list[dict]:
@@ -464,7 +327,7 @@ def verdict_rows() -> list[dict]:
     zero_tied = max(r["gap_max"] for (init, _), r in sym.items() if init == "zero")
     _, bias_zero_gap = bias_table()
     data = seed_study()
-    rates, frozen = seed_rates(data), seed_rates(frozen_study())
+    rates, frozen = _rates(data), _rates(frozen_study())
     n_seeds, steps = len(data["seeds"]), data["steps"]
     first, last = s.seed_check_steps[0], s.seed_check_steps[-1]
     runs = (f"sigma = 0.01, eta = 0.1, M = 1000, {steps} steps, 1000 training sentences; {n_seeds} seeds (training "
@@ -478,7 +341,7 @@ def verdict_rows() -> list[dict]:
          "verdict": "holds" if gap < 1e-12 else "fails", "class": exact_class(bool(gap < 1e-12)), "chapter": "qa"},
     ]
     for normalize in qa_seeds.NORMALIZATIONS:
-        r, f = _find(rates, 1, normalize=normalize), _find(frozen, 1, normalize=normalize)
+        r, f = find(rates, 1, normalize=normalize), find(frozen, 1, normalize=normalize)
         trained, still = r["rates"][f"learned_{last}"], f["rates"][f"learned_{last}"]
         rows.append({"claim": "Task 1 is learned to about 100% within 100 steps (Figure 7)", "source": "[paper]",
                      "reading": r["reading"] + (" (ours; Section 6 does not say)" if normalize == "keys_and_query" else ""),
@@ -490,7 +353,7 @@ def verdict_rows() -> list[dict]:
                      "verdict": share_verdict(trained) + "; " + attention_verdict(trained, still),
                      **rated({f"Task 1 learned by step {last}": trained}), "chapter": "qa"})
     for normalize in qa_seeds.NORMALIZATIONS:
-        r, f = _find(rates, 2, normalize=normalize), _find(frozen, 2, normalize=normalize)
+        r, f = find(rates, 2, normalize=normalize), find(frozen, 2, normalize=normalize)
         rows.append({"claim": "Task 2 stays at about 50% (Figure 7)", "source": "[paper]", "reading": r["reading"],
                      "settings": runs + "; control: the same runs with the attention frozen at its initialisation",
                      "measurement": (f"{near} at step {last}: {r['rates']['near_chance'].text()}"
@@ -499,7 +362,7 @@ def verdict_rows() -> list[dict]:
                                      + f"; attention frozen, only V trained: {f['rates']['near_chance'].text()}"),
                      "verdict": share_verdict(r["rates"]["near_chance"]),
                      **rated({"Task 2 near 1/2": r["rates"]["near_chance"]}), "chapter": "qa"})
-    r1, r2 = _find(rates, 1, hidden=s.runs.relu_hidden), _find(rates, 2, hidden=s.runs.relu_hidden)
+    r1, r2 = find(rates, 1, hidden=s.runs.relu_hidden), find(rates, 2, hidden=s.runs.relu_hidden)
     rows.append({"claim": "with a hidden ReLU layer Task 1 is learned and Task 2 is not (Figure 10)", "source": "[paper]",
                  "reading": "f = A ReLU(V X S), m = 19, all Gaussian (ours; Appendix F.2 does not give the form)",
                  "settings": runs.replace("1000 training", "1024 training"),
@@ -513,8 +376,8 @@ def verdict_rows() -> list[dict]:
                  "chapter": "qa"})
     for normalize in qa_seeds.NORMALIZATIONS:
         for placement in ("attention", "output", "both"):
-            t1, t2 = _find(rates, 1, placement, normalize), _find(rates, 2, placement, normalize)
-            f1, f2 = _find(frozen, 1, placement, normalize), _find(frozen, 2, placement, normalize)
+            t1, t2 = find(rates, 1, placement, normalize), find(rates, 2, placement, normalize)
+            f1, f2 = find(frozen, 1, placement, normalize), find(frozen, 2, placement, normalize)
             trained, still = t1["rates"][f"learned_{first}"], f1["rates"][f"learned_{first}"]
             rows.append({
                 "claim": "with a bias term Task 1 is at 100% after 20 steps and Task 2 at about 50%", "source": "[summary]",

@@ -23,10 +23,12 @@ import numpy as np
 
 from ...training import History
 from ...walks.qa import TASKS
+from ..registry import load as load_study
 from ..runner import Member, Study
 from . import qa
 
-__all__ = ["Settings", "QUICK", "members", "run_member", "summarize", "STUDY", "history", "histories"]
+__all__ = ["Settings", "QUICK", "members", "run_member", "summarize", "STUDY", "history", "histories", "load", "run_one",
+           "curve_table", "symmetry_rows", "relu_rows", "normalization_rows", "gap_rows"]
 
 
 @dataclass(frozen=True)
@@ -132,3 +134,64 @@ def histories(stored: dict) -> dict[str, History | dict[int, History]]:
     (:func:`onelayer.studies.registry.load`)."""
     return {r["key"]: (history(r["result"]) if "records" in r["result"]
                        else {int(t): history(h) for t, h in r["result"].items()}) for r in stored["members"]}
+
+
+def load(settings: Settings, path=None) -> dict:
+    """:func:`histories` of the stored study (``path``: another file of it), refused (``ValueError``) unless it was
+    run with ``settings``."""
+    stored = load_study(STUDY.name, path=path)
+    if Settings(**{k: tuple(v) if isinstance(v, list) else v for k, v in stored["settings"].items()}) != settings:
+        raise ValueError(f"the stored study {STUDY.name} has settings {stored['settings']}, not {settings}: run "
+                         f"`python -m onelayer study {STUDY.name}`")
+    return histories(stored)
+
+
+def run_one(settings: Settings, key: str):
+    """The member ``key``'s run (or frame) under ``settings``, trained now, as :func:`histories` gives it."""
+    member = next((m for m in members(settings) if m.key == key), None)
+    if member is None:
+        raise ValueError(f"key {key!r} is no member of walks-qa-runs under {settings}")
+    return histories({"members": [{"key": key, "result": run_member(settings, member)}]})[key]
+
+
+def curve_table(runs: dict) -> list[dict]:
+    """Named runs (name -> History) as rows: run, step, test accuracy, KL and attention on the fruits."""
+    return [{"run": name, "step": int(t), "test_accuracy": float(h["test_accuracy"][i]), "kl": float(h["kl"][i]),
+             "fruit_attention": float(h["fruit_attention"][i])}
+            for name, h in runs.items() for i, t in enumerate(h.steps)]
+
+
+def symmetry_rows(runs: dict, settings: Settings) -> list[dict]:
+    """The symmetry runs (key -> History, as :func:`load` gives) by initialisation and positional vectors: the
+    largest output difference between the two Task-2 questions at step 0, over the run and at its end, and the final
+    test accuracy."""
+    rows = []
+    for init in settings.symmetry_inits:
+        for positions in settings.symmetry_positions:
+            hist = runs[f"symmetry-{init}-{positions}"]
+            gap = hist["output_gap"]
+            rows.append({"init": init, "positions": positions, "gap_start": float(gap[0]), "gap_max": float(gap.max()),
+                         "gap_end": float(gap[-1]), "test_accuracy": float(hist.final("test_accuracy"))})
+    return rows
+
+
+def relu_rows(relu: dict) -> list[dict]:
+    """The ReLU runs (``(task, seed) -> History``): test accuracy at steps 10, 50 and at the end, and the final KL."""
+    return [{"seed": s, "task": t, "accuracy_10": float(h.at("test_accuracy", 10)),
+             "accuracy_50": float(h.at("test_accuracy", 50)), "accuracy_end": float(h.final("test_accuracy")),
+             "kl_end": float(h.final("kl"))} for (t, s), h in relu.items()]
+
+
+def normalization_rows(linear: dict) -> list[dict]:
+    """The linear runs by normalisation (normalisation -> (Task-1 History, Task-2 History)): the final accuracy of
+    both tasks and Task 1's attention on the fruits at step 0 and at the end."""
+    return [{"normalize": normalize, "task1_accuracy": float(t1.final("test_accuracy")),
+             "task2_accuracy": float(t2.final("test_accuracy")),
+             "task1_fruit_attention_start": float(t1["fruit_attention"][0]),
+             "task1_fruit_attention_end": float(t1.final("fruit_attention"))} for normalize, (t1, t2) in linear.items()]
+
+
+def gap_rows(hist: History) -> list[dict]:
+    """A Task-2 run as rows: step, largest output difference of the two questions, test accuracy."""
+    return [{"step": int(t), "output_gap": float(g), "test_accuracy": float(a)}
+            for t, g, a in zip(hist.steps, hist["output_gap"], hist["test_accuracy"])]
