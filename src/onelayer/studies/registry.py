@@ -22,6 +22,7 @@ __all__ = ["MODULES", "studies", "get", "load"]
 #: The study modules, in the order they run.
 MODULES: tuple[str, ...] = (
     "onelayer.studies.walks.variations.seeds",
+    "onelayer.studies.walks.variations.runs",
     "onelayer.studies.walks.direction_slopes",
     "onelayer.studies.walks.chain_seeds",
     "onelayer.studies.walks.baseline_seeds",
