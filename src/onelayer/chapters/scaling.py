@@ -19,8 +19,7 @@ import numpy as np
 from ..figures import walks_scaling as walk_scaling_figures
 from ..claims import rated
 from ..formatting import number_text
-from ..power_laws import fit_power_law
-from ..rates import mean_interval, rate
+from ..rates import rate
 from ..registry import register
 from ..studies.trees.scaling import criteria as ts_criteria, fits as ts_fits, rows as ts_rows, runs as ts_runs, stored as ts_stored
 from ..figures.trees_scaling import scaling_figure
@@ -180,35 +179,16 @@ def walks_critical_m(quick: bool = False):
     return walk_scaling_figures.critical_figure(sets), {"slopes": slopes, "table": rows}
 
 
-def _seed_slopes(x, per_size: list[list[float]]) -> list[float]:
-    """One fitted power-law exponent per seed: ``per_size[i][b]`` is seed ``b``'s value at size ``x[i]``; a seed with a
-    ``nan`` (never selected) at some size is fitted on its other sizes, and left out with fewer than two."""
-    values = np.asarray(per_size, dtype=float)  # (sizes, seeds)
-    x = np.asarray(x, dtype=float)
-    out = []
-    for b in range(values.shape[1]):
-        good = np.isfinite(values[:, b]) & (values[:, b] > 0)
-        if good.sum() >= 2:
-            out.append(fit_power_law(x[good], values[good, b]).slope)
-    return out
-
-
 def seed_exponents(quick: bool = False) -> dict[str, dict]:
     """The exponents of the verdicts fitted seed by seed (each seed its own training sample), with the mean and its
     95% t interval over seeds: step-2 log-odds against ``M`` (at ``N = 97``) and against ``N`` (at ``M = 1000``), and
-    the critical ``M`` against ``N`` under both readings of "selected"."""
+    the critical ``M`` against ``N`` under both readings of "selected" (:func:`onelayer.studies.walks.scaling.summary.seed_exponents`)."""
     study = walks_study(quick)
     series = {"log_odds2 vs M": ([r["M"] for r in study["M"]], [r["log_odds2_seeds"] for r in study["M"]]),
               "log_odds2 vs N": ([r["N"] for r in study["N"]], [r["log_odds2_seeds"] for r in study["N"]])}
     for label, rows in critical_sets(quick).items():
         series[label] = ([r["N"] for r in rows], [r["M_crit_seeds"] for r in rows])
-    out = {}
-    for key, (x, per_size) in series.items():
-        slopes = _seed_slopes(x, per_size)
-        mean, low, high = mean_interval(slopes)
-        out[key] = {"slopes": slopes, "n": len(slopes), "mean": mean, "low": low, "high": high,
-                    "text": f"{mean:.2f} [{low:.2f}, {high:.2f}] (mean over {len(slopes)} seeds, 95% t interval)"}
-    return out
+    return ws_summary.seed_exponents(series)
 
 
 def stored_walks_table() -> list[dict]:
