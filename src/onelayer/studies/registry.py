@@ -42,6 +42,7 @@ MODULES: tuple[str, ...] = (
     "onelayer.studies.trees.backward_seeds",
     "onelayer.studies.trees.backward_own_tests",
     "onelayer.studies.trees.scaling.stored",
+    "onelayer.studies.trees.scaling.population",
     "onelayer.studies.trees.forward_alternative_layouts",
     "onelayer.studies.trees.forward_rescaling",
     "onelayer.studies.trees.forward_seeded_training",
