@@ -497,7 +497,8 @@ def seed_rate_glue() -> dict:
     out.update({f"var_ls_{key}_{tags[p]}": r[field].text() for p, r in scale.items()
                 for key, field in (("slower", "slower"), ("same", "same_end"))})
     out.update({f"var_lag_{key}_{tags[p]}": r[field].text() for p, r in lag2.items()
-                for key, field in (("sel", "selected_2"), ("opt", "optimal_end"), ("end", "on_lag_end"))})
+                for key, field in (("sel", "selected_2"), ("opt", "optimal_end"), ("end", "on_lag_end"))
+                if (key, p) != ("end", 0.7)})  # the prose quotes the lag-2 end state at p = 0.5 only
     out.update(var_ls_steps=int(seed_study()["settings"]["scale_steps"]),
                var_ls_other_05=len(scale[0.5]["other_seeds"]),
                var_ls_other_parent_05=number_text(scale[0.5]["other_parent_max"], 2),
