@@ -8,6 +8,7 @@ import pytest
 
 from onelayer.chapters import scaling as chapter
 from onelayer.studies.trees.scaling import runs as ts_runs
+from onelayer.studies.walks.scaling import summary as ws_summary
 
 KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "class", "chapter"}
 
@@ -74,7 +75,7 @@ def test_seed_exponents_fit_each_seed_of_the_quick_grids():
 
 
 def test_seed_slopes_skip_a_seed_that_never_selects():
-    slopes = chapter._seed_slopes([10, 20, 40], [[1.0, float("nan")], [2.0, float("nan")], [4.0, 5.0]])
+    slopes = ws_summary.seed_slopes([10, 20, 40], [[1.0, float("nan")], [2.0, float("nan")], [4.0, 5.0]])
     assert slopes == [pytest.approx(1.0, rel=1e-12)]  # tol: a least-squares fit of exact powers
 
 

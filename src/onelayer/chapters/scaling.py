@@ -19,10 +19,10 @@ import numpy as np
 from ..figures import walks_scaling as walk_scaling_figures
 from ..claims import rated
 from ..formatting import number_text
-from ..power_laws import fit_power_law
-from ..rates import mean_interval, rate
+from ..rates import rate
 from ..registry import register
-from ..studies.trees.scaling import criteria as ts_criteria, fits as ts_fits, rows as ts_rows, runs as ts_runs, stored as ts_stored
+from ..studies.trees.scaling import (criteria as ts_criteria, fits as ts_fits, population as ts_population, rows as ts_rows,
+                                     runs as ts_runs, stored as ts_stored)
 from ..figures.trees_scaling import scaling_figure
 from ..validation import check_bool
 from ..studies.walks.scaling import critical as ws_critical, runs as ws_runs, seeds as ws_seeds, stored as ws_stored, summary as ws_summary
@@ -30,8 +30,7 @@ from ..walks.positions import M_for
 
 __all__ = ["Settings", "SETTINGS", "walks_study", "walks_table", "walks_reader_tables", "walks_glue", "walks_scaling", "walks_cost",
            "critical_sets", "walks_critical_m", "seed_exponents", "stored_walks_table", "half_p_table", "trees_runs",
-           "constant_verdict", "failed_text",
-           "trees_table", "trees_gaps", "trees_fits", "trees_scaling", "eta_table", "sgd_follows", "constant_steps",
+           "constant_verdict", "failed_text", "trees_table", "trees_gaps", "trees_fits", "trees_scaling", "eta_table", "sgd_follows", "constant_steps",
            "verdict_rows"]
 
 
@@ -180,35 +179,16 @@ def walks_critical_m(quick: bool = False):
     return walk_scaling_figures.critical_figure(sets), {"slopes": slopes, "table": rows}
 
 
-def _seed_slopes(x, per_size: list[list[float]]) -> list[float]:
-    """One fitted power-law exponent per seed: ``per_size[i][b]`` is seed ``b``'s value at size ``x[i]``; a seed with a
-    ``nan`` (never selected) at some size is fitted on its other sizes, and left out with fewer than two."""
-    values = np.asarray(per_size, dtype=float)  # (sizes, seeds)
-    x = np.asarray(x, dtype=float)
-    out = []
-    for b in range(values.shape[1]):
-        good = np.isfinite(values[:, b]) & (values[:, b] > 0)
-        if good.sum() >= 2:
-            out.append(fit_power_law(x[good], values[good, b]).slope)
-    return out
-
-
 def seed_exponents(quick: bool = False) -> dict[str, dict]:
     """The exponents of the verdicts fitted seed by seed (each seed its own training sample), with the mean and its
     95% t interval over seeds: step-2 log-odds against ``M`` (at ``N = 97``) and against ``N`` (at ``M = 1000``), and
-    the critical ``M`` against ``N`` under both readings of "selected"."""
+    the critical ``M`` against ``N`` under both readings of "selected" (:func:`onelayer.studies.walks.scaling.summary.seed_exponents`)."""
     study = walks_study(quick)
     series = {"log_odds2 vs M": ([r["M"] for r in study["M"]], [r["log_odds2_seeds"] for r in study["M"]]),
               "log_odds2 vs N": ([r["N"] for r in study["N"]], [r["log_odds2_seeds"] for r in study["N"]])}
     for label, rows in critical_sets(quick).items():
         series[label] = ([r["N"] for r in rows], [r["M_crit_seeds"] for r in rows])
-    out = {}
-    for key, (x, per_size) in series.items():
-        slopes = _seed_slopes(x, per_size)
-        mean, low, high = mean_interval(slopes)
-        out[key] = {"slopes": slopes, "n": len(slopes), "mean": mean, "low": low, "high": high,
-                    "text": f"{mean:.2f} [{low:.2f}, {high:.2f}] (mean over {len(slopes)} seeds, 95% t interval)"}
-    return out
+    return ws_summary.seed_exponents(series)
 
 
 def stored_walks_table() -> list[dict]:
@@ -234,7 +214,7 @@ def half_p_table() -> list[dict]:
 
 def trees_runs(quick: bool = False) -> dict[str, list[dict]]:
     """The backward rows against depth and labels (population recursion and stored SGD runs), the forward two-head
-    steps against depth (the stored study of the limits chapter) and the measured seconds per step, run once."""
+    steps against depth (the limits chapter's study) and the seconds per step: stored (quick: run here), read once."""
     return _trees_runs(check_bool("quick", quick))  # one cache entry per mode, however it is called
 
 
@@ -247,9 +227,10 @@ def _trees_runs(quick: bool) -> dict[str, list[dict]]:
         labels = ts_rows.scaling_rows("labels", sizes=list(s.trees_quick_labels), stored=stored)
         members, batch_size, steps = s.trees_quick_timing
         times = ts_runs.step_times(list(s.trees_quick_depth), members=members, batch_size=batch_size, steps=steps)
-    else:
-        depth, labels = ts_rows.scaling_rows("depth"), ts_rows.scaling_rows("labels")
-        times = ts_runs.step_times("depth")
+    else:  # the stored study trees-scaling-population
+        population = ts_population.load(ts_population.Settings())
+        depth, labels = (ts_rows.scaling_rows(g, population=population["population"][g]) for g in ("depth", "labels"))
+        times = population["times"]
     return {"depth": depth, "labels": labels, "forward": ts_rows.forward_steps_vs_depth(), "times": times}
 
 
@@ -268,8 +249,8 @@ def trees_table(quick: bool = False) -> dict[str, list[dict]]:
 
 @lru_cache(maxsize=1)
 def trees_gaps() -> list[dict]:
-    """Per depth: the largest gap between a stored SGD run's attention and the population curve, and its step."""
-    return ts_rows.trajectory_gaps(ts_stored.load_stored(), "depth")
+    """Per depth: the largest gap of a stored SGD run's attention to the population curve, and its step (stored)."""
+    return ts_population.load(ts_population.Settings())["gaps"]
 
 
 def trees_fits(quick: bool = False) -> tuple[list[dict], dict]:

@@ -8,7 +8,7 @@ from ..plots import new_figure
 from ..widgets import slider_app
 from ..studies.walks.qa import explorer_runs
 
-__all__ = ["figure_curves", "explorer", "explorer_widget"]
+__all__ = ["figure_curves", "explorer_figure", "explorer", "explorer_widget"]
 
 
 def figure_curves(histories: dict, *, title: str | None = None):
@@ -31,9 +31,9 @@ def figure_curves(histories: dict, *, title: str | None = None):
     return fig
 
 
-def explorer(sigma: float = 0.01, lr: float = 0.1, normalize: str = "keys_and_query", steps: int = 100):
-    """Widget callback: test accuracy of both tasks for one initial scale, step size and normalisation (:func:`onelayer.studies.walks.qa.explorer_runs`)."""
-    runs = explorer_runs(sigma, lr, normalize, steps)
+def explorer_figure(runs: dict, *, sigma: float, lr: float, normalize: str):
+    """Test accuracy of both tasks against the GD step (``runs``: task -> history with the record ``"acc"``, as
+    :func:`onelayer.studies.walks.qa.explorer_runs` gives), titled by the initial scale, step size and normalisation."""
     fig, ax = new_figure(1, width=6.0, height=3.2)
     for task, hist in runs.items():
         ax.plot(hist.steps, hist["acc"], label=f"Task {task}")
@@ -43,6 +43,11 @@ def explorer(sigma: float = 0.01, lr: float = 0.1, normalize: str = "keys_and_qu
     ax.set_title(f"sigma = {sigma:g}, eta = {lr:g}, normalize = {normalize}")
     ax.legend()
     return fig
+
+
+def explorer(sigma: float = 0.01, lr: float = 0.1, normalize: str = "keys_and_query", steps: int = 100):
+    """Widget callback: :func:`explorer_figure` of fresh runs (:func:`onelayer.studies.walks.qa.explorer_runs`)."""
+    return explorer_figure(explorer_runs(sigma, lr, normalize, steps), sigma=sigma, lr=lr, normalize=normalize)
 
 
 def explorer_widget():

@@ -22,12 +22,14 @@ __all__ = ["MODULES", "studies", "get", "load"]
 #: The study modules, in the order they run.
 MODULES: tuple[str, ...] = (
     "onelayer.studies.walks.variations.seeds",
+    "onelayer.studies.walks.variations.runs",
     "onelayer.studies.walks.direction_slopes",
     "onelayer.studies.walks.chain_seeds",
     "onelayer.studies.walks.baseline_seeds",
     "onelayer.studies.walks.no_position_bounds",
     "onelayer.studies.walks.qa_seeds",
     "onelayer.studies.walks.qa_frozen",
+    "onelayer.studies.walks.qa_runs",
     "onelayer.studies.walks.gram_errors",
     "onelayer.studies.walks.seed_rates",
     "onelayer.studies.walks.edge_seeds",
@@ -44,6 +46,7 @@ MODULES: tuple[str, ...] = (
     "onelayer.studies.trees.backward_seeds",
     "onelayer.studies.trees.backward_own_tests",
     "onelayer.studies.trees.scaling.stored",
+    "onelayer.studies.trees.scaling.population",
     "onelayer.studies.trees.forward_alternative_layouts",
     "onelayer.studies.trees.forward_rescaling",
     "onelayer.studies.trees.forward_seeded_training",

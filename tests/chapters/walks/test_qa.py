@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from onelayer.chapters.walks import qa as chapter
-from onelayer.studies.walks import qa
+from onelayer.studies.walks import qa, qa_readings
 from onelayer.walks import qa as qa_tasks
 
 KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "class", "chapter"}
@@ -32,7 +32,7 @@ def test_normalization_table_renames_the_registered_columns():
     _, numbers = chapter.normalization(quick=True)
     table, columns = chapter.normalization_table(numbers)
     assert columns[-1] == f"step {chapter.SETTINGS.quick_steps}"
-    assert [r["normalize"] for r in table] == list(chapter.SETTINGS.normalizations)
+    assert [r["normalize"] for r in table] == list(chapter.SETTINGS.runs.normalizations)
     for shown, stored in zip(table, numbers["table"]):
         assert (shown["Task 1"], shown["fruit attention, Task 1, step 0"]) == (
             stored["task1_accuracy"], stored["task1_fruit_attention_start"])
@@ -96,29 +96,29 @@ def test_verdict_rows_have_the_keys_and_follow_from_the_measurements(rows):
 def test_attention_verdict_compares_the_frozen_control():
     from onelayer.rates import rate
 
-    assert chapter.attention_verdict(rate(40, 40), rate(40, 40)).startswith("also learned with the attention frozen")
-    assert chapter.attention_verdict(rate(40, 40), rate(2, 40)).startswith("with the attention frozen only 2/40")
-    assert chapter.attention_verdict(rate(2, 40), rate(30, 40)).endswith("makes it worse")
-    assert chapter.attention_verdict(rate(10, 40), rate(12, 40)).endswith("no measurable difference from training the attention")
+    assert qa_readings.attention_verdict(rate(40, 40), rate(40, 40)).startswith("also learned with the attention frozen")
+    assert qa_readings.attention_verdict(rate(40, 40), rate(2, 40)).startswith("with the attention frozen only 2/40")
+    assert qa_readings.attention_verdict(rate(2, 40), rate(30, 40)).endswith("makes it worse")
+    assert qa_readings.attention_verdict(rate(10, 40), rate(12, 40)).endswith("no measurable difference from training the attention")
     with pytest.raises(TypeError):
-        chapter.attention_verdict(0.5, rate(1, 2))
+        qa_readings.attention_verdict(0.5, rate(1, 2))
 
 
 def test_share_verdict_follows_the_interval():
     from onelayer.rates import rate
 
-    assert chapter.share_verdict(rate(40, 40)) == "holds in every run (40/40)"
-    assert chapter.share_verdict(rate(0, 40)) == "fails in every run (0/40)"
-    assert chapter.share_verdict(rate(30, 40)) == "holds in most runs"  # [0.60, 0.86]
-    assert chapter.share_verdict(rate(21, 40)) == "holds in about half the runs"  # [0.37, 0.67]
-    assert chapter.share_verdict(rate(7, 40)) == "holds in a minority of runs"  # [0.09, 0.32]
+    assert qa_readings.share_verdict(rate(40, 40)) == "holds in every run (40/40)"
+    assert qa_readings.share_verdict(rate(0, 40)) == "fails in every run (0/40)"
+    assert qa_readings.share_verdict(rate(30, 40)) == "holds in most runs"  # [0.60, 0.86]
+    assert qa_readings.share_verdict(rate(21, 40)) == "holds in about half the runs"  # [0.37, 0.67]
+    assert qa_readings.share_verdict(rate(7, 40)) == "holds in a minority of runs"  # [0.09, 0.32]
     with pytest.raises(TypeError):
-        chapter.share_verdict(0.5)
+        qa_readings.share_verdict(0.5)
 
 
 def test_seed_rates_count_the_stored_runs_and_the_quick_grid_has_the_same_form():
-    data = chapter.seed_study()
-    found = chapter.seed_rates(data)
+    data = qa_readings.seed_study()
+    found = qa_readings.seed_rates(data, chapter.SETTINGS.seed_check_steps)
     assert len(found) == len(data["settings"]) == 26
     out = next(r for r in found if (r["task"], r["bias"], r["normalize"]) == (1, "output", "keys_and_query"))
     runs = next(s for s in data["settings"] if (s["task"], s.get("bias")) == (1, "output"))["runs"]

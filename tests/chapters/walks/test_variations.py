@@ -180,7 +180,8 @@ def test_the_seed_rate_glue_quotes_the_rates():
     assert glue["var_ls_same_05"] == scale[0.5]["same_end"].text() and glue["var_ls_T0_07"] == scale[0.7]["T0_scaled"]
     assert glue["var_ls_other_05"] == scale[0.5]["same_end"].n - scale[0.5]["same_end"].k
     assert glue["var_ls_steps"] == chapter.SETTINGS.logit_scale_steps
-    assert {f"var_lag_{k}_{t}" for k in ("sel", "opt", "end") for t in ("05", "07")} <= set(glue)
+    assert {f"var_lag_{k}_{t}" for k in ("sel", "opt") for t in ("05", "07")} | {"var_lag_end_05"} <= set(glue)
+    assert "var_lag_end_07" not in glue  # the prose quotes the lag-2 end state at p = 0.5 only
 
 
 def test_the_chain_table_is_the_stored_study_and_refuses_another_size(monkeypatch):

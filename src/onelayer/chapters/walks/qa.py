@@ -1,71 +1,57 @@
-"""Chapter "Beyond random walks: two question-answering tasks" (``book/walks/qa.ipynb``).
+"""Chapter "Beyond random walks: two question-answering tasks" (``book/walks/qa.ipynb``): Section 6 and Appendix F.2.
 
-Section 6 of the walks paper and its Appendix F.2: the two tasks' token averages, the tie of the two Task-2
-questions under gradient descent from zero (our lemma), the paper's Figure 7 (linear model) and Figure 10 (a hidden
-ReLU layer), the attention normalisations the figure depends on, a bias term (issue 13), the explorer and its player.
-The tasks, the runs and the figure functions are :mod:`onelayer.studies.walks.qa`; this module fixes what the chapter shows.
+The token averages, the tie of the two Task-2 questions from zero (our lemma), Figures 7 and 10, the attention
+normalisations, a bias term (issue 13), the explorer and its player. The single runs are the stored study
+``walks-qa-runs`` (:mod:`onelayer.studies.walks.qa_runs`), the rates ``walks-qa-seeds`` and ``walks-qa-frozen``
+(:mod:`onelayer.studies.walks.qa_readings`); only the explorer's default state trains here.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-from dataclasses import dataclass
 
 import numpy as np
 
 from ...claims import exact_class, rated
-from ...formatting import near_zero_text, number_text, rounded
-from ...rates import Rate, rate
+from ...formatting import near_zero_text, rounded
+from ...rates import rate
 from ...registry import register
 from ...scrubber import frame_numbers, scrub_grid
-from ...validation import check_choice, check_int
+from ...validation import check_choice
 from ...figures import walks_qa as qa_figures
-from ...studies import registry
-from ...studies.walks import qa, qa_frozen, qa_seeds
+from ...studies.walks import qa, qa_frozen, qa_runs, qa_seeds
+from ...studies.walks.qa_readings import (attention_verdict, find, frozen_study, rate_rows, seed_rates, seed_study,
+                                          share_verdict)
 from ...walks import qa as qa_tasks
 
-__all__ = ["Settings", "SETTINGS", "symmetry_rows", "symmetry_table", "linear_runs", "fig7", "curves_rows", "fig7_findings",
-           "normalization", "normalization_table", "relu_runs", "fig10", "relu_rows", "bias_table", "explorer",
-           "explorer_default", "explorer_player", "explorer_frames", "long_run", "relu_from_zero", "seed_study", "frozen_study", "frozen_glue", "attention_verdict", "seed_rates",
-           "seeds", "seed_table", "seed_glue", "share_verdict", "verdict_rows"]
+__all__ = ["Settings", "SETTINGS", "runs", "symmetry_rows", "symmetry_table", "linear_runs", "fig7", "curves_rows",
+           "fig7_findings", "normalization", "normalization_table", "relu_runs", "fig10", "relu_rows", "bias_table",
+           "explorer", "explorer_default", "explorer_player", "explorer_frames", "long_run", "relu_from_zero",
+           "frozen_glue", "seeds", "seed_table", "seed_glue", "verdict_rows"]
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class Settings:
     """What the chapter shows."""
 
-    #: GD steps of every run (Section 6: 100 steps, [paper]); the quick variant of the command line
-    steps: int = 100
+    #: the single runs (seed 0; the ReLU variant seeds 0 and 1): the stored study ``walks-qa-runs``, whose settings
+    #: are these (Section 6: 100 GD steps, sigma = 0.01, eta = 0.1, [paper]; the ReLU width m = 19 of Appendix F.2;
+    #: "keys_and_query" is our reading of Section 5.2, [guess]; the bias placements of issue 13, [summary]; the long
+    #: Task-2 run of the first exercise; the player's grid of initial scales by step sizes)
+    runs: qa_runs.Settings = qa_runs.Settings()
+    #: GD steps of the quick variant of the command line (live runs)
     quick_steps: int = 5
-    #: width of the hidden ReLU layer (Appendix F.2, [paper]) and the seeds of its runs ([ours])
-    relu_hidden: int = 19
-    relu_seeds: tuple[int, ...] = (0, 1)
-    #: steps printed in the Figure 7 table ([ours])
+    #: steps printed in the Figure 7 table ([ours]) and the steps of the bias table
     table_steps: tuple[int, ...] = (0, 1, 2, 3, 5, 10, 20, 50, 100)
-    #: the attention normalisations compared ("keys_and_query" is our reading of Section 5.2, [guess]) and the
-    #: recording interval of those runs
-    normalizations: tuple[str, ...] = ("keys_and_query", "keys", "none")
-    record_every: int = 10
-    #: the symmetry check of the lemma: initialisations and positional vectors ([ours])
-    symmetry_inits: tuple[str, ...] = ("zero", "gaussian")
-    symmetry_positions: tuple[str, ...] = ("sin", "exact")
-    #: the bias experiment (issue 13, item 5(ii), [summary]): placements and the steps read off
-    bias_placements: tuple[str, ...] = ("none", "output", "attention", "both")
     bias_steps: tuple[int, ...] = (20, 100)
-    #: the long Task-2 run of the first exercise and its recording interval
-    long_steps: int = 3000
-    long_every: int = 500
-    #: the second exercise: the ReLU model from zero, this many steps
+    #: the second exercise: the ReLU model from zero, this many steps (live)
     frozen_steps: int = 5
-    #: the explorer's default (Section 6: sigma = 0.01, eta = 0.1, [paper]) and its steps
+    #: the explorer's default, trained live (Section 6: sigma = 0.01, eta = 0.1, [paper]) and its steps
     explore_sigma: float = 0.01
     explore_lr: float = 0.1
     explore_normalize: str = "keys_and_query"
     explore_steps: int = 100
-    #: the player's grid: initial scales by step sizes (quick mode: the first two scales, the first step size)
-    scrub_sigmas: tuple[float, ...] = (0.0, 0.01, 1.0)
-    scrub_lrs: tuple[float, ...] = (0.1, 1.0, 10.0)
     #: the runs over many seeds (issue 22): the stored study ``STUDY`` of :mod:`onelayer.studies.walks.qa_seeds` (40 seeds, each a
     #: training sample and an initialisation, scored on the exact task) and the steps at which "learned" is read
     #: (step 20: the bias claim; step 100: Figure 7)
@@ -75,22 +61,29 @@ class Settings:
 SETTINGS = Settings()
 
 
-def _steps(quick: bool) -> int:
-    return SETTINGS.quick_steps if quick else SETTINGS.steps
+def _run_settings(quick: bool) -> qa_runs.Settings:
+    """``SETTINGS.runs``, or (``quick``) fewer steps, the first ReLU seed and the explorer's first two frames."""
+    s = SETTINGS.runs
+    return s if not quick else dataclasses.replace(
+        s, steps=SETTINGS.quick_steps, relu_seeds=s.relu_seeds[:1], explore_sigmas=s.explore_sigmas[:2],
+        explore_lrs=s.explore_lrs[:1], explore_steps=SETTINGS.quick_steps)
+
+
+@functools.lru_cache(maxsize=64)
+def runs(key: str, quick: bool = False):
+    """The single run (or explorer frame) ``key`` of :mod:`onelayer.studies.walks.qa_runs`: stored (the study run
+    with ``SETTINGS.runs``), or (``quick``) trained here with the quick settings."""
+    return qa_runs.run_one(_run_settings(True), key) if quick else _stored()[key]
+
+
+@functools.lru_cache(maxsize=1)
+def _stored() -> dict:
+    return qa_runs.load(SETTINGS.runs)
 
 
 def symmetry_rows() -> list[dict]:
-    """Task 2 trained from each initialisation with each kind of positional vectors: the largest output difference
-    between the two questions at step 0, over the run and at its end, and the final test accuracy."""
-    rows = []
-    for init in SETTINGS.symmetry_inits:
-        for positions in SETTINGS.symmetry_positions:
-            hist = qa.run(qa.setup_task(2, positions=positions), steps=SETTINGS.steps, init=init,
-                          record_every=SETTINGS.record_every)
-            gap = hist["output_gap"]
-            rows.append({"init": init, "positions": positions, "gap_start": float(gap[0]), "gap_max": float(gap.max()),
-                         "gap_end": float(gap[-1]), "test_accuracy": float(hist.final("test_accuracy"))})
-    return rows
+    """:func:`onelayer.studies.walks.qa_runs.symmetry_rows` of the stored runs."""
+    return qa_runs.symmetry_rows(_stored(), SETTINGS.runs)
 
 
 def symmetry_table(rows: list[dict]) -> tuple[list[dict], list[str]]:
@@ -102,43 +95,30 @@ def symmetry_table(rows: list[dict]) -> tuple[list[dict], list[str]]:
     return out, columns
 
 
-@functools.lru_cache(maxsize=8)
-def linear_runs(steps: int, normalize: str = "keys_and_query", record_every: int = 1) -> dict:
-    """``{"Task 1": History, "Task 2": History}``: the linear model of Section 6 (cached: the figure, its table and
-    the verdicts share the runs)."""
-    steps = check_int("steps", steps, low=1)
-    return {f"Task {t}": qa.run(qa.setup_task(t, normalize=normalize), steps=steps, record_every=record_every)
-            for t in qa_tasks.TASKS}
-
-
-def _qa_table(runs: dict) -> list[dict]:
-    return [{"run": name, "step": int(t), "test_accuracy": float(h["test_accuracy"][i]), "kl": float(h["kl"][i]),
-             "fruit_attention": float(h["fruit_attention"][i])}
-            for name, h in runs.items() for i, t in enumerate(h.steps)]
+def linear_runs(normalize: str = "keys_and_query", quick: bool = False) -> dict:
+    """``{"Task 1": History, "Task 2": History}``: the linear model of Section 6, recorded at every step."""
+    return {f"Task {t}": runs(f"linear-{normalize}-t{t}", quick) for t in qa_tasks.TASKS}
 
 
 @register("walks-fig7", "Question answering: test accuracy and KL of the linear model on Tasks 1 and 2, sigma=0.01, eta=0.1, one seed (paper's Figure 7)")
 def fig7(quick: bool = False):
     """The paper's Figure 7: test accuracy and KL of both tasks over the run."""
-    steps = _steps(quick)
-    runs = linear_runs(steps)
+    runs = linear_runs(quick=quick)
     fig = qa_figures.figure_curves(runs, title="linear model, sigma=0.01, eta=0.1, one seed (paper's Figure 7)")
-    return fig, {"steps": steps, "average_gap": {f"Task {t}": qa_tasks.average_gap(t) for t in qa_tasks.TASKS},
-                 "table": _qa_table(runs)}
+    return fig, {"steps": _run_settings(quick).steps, "average_gap": {f"Task {t}": qa_tasks.average_gap(t) for t in qa_tasks.TASKS},
+                 "table": qa_runs.curve_table(runs)}
 
 
 def curves_rows() -> list[dict]:
     """Figure 7 at ``SETTINGS.table_steps``: accuracy and KL of each task (3 significant digits)."""
-    runs = linear_runs(SETTINGS.steps)
-    return [{"step": t, **{f"{name} {what}": rounded(float(h.at(key, t)), 3) for name, h in runs.items()
+    return [{"step": t, **{f"{name} {what}": rounded(float(h.at(key, t)), 3) for name, h in linear_runs().items()
                            for what, key in (("acc", "test_accuracy"), ("KL", "kl"))}} for t in SETTINGS.table_steps]
 
 
 def fig7_findings() -> dict:
     """What the text reads off Figure 7: the first step from which Task 1 is always right, the final accuracy of
     Task 2, the final KL and attention on the fruits of Task 1 (3 significant digits)."""
-    runs = linear_runs(SETTINGS.steps)
-    t1, t2 = runs["Task 1"], runs["Task 2"]
+    t1, t2 = linear_runs().values()
     return {"first_perfect": int(t1.steps[np.flatnonzero(t1["test_accuracy"] > 1 - 1e-9)[0]]),
             "task2_accuracy": round(float(t2.final("test_accuracy")), 3),
             "task1_kl": round(float(t1.final("kl")), 3),
@@ -148,17 +128,8 @@ def fig7_findings() -> dict:
 @register("walks-qa-normalization", "Question answering (table): final accuracy and attention on the fruits for three input normalisations")
 def normalization(quick: bool = False):
     """Final accuracy of both tasks and Task 1's attention on the fruits for each attention normalisation."""
-    steps = _steps(quick)
-    every = SETTINGS.record_every if steps >= SETTINGS.record_every else 1
-    rows = []
-    for normalize in SETTINGS.normalizations:
-        runs = linear_runs(steps, normalize, every)
-        t1, t2 = runs["Task 1"], runs["Task 2"]
-        rows.append({"normalize": normalize, "task1_accuracy": float(t1.final("test_accuracy")),
-                     "task2_accuracy": float(t2.final("test_accuracy")),
-                     "task1_fruit_attention_start": float(t1["fruit_attention"][0]),
-                     "task1_fruit_attention_end": float(t1.final("fruit_attention"))})
-    return None, {"steps": steps, "table": rows}
+    rows = qa_runs.normalization_rows({nz: tuple(linear_runs(nz, quick).values()) for nz in SETTINGS.runs.normalizations})
+    return None, {"steps": _run_settings(quick).steps, "table": rows}
 
 
 def normalization_table(numbers: dict) -> tuple[list[dict], list[str]]:
@@ -171,49 +142,35 @@ def normalization_table(numbers: dict) -> tuple[list[dict], list[str]]:
     return rows, columns
 
 
-@functools.lru_cache(maxsize=4)
-def relu_runs(steps: int, seeds: tuple[int, ...]) -> dict:
-    """``{(task, seed): History}`` of the ReLU variant (Appendix F.2), seed by seed (cached)."""
-    steps = check_int("steps", steps, low=1)
-    return {(t, s): qa.run(qa.setup_task(t, hidden=SETTINGS.relu_hidden, seed=s), steps=steps, seed=s)
-            for s in seeds for t in qa_tasks.TASKS}
+def relu_runs(quick: bool = False) -> dict:
+    """``{(task, seed): History}`` of the ReLU variant (Appendix F.2), seed by seed."""
+    seeds = _run_settings(quick).relu_seeds
+    return {(t, s): runs(f"relu-s{s:03d}-t{t}", quick) for s in seeds for t in qa_tasks.TASKS}
 
 
 @register("walks-fig10", "Question answering with a hidden ReLU layer (m=19): accuracy and KL on Tasks 1 and 2, one seed (paper's Figure 10)")
 def fig10(quick: bool = False):
     """The paper's Figure 10 (our reading of the ReLU layer): both tasks for the first seed; numbers of every seed."""
-    steps, seeds = (SETTINGS.quick_steps, SETTINGS.relu_seeds[:1]) if quick else (SETTINGS.steps, SETTINGS.relu_seeds)
-    runs = relu_runs(steps, seeds)
-    fig = qa_figures.figure_curves({f"Task {t} (ReLU)": runs[t, seeds[0]] for t in qa_tasks.TASKS},
-                           title="hidden ReLU layer, m = 19, one seed (paper's Figure 10)")
-    table = _qa_table({f"Task {t} (ReLU), seed {s}": h for (t, s), h in runs.items()})
-    return fig, {"steps": steps, "seeds": list(seeds), "table": table}
+    relu = relu_runs(quick)
+    seeds = list(_run_settings(quick).relu_seeds)
+    fig = qa_figures.figure_curves({f"Task {t} (ReLU)": relu[t, seeds[0]] for t in qa_tasks.TASKS},
+                                   title="hidden ReLU layer, m = 19, one seed (paper's Figure 10)")
+    table = qa_runs.curve_table({f"Task {t} (ReLU), seed {s}": h for (t, s), h in relu.items()})
+    return fig, {"steps": _run_settings(quick).steps, "seeds": seeds, "table": table}
 
 
 def relu_rows() -> list[dict]:
-    """Each ReLU run: test accuracy at steps 10, 50 and at the end, and the final KL."""
-    return [{"seed": s, "task": t, "accuracy_10": float(h.at("test_accuracy", 10)),
-             "accuracy_50": float(h.at("test_accuracy", 50)), "accuracy_end": float(h.final("test_accuracy")),
-             "kl_end": float(h.final("kl"))}
-            for (t, s), h in relu_runs(SETTINGS.steps, SETTINGS.relu_seeds).items()]
+    """:func:`onelayer.studies.walks.qa_runs.relu_rows` of the stored ReLU runs."""
+    return qa_runs.relu_rows(relu_runs())
 
 
-@functools.lru_cache(maxsize=1)
 def bias_table() -> tuple[list[dict], float]:
     """Test accuracy of both tasks at ``SETTINGS.bias_steps`` for each bias placement (3 significant digits), and the
     largest Task-2 output difference from zero initialisation over every placement with a bias."""
-    rows = []
-    for placement in SETTINGS.bias_placements:
-        row = {"bias": placement}
-        for t in qa_tasks.TASKS:
-            h = qa.bias_run(qa.setup_task(t), placement, steps=SETTINGS.steps, record_every=SETTINGS.record_every)
-            for s in SETTINGS.bias_steps:
-                row[f"Task {t}, step {s}"] = rounded(float(h.at("test_accuracy", s)), 3)
-        rows.append(row)
-    zero_gap = max(float(qa.bias_run(qa.setup_task(2), placement, steps=SETTINGS.steps, init="zero",
-                                     record_every=SETTINGS.record_every)["output_gap"].max())
-                   for placement in SETTINGS.bias_placements[1:])
-    return rows, zero_gap
+    placements = SETTINGS.runs.bias_placements
+    rows = [{"bias": b, **{f"Task {t}, step {s}": rounded(float(runs(f"bias-{b}-t{t}").at("test_accuracy", s)), 3)
+                           for t in qa_tasks.TASKS for s in SETTINGS.bias_steps}} for b in placements]
+    return rows, max(float(runs(f"bias-zero-{b}")["output_gap"].max()) for b in placements[1:])
 
 
 def explorer():
@@ -223,26 +180,31 @@ def explorer():
 
 @register("walks-qa-explorer-default", "Question answering: the explorer widget's default state: test accuracy of Tasks 1 and 2, sigma=0.01, eta=0.1")
 def explorer_default(quick: bool = False):
-    """The explorer's figure at its default state, and the accuracies it plots."""
+    """The explorer's figure at its default state (trained here), and the accuracies it plots."""
     s = SETTINGS
     steps = s.quick_steps if quick else s.explore_steps
-    runs = qa.explorer_runs(s.explore_sigma, s.explore_lr, s.explore_normalize, steps)
-    rows = [{"task": task, "step": int(t), "test_accuracy": float(h["acc"][i])} for task, h in runs.items()
+    live = qa.explorer_runs(s.explore_sigma, s.explore_lr, s.explore_normalize, steps)
+    rows = [{"task": task, "step": int(t), "test_accuracy": float(h["acc"][i])} for task, h in live.items()
             for i, t in enumerate(h.steps)]
-    fig = qa_figures.explorer(s.explore_sigma, s.explore_lr, s.explore_normalize, steps)
+    fig = qa_figures.explorer_figure(live, sigma=s.explore_sigma, lr=s.explore_lr, normalize=s.explore_normalize)
     return fig, {"sigma": s.explore_sigma, "lr": s.explore_lr, "normalize": s.explore_normalize, "steps": steps,
                  "table": rows}
 
 
-def _explorer_frame(sigma, lr, steps=None):
-    return qa_figures.explorer(sigma=sigma, lr=lr, normalize=SETTINGS.explore_normalize,
-                       steps=SETTINGS.explore_steps if steps is None else steps)
+def _player_grid(quick: bool = False):
+    s = _run_settings(quick)
+
+    def draw(sigma, lr):
+        frame = runs(f"explorer-s{s.explore_sigmas.index(sigma)}-lr{s.explore_lrs.index(lr)}", quick)
+        return qa_figures.explorer_figure(frame, sigma=sigma, lr=lr, normalize=s.explore_normalize)
+
+    return draw, s.explore_sigmas, s.explore_lrs
 
 
 def explorer_player():
-    """The precomputed player of the HTML book: the explorer over ``scrub_sigmas`` by ``scrub_lrs``."""
-    return scrub_grid(_explorer_frame, SETTINGS.scrub_sigmas, SETTINGS.scrub_lrs, labels=("init sigma", "step size eta"),
-                      name="walks-qa-explorer", fmt=("{:g}", "{:g}"),
+    """The precomputed player of the HTML book: the stored explorer runs over the grid of initial scales by step
+    sizes of ``SETTINGS.runs``."""
+    return scrub_grid(*_player_grid(), labels=("init sigma", "step size eta"), name="walks-qa-explorer", fmt=("{:g}", "{:g}"),
                       alt="Test accuracy of Task 1 and Task 2 against the GD step for 100 steps of the linear model with "
                           "initial scale sigma = {0} (0: zero initialisation) and step size eta = {1}.")
 
@@ -251,94 +213,31 @@ def explorer_player():
                                       "steps for each initial scale sigma and step size eta")
 def explorer_frames(quick: bool = False):
     """The numbers behind every frame of :func:`explorer_player`."""
-    if quick:
-        return None, frame_numbers(lambda sigma, lr: _explorer_frame(sigma, lr, SETTINGS.quick_steps),
-                                   SETTINGS.scrub_sigmas[:2], SETTINGS.scrub_lrs[:1], labels=("init sigma", "step size eta"),
-                                   fmt=("{:g}", "{:g}"))
-    return None, frame_numbers(_explorer_frame, SETTINGS.scrub_sigmas, SETTINGS.scrub_lrs,
-                               labels=("init sigma", "step size eta"), fmt=("{:g}", "{:g}"))
+    return None, frame_numbers(*_player_grid(quick), labels=("init sigma", "step size eta"), fmt=("{:g}", "{:g}"))
 
 
 def long_run() -> list[dict]:
-    """Task 2 from the paper's Gaussian initialisation for ``long_steps`` steps: output difference and accuracy."""
-    h = qa.run(qa.setup_task(2), steps=SETTINGS.long_steps, record_every=SETTINGS.long_every)
-    return [{"step": int(t), "output_gap": float(g), "test_accuracy": float(a)}
-            for t, g, a in zip(h.steps, h["output_gap"], h["test_accuracy"])]
+    """Task 2 from the paper's Gaussian initialisation for ``long_steps`` steps (stored): output difference and accuracy."""
+    return qa_runs.gap_rows(runs("long"))
 
 
 def relu_from_zero() -> dict[str, float]:
     """The ReLU variant (Task 1) from zero: the largest ``|entry|`` of each parameter after ``frozen_steps`` steps."""
-    h = qa.run(qa.setup_task(1, hidden=SETTINGS.relu_hidden), steps=SETTINGS.frozen_steps, init="zero",
+    h = qa.run(qa.setup_task(1, hidden=SETTINGS.runs.relu_hidden), steps=SETTINGS.frozen_steps, init="zero",
                record_every=SETTINGS.frozen_steps)
     return {k: float(v.abs().max()) for k, v in h.params.items()}
 
 
-@functools.lru_cache(maxsize=2)
-def seed_study(quick: bool = False) -> dict:
-    """The runs over many seeds (:func:`onelayer.studies.walks.qa_seeds.payload`): the stored study
-    (``python -m onelayer study walks-qa-seeds``), or (``quick``) its quick settings run here."""
-    study = qa_seeds.STUDY
-    if quick:
-        records = [{"key": m.key, "fields": dict(m.fields), "result": study.run_member(study.quick, m)}
-                   for m in study.member_list(study.quick)]
-        return qa_seeds.payload({"quick": True, "settings": dataclasses.asdict(study.quick), "members": records})
-    return qa_seeds.payload(registry.load(study.name))
-
-
-@functools.lru_cache(maxsize=1)
-def frozen_study() -> dict:
-    """The frozen-attention control (:mod:`onelayer.studies.walks.qa_frozen`, ``python -m onelayer study
-    walks-qa-frozen``): the runs of :func:`seed_study` with the attention kept at its initialisation."""
-    return qa_seeds.payload(registry.load(qa_frozen.STUDY.name))
-
-
-def _reading(setting: dict) -> str:
-    if setting.get("hidden") is not None:
-        return f"ReLU layer, m = {setting['hidden']}"
-    norm = {"keys_and_query": "keys and query normalised", "keys": "keys normalised",
-            "none": "no normalisation"}[setting["normalize"]]
-    bias = {"none": "no bias", "output": "output bias", "attention": "attention bias",
-            "both": "attention and output biases"}[setting["bias"]]
-    return f"{bias}, {norm}"
-
-
-def seed_rates(data: dict) -> list[dict]:
-    """For each setting of a study: its task and reading, and the :class:`onelayer.rates.Rate` of each outcome of
-    :func:`onelayer.studies.walks.qa_seeds.outcome_counts` (``learned_<t>`` at the ``seed_check_steps`` the runs reach)."""
-    checks = tuple(sorted({min(t, data["steps"]) for t in SETTINGS.seed_check_steps}))
-    out = []
-    for setting in data["settings"]:
-        counts = qa_seeds.outcome_counts(setting["runs"], checks)
-        n = counts.pop("n")
-        finals = [round(r["accuracy"][-1], 3) for r in setting["runs"]]
-        out.append({"task": setting["task"], "bias": setting.get("bias", "none"),
-                    "normalize": setting.get("normalize", "keys_and_query"), "hidden": setting.get("hidden"),
-                    "reading": _reading(setting), "steps": data["steps"], "checks": checks,
-                    "rates": {k: rate(v, n) for k, v in counts.items()},
-                    "finals": {a: finals.count(a) for a in sorted(set(finals))},
-                    "seed0_first_learned": setting["runs"][0]["first_learned"]})
-    return out
+def _rates(data: dict) -> list[dict]:
+    return seed_rates(data, SETTINGS.seed_check_steps)
 
 
 @register("walks-qa-seeds", "Question answering over 40 seeds (table): how often each task is learned, stays near one half, or gets one answer for every input, per bias placement and normalisation")
 def seeds(quick: bool = False):
-    """:func:`seed_rates` of :func:`seed_study` as numbers: per setting, the count ``k`` of each outcome out of ``n``
-    runs with its Wilson interval, and the final accuracies (on the exact task) with how many runs end at each."""
+    """:func:`~onelayer.studies.walks.qa_readings.rate_rows` of the stored studies (``quick``: the quick runs): per
+    setting, each outcome's count ``k`` out of ``n`` runs with its Wilson interval, and the final accuracies."""
     data = seed_study(quick)
-    frozen = {} if quick else {_key(r): r for r in seed_rates(frozen_study())}
-    rows = []
-    for r in seed_rates(data):
-        row = {"task": r["task"], "reading": r["reading"], "checks": list(r["checks"])}
-        for k, v in r["rates"].items():
-            row.update({f"{k}_k": v.k, f"{k}_n": v.n, f"{k}_low": v.low, f"{k}_high": v.high})
-        if frozen:  # the control's run of the same setting; None where the control has no such setting
-            control = frozen.get(_key(r))
-            for k in r["rates"]:
-                v = control["rates"][k] if control is not None else None
-                row.update({f"frozen_{k}_{a}": (getattr(v, a) if v is not None else None)
-                            for a in ("k", "n", "low", "high")})
-        row["final_accuracies"] = ", ".join(f"{a:g}: {k}" for a, k in r["finals"].items())
-        rows.append(row)
+    rows = rate_rows(_rates(data), None if quick else _rates(frozen_study()))
     return None, {"source": "quick live run" if quick else qa_seeds.STUDY.stored,
                   "control": None if quick else qa_frozen.STUDY.stored, "seeds": data["seeds"],
                   "steps": data["steps"], "learned": qa_seeds.LEARNED, "near": qa_seeds.NEAR, "table": rows}
@@ -371,23 +270,23 @@ def seed_table(numbers: dict, task: int) -> tuple[list[dict], list[str]]:
 
 def seed_glue() -> dict:
     """The rates the chapter's prose quotes (``k/n = x [lo, hi]`` texts), keyed by their glue names."""
-    rates = seed_rates(seed_study())
+    rates = _rates(seed_study())
     first, last = SETTINGS.seed_check_steps[0], SETTINGS.seed_check_steps[-1]
-    kq, keys, none = _find(rates, 1), _find(rates, 1, normalize="keys"), _find(rates, 1, normalize="none")
-    out_bias, att_bias = _find(rates, 1, "output"), _find(rates, 1, "attention")
-    relu1, relu2 = _find(rates, 1, hidden=SETTINGS.relu_hidden), _find(rates, 2, hidden=SETTINGS.relu_hidden)
+    kq, keys, none = find(rates, 1), find(rates, 1, normalize="keys"), find(rates, 1, normalize="none")
+    out_bias, att_bias = find(rates, 1, "output"), find(rates, 1, "attention")
+    relu1, relu2 = find(rates, 1, hidden=SETTINGS.runs.relu_hidden), find(rates, 2, hidden=SETTINGS.runs.relu_hidden)
     n = kq["rates"][f"learned_{last}"].n
     partial = n - out_bias["rates"][f"learned_{last}"].k - out_bias["rates"]["near_chance"].k
-    bias_t2 = [_find(rates, 2, b)["rates"]["near_chance"] for b in ("output", "attention", "both")]
+    bias_t2 = [find(rates, 2, b)["rates"]["near_chance"] for b in ("output", "attention", "both")]
     return {"qa_seeds_n": n, "qa_s_t1_kq": kq["rates"][f"learned_{last}"].text(),
             "qa_s_t1_kq_20": kq["rates"][f"learned_{first}"].text(), "qa_s_t1_keys": keys["rates"][f"learned_{last}"].text(),
             "qa_s_t1_keys_near": keys["rates"]["near_chance"].text(),
             "qa_s_t1_keys_top": "{:g} on the exact task in {} of {}".format(*max(keys["finals"].items(), key=lambda kv: kv[1]), n),
-            "qa_s_t2_kq": _find(rates, 2)["rates"]["near_chance"].text(),
+            "qa_s_t2_kq": find(rates, 2)["rates"]["near_chance"].text(),
             "qa_s_t1_none": none["rates"][f"learned_{last}"].text(), "qa_s_t1_none_near": none["rates"]["near_chance"].text(),
             "qa_s_t1_none_one": none["rates"]["single_answer"].text(),
-            "qa_s_t2_none": _find(rates, 2, normalize="none")["rates"]["near_chance"].text(),
-            "qa_s_t2_none_learned": _find(rates, 2, normalize="none")["rates"][f"learned_{last}"].text(),
+            "qa_s_t2_none": find(rates, 2, normalize="none")["rates"]["near_chance"].text(),
+            "qa_s_t2_none_learned": find(rates, 2, normalize="none")["rates"][f"learned_{last}"].text(),
             "qa_s_relu_t1": relu1["rates"][f"learned_{last}"].text(), "qa_s_relu_t1_one": relu1["rates"]["single_answer"].text(),
             "qa_s_relu_t2": relu2["rates"]["near_chance"].text(),
             "qa_s_att_t1_20": att_bias["rates"][f"learned_{first}"].text(),
@@ -401,61 +300,19 @@ def frozen_glue() -> dict:
     """The frozen-attention control's rates the prose quotes (``qa_f_*``), with keys and query normalised: Task 1
     learned by steps 20 and 100, Task 2 near one half, Task 1 learned by step 20 with the attention or the output bias
     (and with the attention bias, keys only normalised), and how the control compares with the trained runs."""
-    rates = seed_rates(frozen_study())
+    rates = _rates(frozen_study())
     first, last = SETTINGS.seed_check_steps[0], SETTINGS.seed_check_steps[-1]
-    t1, t2 = _find(rates, 1), _find(rates, 2)
-    trained_rates = seed_rates(seed_study())
-    trained = _find(trained_rates, 1)["rates"][f"learned_{last}"]
-    att, out = _find(rates, 1, "attention")["rates"][f"learned_{first}"], _find(rates, 1, "output")["rates"][f"learned_{first}"]
-    att_keys = _find(rates, 1, "attention", "keys")["rates"][f"learned_{first}"]
+    t1, t2 = find(rates, 1), find(rates, 2)
+    trained_rates = _rates(seed_study())
+    trained = find(trained_rates, 1)["rates"][f"learned_{last}"]
+    att, out = find(rates, 1, "attention")["rates"][f"learned_{first}"], find(rates, 1, "output")["rates"][f"learned_{first}"]
+    att_keys = find(rates, 1, "attention", "keys")["rates"][f"learned_{first}"]
     return {"qa_f_t1_kq": t1["rates"][f"learned_{last}"].text(), "qa_f_t1_kq_20": t1["rates"][f"learned_{first}"].text(),
             "qa_f_t2_kq": t2["rates"]["near_chance"].text(),
             "qa_f_t1_kq_verdict": attention_verdict(trained, t1["rates"][f"learned_{last}"]),
             "qa_f_att_t1_20": att.text(), "qa_f_out_t1_20": out.text(), "qa_f_att_keys_t1_20": att_keys.text(),
-            "qa_f_att_verdict": attention_verdict(_find(trained_rates, 1, "attention")["rates"][f"learned_{first}"], att),
-            "qa_f_out_verdict": attention_verdict(_find(trained_rates, 1, "output")["rates"][f"learned_{first}"], out)}
-
-
-def share_verdict(r: Rate) -> str:
-    """What a rate says about a claim that the outcome happens: every run, most (interval above 1/2), about half
-    (interval holds 1/2), a minority (interval below 1/2), no run."""
-    if not isinstance(r, Rate):
-        raise TypeError(f"r must be a Rate, not {type(r).__name__}")
-    if r.k == r.n:
-        return f"holds in every run ({r.k}/{r.n})"
-    if r.k == 0:
-        return f"fails in every run (0/{r.n})"
-    if r.low > 0.5:
-        return "holds in most runs"
-    if r.high < 0.5:
-        return "holds in a minority of runs"
-    return "holds in about half the runs"
-
-
-def _key(r: dict) -> tuple:
-    return r["task"], r["bias"], r["normalize"], r["hidden"]
-
-
-def attention_verdict(trained: Rate, frozen: Rate) -> str:
-    """What training the attention adds to a "learned" rate, from the same runs with the attention frozen at its
-    initialisation (``frozen``): nothing measurable when the intervals overlap and the frozen rate is high too (the
-    claim then does not test the attention), else the difference."""
-    if not isinstance(trained, Rate) or not isinstance(frozen, Rate):
-        raise TypeError("trained and frozen must be Rates")
-    overlap = frozen.high >= trained.low and frozen.low <= trained.high
-    if frozen.low > 0.5 and overlap:
-        return (f"also learned with the attention frozen ({frozen.text()}): V alone reads the answer off the initial "
-                f"attention's token average, so this claim does not test the attention")
-    if frozen.high < trained.low:
-        return (f"with the attention frozen only {frozen.text()}: training the attention raises the rate beyond the "
-                f"sampling intervals")
-    if trained.high < frozen.low:
-        return f"with the attention frozen {frozen.text()}: training the attention makes it worse"
-    return f"with the attention frozen {frozen.text()}: no measurable difference from training the attention"
-
-
-def _find(rates: list[dict], task: int, bias: str = "none", normalize: str = "keys_and_query", hidden=None) -> dict:
-    return next(r for r in rates if (r["task"], r["bias"], r["normalize"], r["hidden"]) == (task, bias, normalize, hidden))
+            "qa_f_att_verdict": attention_verdict(find(trained_rates, 1, "attention")["rates"][f"learned_{first}"], att),
+            "qa_f_out_verdict": attention_verdict(find(trained_rates, 1, "output")["rates"][f"learned_{first}"], out)}
 
 
 def verdict_rows() -> list[dict]:
@@ -470,7 +327,7 @@ def verdict_rows() -> list[dict]:
     zero_tied = max(r["gap_max"] for (init, _), r in sym.items() if init == "zero")
     _, bias_zero_gap = bias_table()
     data = seed_study()
-    rates, frozen = seed_rates(data), seed_rates(frozen_study())
+    rates, frozen = _rates(data), _rates(frozen_study())
     n_seeds, steps = len(data["seeds"]), data["steps"]
     first, last = s.seed_check_steps[0], s.seed_check_steps[-1]
     runs = (f"sigma = 0.01, eta = 0.1, M = 1000, {steps} steps, 1000 training sentences; {n_seeds} seeds (training "
@@ -484,7 +341,7 @@ def verdict_rows() -> list[dict]:
          "verdict": "holds" if gap < 1e-12 else "fails", "class": exact_class(bool(gap < 1e-12)), "chapter": "qa"},
     ]
     for normalize in qa_seeds.NORMALIZATIONS:
-        r, f = _find(rates, 1, normalize=normalize), _find(frozen, 1, normalize=normalize)
+        r, f = find(rates, 1, normalize=normalize), find(frozen, 1, normalize=normalize)
         trained, still = r["rates"][f"learned_{last}"], f["rates"][f"learned_{last}"]
         rows.append({"claim": "Task 1 is learned to about 100% within 100 steps (Figure 7)", "source": "[paper]",
                      "reading": r["reading"] + (" (ours; Section 6 does not say)" if normalize == "keys_and_query" else ""),
@@ -496,7 +353,7 @@ def verdict_rows() -> list[dict]:
                      "verdict": share_verdict(trained) + "; " + attention_verdict(trained, still),
                      **rated({f"Task 1 learned by step {last}": trained}), "chapter": "qa"})
     for normalize in qa_seeds.NORMALIZATIONS:
-        r, f = _find(rates, 2, normalize=normalize), _find(frozen, 2, normalize=normalize)
+        r, f = find(rates, 2, normalize=normalize), find(frozen, 2, normalize=normalize)
         rows.append({"claim": "Task 2 stays at about 50% (Figure 7)", "source": "[paper]", "reading": r["reading"],
                      "settings": runs + "; control: the same runs with the attention frozen at its initialisation",
                      "measurement": (f"{near} at step {last}: {r['rates']['near_chance'].text()}"
@@ -505,7 +362,7 @@ def verdict_rows() -> list[dict]:
                                      + f"; attention frozen, only V trained: {f['rates']['near_chance'].text()}"),
                      "verdict": share_verdict(r["rates"]["near_chance"]),
                      **rated({"Task 2 near 1/2": r["rates"]["near_chance"]}), "chapter": "qa"})
-    r1, r2 = _find(rates, 1, hidden=s.relu_hidden), _find(rates, 2, hidden=s.relu_hidden)
+    r1, r2 = find(rates, 1, hidden=s.runs.relu_hidden), find(rates, 2, hidden=s.runs.relu_hidden)
     rows.append({"claim": "with a hidden ReLU layer Task 1 is learned and Task 2 is not (Figure 10)", "source": "[paper]",
                  "reading": "f = A ReLU(V X S), m = 19, all Gaussian (ours; Appendix F.2 does not give the form)",
                  "settings": runs.replace("1000 training", "1024 training"),
@@ -519,8 +376,8 @@ def verdict_rows() -> list[dict]:
                  "chapter": "qa"})
     for normalize in qa_seeds.NORMALIZATIONS:
         for placement in ("attention", "output", "both"):
-            t1, t2 = _find(rates, 1, placement, normalize), _find(rates, 2, placement, normalize)
-            f1, f2 = _find(frozen, 1, placement, normalize), _find(frozen, 2, placement, normalize)
+            t1, t2 = find(rates, 1, placement, normalize), find(rates, 2, placement, normalize)
+            f1, f2 = find(frozen, 1, placement, normalize), find(frozen, 2, placement, normalize)
             trained, still = t1["rates"][f"learned_{first}"], f1["rates"][f"learned_{first}"]
             rows.append({
                 "claim": "with a bias term Task 1 is at 100% after 20 steps and Task 2 at about 50%", "source": "[summary]",

@@ -19,10 +19,11 @@ from ...claims import combine, exact_class, rated
 from ...formatting import near_zero_text, number_text
 from ...rates import rate
 from ...registry import register
+from ...validation import check_choice
 from ...figures import walks_variations as variation_figures
 from ...studies.walks import baseline_seeds, chain_seeds, experiment, histogram_bound, no_position_bounds, rebuttal
 from ...studies.walks.variations import lag as lag_study, logit_scale as logit_scale_study, no_positions, non_circulant
-from ...studies.walks.variations import residual as residual_study
+from ...studies.walks.variations import residual as residual_study, runs as variation_runs
 from ...studies import registry
 from ...studies.walks.variations import seeds as variation_seeds
 from ...walks.model import WalkTransformer
@@ -48,7 +49,8 @@ class Settings:
     equivalence_p: float = 0.7
     equivalence_steps: int = 30
     equivalence_quick_steps: int = 3
-    #: GD steps without positional vectors (quick: 5)
+    #: walk parameters and GD steps without positional vectors (quick: 5)
+    no_position_ps: tuple[float, ...] = (0.5, 0.7, 1.0)
     no_position_steps: int = 200
     no_position_quick_steps: int = 5
     #: what any model without positions can do: walks of the fitted V (fit and fresh test walks); the exact
@@ -114,11 +116,25 @@ def residual(quick: bool = False):
     return None, {"table": [{"quantity": k, "value": float(v)} for k, v in _residual().items() if np.isscalar(v)]}
 
 
+@functools.lru_cache(maxsize=1)
+def stored_runs() -> dict:
+    """The stored study ``walks-variations-runs`` (:func:`onelayer.studies.walks.variations.runs.load`), checked to
+    hold the chapter's logit-scale, equivalence, no-position and chain settings."""
+    s = SETTINGS
+    return variation_runs.load(variation_runs.Settings(
+        logit_scale_ps=s.logit_scale_ps, logit_scale_steps=s.logit_scale_steps, equivalence_p=s.equivalence_p,
+        equivalence_steps=s.equivalence_steps, no_position_ps=s.no_position_ps, no_position_steps=s.no_position_steps,
+        chain_K=s.chain_K, chain_seed=s.chain_seed, doubly_stochastic_seed=s.doubly_stochastic_seed,
+        chain_steps=s.chain_steps))
+
+
 @functools.lru_cache(maxsize=2)
 def _logit_scale(quick: bool) -> tuple[dict, list[dict]]:
     s = SETTINGS
-    eq = logit_scale_study.logit_scale_equivalence(s.equivalence_p, steps=s.equivalence_quick_steps if quick else s.equivalence_steps)
-    rows = logit_scale_study.logit_scale_table(s.logit_scale_ps, steps=s.logit_scale_quick_steps if quick else s.logit_scale_steps)
+    if not quick:  # the stored runs
+        return stored_runs()["equivalence"], stored_runs()["logit_scale"]
+    eq = logit_scale_study.logit_scale_equivalence(s.equivalence_p, steps=s.equivalence_quick_steps)
+    rows = logit_scale_study.logit_scale_table(s.logit_scale_ps, steps=s.logit_scale_quick_steps)
     return eq, rows
 
 
@@ -134,9 +150,11 @@ def logit_scale(quick: bool = False):
 
 @register("walks-variations-no-position", "Variations (table): without positional embeddings attention stays uniform and accuracy near 1/K")
 def no_position(quick: bool = False):
-    """Accuracy and attention of the model trained without positional vectors, for each walk parameter."""
+    """Accuracy and attention of the model trained without positional vectors, for each walk parameter (the stored
+    runs; quick: trained here)."""
     steps = SETTINGS.no_position_quick_steps if quick else SETTINGS.no_position_steps
-    return None, {"steps": steps, "table": no_positions.no_position_table(steps=steps)}
+    rows = no_positions.no_position_table(SETTINGS.no_position_ps, steps=steps) if quick else stored_runs()["no_position"]
+    return None, {"steps": steps, "table": rows}
 
 
 @functools.lru_cache(maxsize=1)
@@ -247,18 +265,20 @@ def chain_rows(kind: str) -> list[dict]:
 
 def transition_matrix(kind: str) -> np.ndarray:
     """The chapter's chain of ``kind`` ``"random"`` (Dirichlet rows) or ``"doubly stochastic"``."""
-    s = SETTINGS
-    if kind == "random":
-        return non_circulant.random_transition_matrix(s.chain_K, seed=s.chain_seed)
-    if kind == "doubly stochastic":
-        return non_circulant.random_doubly_stochastic(s.chain_K, seed=s.doubly_stochastic_seed)
-    raise ValueError(f"kind must be 'random' or 'doubly stochastic'; got {kind!r}")
+    return variation_runs.transition_matrix(SETTINGS, kind)
+
+
+def chain_result(kind: str, quick: bool = False) -> dict:
+    """:func:`onelayer.studies.walks.variations.non_circulant.chain_run` on :func:`transition_matrix` (the stored run;
+    quick: trained here; cached)."""
+    return _chain_result(kind, bool(quick))
 
 
 @functools.lru_cache(maxsize=4)
-def chain_result(kind: str, quick: bool = False) -> dict:
-    """:func:`onelayer.studies.walks.variations.non_circulant.chain_run` on :func:`transition_matrix` (cached)."""
-    return non_circulant.chain_run(transition_matrix(kind), steps=SETTINGS.chain_quick_steps if quick else SETTINGS.chain_steps)
+def _chain_result(kind: str, quick: bool) -> dict:  # one cache entry per kind and mode, however the call is spelt
+    if not quick:  # the stored runs
+        return stored_runs()["chains"][check_choice("kind", kind, variation_runs.CHAINS)]
+    return non_circulant.chain_run(transition_matrix(kind), steps=SETTINGS.chain_quick_steps)
 
 
 def chain_first_step() -> dict:
@@ -477,7 +497,8 @@ def seed_rate_glue() -> dict:
     out.update({f"var_ls_{key}_{tags[p]}": r[field].text() for p, r in scale.items()
                 for key, field in (("slower", "slower"), ("same", "same_end"))})
     out.update({f"var_lag_{key}_{tags[p]}": r[field].text() for p, r in lag2.items()
-                for key, field in (("sel", "selected_2"), ("opt", "optimal_end"), ("end", "on_lag_end"))})
+                for key, field in (("sel", "selected_2"), ("opt", "optimal_end"), ("end", "on_lag_end"))
+                if (key, p) != ("end", 0.7)})  # the prose quotes the lag-2 end state at p = 0.5 only
     out.update(var_ls_steps=int(seed_study()["settings"]["scale_steps"]),
                var_ls_other_05=len(scale[0.5]["other_seeds"]),
                var_ls_other_parent_05=number_text(scale[0.5]["other_parent_max"], 2),

@@ -62,20 +62,22 @@ def sampled_rows(stored: Mapping, grid: str, *, criterion: Criterion | str = Cri
 
 
 def scaling_rows(grid: str = "depth", *, sizes=None, stored: Mapping | None = None,
-                 criterion: Criterion | str = Criterion(), lr: float = 1.0) -> list[dict]:
+                 criterion: Criterion | str = Criterion(), lr: float = 1.0, population: Sequence[Mapping] | None = None) -> list[dict]:
     """The chapter's table of one grid: population steps (live) joined with the stored sampled runs.
 
     About 2 s for ``"depth"`` (``m = 2..6``) and 1 s for ``"labels"``
     (``S = 15..255``). ``sizes`` optionally replaces the grid's sizes
     (``(m, S)`` pairs); ``stored=None`` reads the stored study if it exists
     (the stored study ``trees-scaling``; otherwise there are no sampled columns). Adds ``ratio`` = sampled median /
-    population steps where both exist.
+    population steps where both exist. ``population``: the grid's :func:`population_rows`, already computed (the
+    stored study ``trees-scaling-population``), instead of running the recursion here.
     """
     check_choice("grid", grid, ("depth", "labels"))
     crit = _criterion(criterion)
     if stored is None and data_path(STUDY.stored).exists():
         stored = load_stored()
-    rows = population_rows(grid if sizes is None else sizes, lr=lr, criterion=crit)
+    rows = ([dict(r) for r in population] if population is not None
+            else population_rows(grid if sizes is None else sizes, lr=lr, criterion=crit))
     if stored is not None:
         if stored.get("lr") != lr:
             raise ValueError(f"the stored sampled runs use lr={stored.get('lr')}; pass lr={stored.get('lr')} or stored=None")

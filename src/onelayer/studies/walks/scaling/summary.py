@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from ....power_laws import fit_power_law
+from ....rates import mean_interval
 
 
 def _x_of(axis: str) -> str:
@@ -111,3 +112,28 @@ def critical_table(rows: list[dict]) -> list[dict]:
              "range": f"{_fmt(r['M_crit_min'])}-{_fmt(r['M_crit_max'])}", "ok": f"{r['selected']}/{r['seeds']}",
              "ceil(N^1.5)": r["M_for_N"],
              "M_crit/N^1.5": _fmt(r["ratio"])} for r in rows]
+
+
+def seed_slopes(x, per_size: list[list[float]]) -> list[float]:
+    """One fitted power-law exponent per seed: ``per_size[i][b]`` is seed ``b``'s value at size ``x[i]``; a seed with a
+    ``nan`` (never selected) at some size is fitted on its other sizes, and left out with fewer than two."""
+    values = np.asarray(per_size, dtype=float)  # (sizes, seeds)
+    x = np.asarray(x, dtype=float)
+    out = []
+    for b in range(values.shape[1]):
+        good = np.isfinite(values[:, b]) & (values[:, b] > 0)
+        if good.sum() >= 2:
+            out.append(fit_power_law(x[good], values[good, b]).slope)
+    return out
+
+
+def seed_exponents(series: dict) -> dict[str, dict]:
+    """For each named series (name -> ``(x, per_size)`` as :func:`seed_slopes` takes): the exponents fitted seed by
+    seed, their number, mean and 95% t interval over seeds, and that mean and interval as a text."""
+    out = {}
+    for key, (x, per_size) in series.items():
+        slopes = seed_slopes(x, per_size)
+        mean, low, high = mean_interval(slopes)
+        out[key] = {"slopes": slopes, "n": len(slopes), "mean": mean, "low": low, "high": high,
+                    "text": f"{mean:.2f} [{low:.2f}, {high:.2f}] (mean over {len(slopes)} seeds, 95% t interval)"}
+    return out
