@@ -107,6 +107,22 @@ def test_table_checks_its_arguments():
         Table([{"a": 1}], ["a"], caption=3)
 
 
+def test_glue_numbers_displays_what_myst_nb_glue_displays(monkeypatch):
+    """The glued outputs are myst_nb.glue's (display=False): the same bundle, raw flag and metadata, per value."""
+    import IPython.display
+    import myst_nb.ext.glue
+
+    ours, theirs = [], []
+    monkeypatch.setattr(IPython.display, "display", lambda *a, **kw: ours.append((a, kw)))
+    monkeypatch.setattr(myst_nb.ext.glue, "ipy_display", lambda *a, **kw: theirs.append((a, kw)))
+    values = {"count": 7, "text": "0/20 [0.00, 0.16]", "rounded": 0.1235, "flag": True}
+    chapter.glue_numbers(**values)
+    for name, value in values.items():
+        myst_nb.ext.glue.glue(name, value, display=False)
+    assert ours == theirs and len(ours) == len(values)
+    assert chapter.GLUE_PREFIX == myst_nb.ext.glue.GLUE_PREFIX
+
+
 def test_glue_numbers_needs_values():
     with pytest.raises(ValueError, match="name=value"):
         chapter.glue_numbers()

@@ -48,6 +48,16 @@ def test_mean_interval_matches_the_t_formula():
     assert high - mean == pytest.approx(3.182446 * np.std([1, 2, 3, 4], ddof=1) / 2, rel=1e-6)
 
 
+@pytest.mark.parametrize("n, confidence", [(2, 0.95), (4, 0.95), (20, 0.95), (20, 0.9), (400, 0.99)])
+def test_mean_interval_uses_the_quantile_of_scipy_stats_t(n, confidence):
+    from scipy.stats import t
+
+    x = np.linspace(0.0, 1.0, n) ** 2
+    mean, low, high = rates.mean_interval(x, confidence)
+    half = float(t.ppf(0.5 + confidence / 2, n - 1) * x.std(ddof=1) / np.sqrt(n))
+    assert (mean - low, high - mean) == pytest.approx((half, half), rel=1e-12)  # tol: the subtraction from the mean
+
+
 @pytest.mark.parametrize("call, match", [
     (lambda: rates.wilson_interval(3, 2), "k"),
     (lambda: rates.wilson_interval(-1, 2), "k"),

@@ -8,7 +8,7 @@ A chapter starts with::
 and then
 
 * :func:`start` seeds everything (:func:`onelayer.seeding.setup`) and applies the book's plot style;
-* :func:`glue_numbers` hands computed numbers to the prose (``myst_nb.glue`` with ``display=False``,
+* :func:`glue_numbers` hands computed numbers to the prose (the output of ``myst_nb.glue`` with ``display=False``,
   one keyword per name), so the text cannot drift from what ran;
 * :func:`show_table` displays a list of result rows as a :class:`onelayer.tables.Table` (an HTML table in the
   book and JupyterLab, the text table in a terminal);
@@ -51,6 +51,10 @@ def start(seed: int = 0, **setup_options) -> None:
     use_book_style()
 
 
+#: The mime-type prefix of a glued value (``myst_nb.ext.glue.GLUE_PREFIX``; its outputs are not shown).
+GLUE_PREFIX = "application/papermill.record/"
+
+
 def glue_numbers(**values) -> None:
     """``myst_nb.glue(name, value, display=False)`` for every ``name=value``; the values must already be rounded.
 
@@ -60,10 +64,15 @@ def glue_numbers(**values) -> None:
     """
     if not values:
         raise ValueError("glue_numbers needs at least one name=value")
-    from myst_nb import glue
+    # What myst_nb.glue(name, value, display=False) displays (tests/test_paths_store_chapter.py compares the two), without
+    # importing myst_nb's Sphinx and docutils side: about 2 s in every chapter.
+    from IPython.core.formatters import format_display_data
+    from IPython.display import display
 
     for name, value in values.items():
-        glue(name, value, display=False)
+        bundle, metadata = format_display_data(value)
+        metadata["scrapbook"] = {"name": name, "mime_prefix": GLUE_PREFIX}
+        display({GLUE_PREFIX + k: v for k, v in bundle.items()}, raw=True, metadata=metadata)
 
 
 def show_table(rows: Sequence[Mapping], columns: Sequence[str], *, digits: int = 4, tol: float = ROUNDOFF,

@@ -15,6 +15,9 @@ picture. No kernel, no network, no JavaScript library.
 * :class:`Scrubber` — the object both return; a notebook shows it through
   ``_repr_mimebundle_`` (``text/html`` plus a short ``text/plain``), and
   :meth:`Scrubber.save` writes a standalone page.
+* :func:`save_frames` / :func:`load_frames` — a scrubber's rendered frames stored in a file with the digest of
+  their numbers (:func:`numbers_digest` of :func:`frame_numbers`), so that a chapter shows its player without
+  drawing it on every execution (``python -m tools.player_frames`` renders them again).
 
 Where it works. The book's HTML (myst-nb writes ``text/html`` outputs raw, so
 the inline script runs) and any trusted notebook output. JupyterLab sanitises
@@ -35,12 +38,13 @@ replaces every ``data:image/png;base64,...`` run by a placeholder.
 
 from __future__ import annotations
 
+import hashlib
 import html
 import io
 import json
 import re
 import struct
-from base64 import b64encode
+from base64 import b64decode, b64encode
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import product
@@ -50,7 +54,8 @@ from matplotlib.figure import Figure
 
 from .validation import check_int
 
-__all__ = ["Scrubber", "Knob", "scrub", "scrub_grid", "frame_numbers", "png_bytes", "MAX_BYTES", "MAX_FRAMES"]
+__all__ = ["Scrubber", "Knob", "scrub", "scrub_grid", "frame_numbers", "png_bytes", "numbers_digest", "save_frames",
+           "load_frames", "MAX_BYTES", "MAX_FRAMES"]
 
 #: Default limit on the size of one scrubber's HTML (the frames are most of it).
 #: The resolution of a scrubber frame, dots per inch, and the lowest allowed: frames are shown at their own
@@ -194,6 +199,7 @@ class Scrubber:
         for f in frames:
             _png_size(f)
         self.frames = frames
+        self.alt = alt
         self.alt_texts = _alt_texts(alt, knobs)
         self.interval_ms = check_int("interval_ms", interval_ms, low=20, high=10_000)
         self.max_bytes = check_int("max_bytes", max_bytes, low=1)
@@ -427,3 +433,49 @@ def frame_numbers(draw: Callable, values: Sequence, values2: Sequence | None = N
         finally:
             plt.close(fig)
     return {"knobs": [{"label": k.label, "values": list(k.values), "texts": list(k.texts)} for k in knobs], "frames": frames}
+
+
+def numbers_digest(numbers: dict) -> str:
+    """SHA-256 of ``numbers`` (a :func:`frame_numbers` result, or its copy read back from JSON) in canonical JSON."""
+    from .store import to_jsonable
+
+    if not isinstance(numbers, dict):
+        raise TypeError(f"numbers must be a dict (a frame_numbers result), got {type(numbers).__name__}")
+    text = json.dumps(to_jsonable(numbers), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def save_frames(scrubber: Scrubber, path, *, digest: str):
+    """Write ``scrubber``'s rendered frames, knobs, name, alt text and interval to the JSON file ``path`` with
+    ``digest`` (:func:`numbers_digest` of the numbers its frames plot); returns the path."""
+    from pathlib import Path
+
+    if not isinstance(scrubber, Scrubber):
+        raise TypeError(f"scrubber must be a Scrubber, got {type(scrubber).__name__}")
+    digest = _check_text("digest", digest)
+    record = {"kind": "scrubber-frames", "name": scrubber.name, "digest": digest, "alt": scrubber.alt,
+              "interval_ms": scrubber.interval_ms, "max_bytes": scrubber.max_bytes,
+              "knobs": [{"label": k.label, "values": list(k.values), "texts": list(k.texts)} for k in scrubber.knobs],
+              "frames": [b64encode(f).decode("ascii") for f in scrubber.frames]}
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record, indent=0, ensure_ascii=True) + "\n", encoding="ascii")
+    return path
+
+
+def load_frames(path) -> Scrubber:
+    """The :class:`Scrubber` stored by :func:`save_frames` in ``path`` (nothing is drawn); its ``digest`` attribute
+    is the stored digest of the numbers its frames plot."""
+    from pathlib import Path
+
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"path {str(path)!r} holds no stored frames; render them with python -m tools.player_frames")
+    record = json.loads(path.read_text(encoding="ascii"))
+    if record.get("kind") != "scrubber-frames":
+        raise ValueError(f"path {str(path)!r} is not a file of stored scrubber frames")
+    knobs = [Knob(k["label"], tuple(k["values"]), tuple(k["texts"])) for k in record["knobs"]]
+    out = Scrubber([b64decode(f) for f in record["frames"]], knobs, name=record["name"], alt=record["alt"],
+                   interval_ms=record["interval_ms"], max_bytes=record["max_bytes"])
+    out.digest = record["digest"]
+    return out

@@ -14,11 +14,13 @@ import numpy as np
 from .. import attention
 from ..claims import exact_class
 from ..formatting import number_text
+from ..paths import data_path
 from ..registry import register
-from ..scrubber import frame_numbers, scrub
+from ..scrubber import frame_numbers, load_frames, scrub
+from ..validation import check_bool
 from ..widgets import selection_error_figure, selector_figure, selector_widget
 
-__all__ = ["Settings", "SETTINGS", "error_rows", "error_vs_lambda", "scale_for_accuracy", "tie_rows", "bound_check",
+__all__ = ["Settings", "SETTINGS", "PLAYER_FRAMES", "error_rows", "error_vs_lambda", "scale_for_accuracy", "tie_rows", "bound_check",
            "default_state", "explorer", "scale_player", "scale_frames", "verdict_rows"]
 
 
@@ -47,6 +49,8 @@ class Settings:
 
 
 SETTINGS = Settings()
+#: The player's rendered frames in the data directory (``python -m tools.player_frames selector-scale-frames``).
+PLAYER_FRAMES = "frames/selector_scale.json"
 
 
 def _z() -> np.ndarray:
@@ -143,8 +147,11 @@ def _frame(lam: float):
     return selector_figure(_z(), lam)
 
 
-def scale_player():
-    """The precomputed player of the HTML book: the bar chart at each scale of ``SETTINGS.scrub_lams``."""
+def scale_player(live: bool = False):
+    """The precomputed player of the HTML book, the bar chart at each scale of ``SETTINGS.scrub_lams``: its stored
+    frames (:data:`PLAYER_FRAMES`, nothing drawn), or (``live``) drawn again."""
+    if not check_bool("live", live):
+        return load_frames(data_path(PLAYER_FRAMES))
     return scrub(_frame, [float(lam) for lam in SETTINGS.scrub_lams], label="lambda", name="selector-scale", fmt="{:g}",
                  alt="Bar chart of the attention weights softmax(lambda z) over the logits z, beside the one-hot limit "
                      "that puts all weight on the largest logit, at scale lambda = {value}.")

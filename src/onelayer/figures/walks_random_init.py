@@ -113,6 +113,14 @@ def study_explorer(data: dict, normalize: str = "keys_and_query", reading: str =
     return figure_curves(runs, title=f"{normalize}, {reading}, seed {seed}")
 
 
+def study_frame(data: dict, normalize: str, reading: str, *, seed: int, kl_limits: tuple[float, float]):
+    """One frame of the study's player: :func:`study_explorer` with the KL axis on ``kl_limits`` (the same in every
+    frame)."""
+    fig = study_explorer(data, normalize=normalize, reading=reading, seed=seed)
+    fig.axes[1].set_ylim(*kl_limits)
+    return fig
+
+
 def study_widget(data: dict):
     """Menus for the normalisation, the reading and the seed of a stored study, redrawing :func:`study_explorer`
     (the seeds stored with every curve: ``meta["detail_seeds"]``, else every seed)."""

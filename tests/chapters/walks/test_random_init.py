@@ -34,7 +34,7 @@ def test_quick_study_has_the_quick_grid_and_sizes():
 
 def test_ordering_counts_add_up_and_settings_rows_group_the_seeds():
     rows = chapter.ordering()[1]["table"]
-    counts = chapter.ordering_counts(rows)
+    counts = chapter.ordering_counts()
     assert sum(counts[k] for k in ("p=0.5", "p=1", "tie", "neither")) == counts["pairs"] == len(rows) == 720 // 2
     assert sum(counts["outcomes"].values()) == counts["pairs"] and counts["outcomes"]["p=0.5 only"] == counts["paper_pattern"]
     assert (counts["paper_rate"].k, counts["paper_rate"].n) == (counts["paper_pattern"], counts["pairs"])
@@ -97,7 +97,8 @@ def test_verdict_rows_have_the_keys_and_follow_from_the_measurements(rows):
     tv = chapter.table_variances()
     assert rows[-2]["claim"].startswith("Figure 13") and f"{tv['seeds']} seeds" in rows[-2]["settings"]
     assert tv["pattern"].text() in rows[-2]["measurement"]
-    learned = chapter.learned_half_runs()
+    learned = [r for r in chapter.study()["runs"] if r["config"]["p"] == 0.5
+               and ri_readings.final(r, "optimal_fraction") >= chapter.SETTINGS.learned_threshold]
     half = chapter.learned_half_rates()["all"]
     assert half["n"] == len(learned) == sum(int(r["learned p=1/2"].split("/")[0]) for r in chapter.learned_half_rows())
     assert f"{len(learned)} of {half['runs']} runs learned p=1/2" in rows[-1]["measurement"]
@@ -120,7 +121,7 @@ def test_the_table_helpers_show_the_ranking_and_the_authors_table():
     assert [r["step"] for r in variances] == list(ri_runs.TABLE_STEPS)
     assert all(r["variance, ours"] > 0 and r["ours / authors"] > 0 for r in variances)
     table = chapter.weighted_token_table()
-    assert [r["step"] for r in table] == [r["step"] for r in chapter.weighted_token_rows()]
+    assert [r["step"] for r in table] == list(ri_runs.TABLE_STEPS)
     assert all(len(r["ours"].split()) == len(r["authors"].split()) == 6 for r in table)
 
 
@@ -144,7 +145,7 @@ def test_player_frames_share_their_axes():
     import matplotlib.pyplot as plt
 
     data = chapter.study()
-    limits = chapter.player_kl_limits(data)
+    limits = ri_readings.kl_limits(data, seed=chapter.SETTINGS.seed)
     draw, norms, readings = chapter._player_grid(data)
     for norm, reading in ((norms[0], readings[0]), (norms[-1], readings[-1])):
         fig = draw(norm, reading)
@@ -154,8 +155,8 @@ def test_player_frames_share_their_axes():
 
 
 def test_claim_summary_counts_what_the_verdict_table_describes():
-    c = chapter.claim_summary()
     rows = ri_readings.ordering_table(chapter.study(), threshold=chapter.SETTINGS.learned_threshold)
+    c = ri_readings.claim_summary(rows, literal=chapter.SETTINGS.literal)
     literal = [r for r in rows if (r["normalize"], r["reduction"], r["lr"]) == chapter.SETTINGS.literal]
     assert c["seeds"] == len(literal) >= 20 and c["literal_half"] == sum(np.isfinite(r["T_half"]) for r in literal)
     assert c["half_min"] <= c["half_max"] <= c["seeds"] and c["half_step_min"] <= c["half_step_max"] <= 1000
@@ -165,3 +166,14 @@ def test_claim_summary_counts_what_the_verdict_table_describes():
                                                                     if np.isfinite(r["T_one"])}
     assert c["one_never"] == len(never) and all(n == "keys_and_query" and e <= 1 for n, e in never)
     assert c["one_never_learn_nothing"] and 0 < c["one_min"] <= c["one_max"] <= c["seeds"]
+
+
+def test_the_player_shows_its_stored_frames_without_drawing():
+    import matplotlib.pyplot as plt
+
+    before = plt.get_fignums()
+    player = chapter.study_player()
+    assert plt.get_fignums() == before  # nothing drawn
+    data = chapter.study()
+    assert player.shape == (len(data["meta"]["normalizations"]), len(data["meta"]["readings"]))
+    assert repr(player).startswith("Scrubber('walks-random-init-sweep': 3 x 6 frames")

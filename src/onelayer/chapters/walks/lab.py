@@ -46,10 +46,11 @@ import numpy as np
 import torch
 
 from ...claims import exact_class
+from ...paths import data_path
 from ...registry import register
-from ...scrubber import frame_numbers, scrub_grid
+from ...scrubber import frame_numbers, load_frames, scrub_grid
 from ...training import History
-from ...validation import check_choice, check_float, check_int, check_probability
+from ...validation import check_bool, check_choice, check_float, check_int, check_probability
 from ...figures import walks as figures
 from ...walks import model
 from ...studies.walks import analysis, experiment, theorem41
@@ -59,6 +60,7 @@ from ...widgets import merged_settings, progress_app, selection_slider, timed
 __all__ = [
     "Settings",
     "SETTINGS",
+    "PLAYER_FRAMES",
     "p_eta_v_limits",
     "DEFAULTS",
     "CONTROL_RANGES",
@@ -108,6 +110,8 @@ class Settings:
 
 
 SETTINGS = Settings()
+#: The player's rendered frames in the data directory (``python -m tools.player_frames walks-lab-p-eta-frames``).
+PLAYER_FRAMES = "walks/frames/lab_p_eta.json"
 
 
 #: The default setting of the lab (about one second per retrain on one CPU core).
@@ -348,8 +352,11 @@ def _p_eta_frame(p: float, lr: float, steps: int | None = None, grid: tuple | No
     return fig
 
 
-def p_eta_player():
-    """The precomputed player of the HTML book: the lab retrained over ``scrub_ps`` by ``scrub_lrs``."""
+def p_eta_player(live: bool = False):
+    """The precomputed player of the HTML book, the lab over ``scrub_ps`` by ``scrub_lrs``: its stored frames
+    (:data:`PLAYER_FRAMES`, nothing trained or drawn), or (``live``) retrained and drawn again."""
+    if not check_bool("live", live):
+        return load_frames(data_path(PLAYER_FRAMES))
     return scrub_grid(_p_eta_frame, SETTINGS.scrub_ps, SETTINGS.scrub_lrs, labels=("p", "step size eta"),
                       name="walks-lab-p-eta", fmt=("{:.1f}", "{:g}"),
                       alt="The lab retrained for 30 GD steps from zero with walk parameter p = {0} and step size {1}: "

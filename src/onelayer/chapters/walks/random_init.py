@@ -1,11 +1,8 @@
 """Chapter "Random initialisation" (``book/walks/random_init.ipynb``): Section 5.2 and Appendix F.3 of the walks paper.
 
-The chapter reads the stored study over the recipe's three unknowns (what is normalised, mean or sum, the step size;
-``python -m onelayer study walks-random-init``, :mod:`onelayer.studies.walks.random_init`), recomputes one stored run to show
-the file is reproducible, and draws the paper's Figures 6, 11, 12 and 13 from the stored runs: the literal reading,
-which walk is learned first under every reading, the reading closest to the authors' weighted-token table, and the
-explorer over the study with its player. The runs, readings and figure functions are the core package's; this module
-fixes which of them the chapter shows.
+The chapter reads the stored study over the recipe's three unknowns (:mod:`onelayer.studies.walks.random_init`),
+recomputes one stored run, and draws the paper's Figures 6, 11, 12 and 13 from the stored runs; its player shows
+stored frames. The runs, readings and figures are the core package's; this module fixes which of them it shows.
 """
 
 from __future__ import annotations
@@ -19,23 +16,22 @@ import numpy as np
 
 from ...formatting import number_text
 from ...claims import rated
+from ...paths import data_path
 from ...rates import mean_interval, rate
 from ...registry import register
-from ...scrubber import frame_numbers, scrub_grid
+from ...scrubber import frame_numbers, load_frames, scrub_grid
 from ...figures import walks_random_init as random_init_figures
 from ...studies import registry
 from ...studies.walks.random_init import readings as ri_readings, runs as ri_runs, stored as ri_stored
 from ...studies.walks.random_init import initial_attention
 from ...validation import check_bool
 
-__all__ = ["Settings", "SETTINGS", "study", "initial_attention_rows", "live_check", "literal_runs", "literal_rows", "fig6", "ordering",
-           "setting_rates", "ordering_settings_rows", "ordering_counts", "learned_half_runs", "learned_half_rows",
-           "learned_half_rates", "ranking_rows", "table_variances", "table_variance_rows", "weighted_token_table",
-           "closest_ranking", "closest_reading",
-           "closest_runs", "fig13", "weighted_token_rows", "fig6_closest", "fig11_run", "fig11", "fig12", "value_rows",
-           "explorer", "explorer_default", "player_kl_limits", "study_player", "study_frames", "equivalence", "lock_rows",
-           "NORMALIZE_NAMES", "claim_summary", "figure6_rows",
-           "verdict_rows"]
+__all__ = ["Settings", "SETTINGS", "PLAYER_FRAMES", "study", "initial_attention_rows", "live_check", "literal_runs",
+           "literal_rows", "fig6", "ordering", "setting_rates", "ordering_counts", "ordering_settings_rows",
+           "learned_half_rows", "learned_half_rates", "ranking_rows", "table_variances", "table_variance_rows", "weighted_token_table",
+           "closest_ranking", "closest_reading", "closest_runs", "fig13", "fig6_closest", "fig11_run", "fig11",
+           "fig12", "value_rows", "explorer", "explorer_default", "study_player", "study_frames", "equivalence",
+           "lock_rows", "NORMALIZE_NAMES", "figure6_rows", "verdict_rows"]
 
 
 @dataclass(frozen=True)
@@ -73,6 +69,8 @@ class Settings:
 
 
 SETTINGS = Settings()
+#: The player's rendered frames in the data directory (``python -m tools.player_frames walks-random-init-sweep-frames``).
+PLAYER_FRAMES = "walks/frames/random_init_sweep.json"
 
 
 def study(quick: bool = False) -> dict:
@@ -104,12 +102,7 @@ def live_check() -> dict:
     normalize, reduction, lr = SETTINGS.literal
     live = ri_runs.run_config(ri_runs.RunConfig(p=1.0, normalize=normalize, reduction=reduction, lr=lr), steps=T,
                          table_steps=(T,), snapshot_steps=(T,))
-    stored = _find(study(), 1.0, SETTINGS.literal)
-    n = len(live["steps"])
-    diff = max(np.abs(np.array(live["curves"][k]) - np.array(stored["curves"][k][:n])).max() for k in ri_runs.RECORD_KEYS)
-    V_diff = np.abs(np.array(live["V"][str(T)]) - np.array(stored["V"][str(T)])).max()
-    return {"steps": T, "recorded": n, "quantities": len(ri_runs.RECORD_KEYS), "curves_diff": float(diff),
-            "V_diff": float(V_diff)}
+    return ri_readings.run_difference(live, _find(study(), 1.0, SETTINGS.literal), step=T)
 
 
 def literal_runs(quick: bool = False) -> dict:
@@ -121,17 +114,12 @@ def literal_runs(quick: bool = False) -> dict:
     return {f"p = {p:g}": _find(study(), p, SETTINGS.literal) for p in SETTINGS.ps}
 
 
-def _curve_rows(runs: dict) -> list[dict]:
-    return [{"run": name, "step": int(t), **{k: r["curves"][k][i] for k in ri_runs.RECORD_KEYS}}
-            for name, r in runs.items() for i, t in enumerate(r["steps"])]
-
-
 @register("walks-fig6", "Random init (sigma=0.01, eta=0.01, keys and query normalised): optimal predictions, KL and attention, p = 0.5 and 1 (paper's Figure 6)")
 def fig6(quick: bool = False):
     """The paper's Figure 6 under its literal numbers (the stored runs of seed 0)."""
     runs = literal_runs(quick)
     fig = random_init_figures.figure_curves(runs, title="keys and query normalised, mean loss, eta = 0.01 (the paper's numbers)")
-    return fig, {"setting": dict(ri_runs.PAPER), "table": _curve_rows(runs)}
+    return fig, {"setting": dict(ri_runs.PAPER), "table": ri_readings.curve_rows(runs)}
 
 
 def literal_rows() -> list[dict]:
@@ -157,6 +145,11 @@ def setting_rates(quick: bool = False) -> list[dict]:
     return ri_readings.setting_rates(ri_readings.ordering_table(study(quick), threshold=SETTINGS.learned_threshold))
 
 
+def ordering_counts(quick: bool = False) -> dict:
+    """:func:`onelayer.studies.walks.random_init.readings.ordering_counts` of the study's ordering table."""
+    return ri_readings.ordering_counts(ri_readings.ordering_table(study(quick), threshold=SETTINGS.learned_threshold))
+
+
 def _short(r) -> str:
     """``k/n [lo, hi]`` with two decimals (a table cell)."""
     return f"{r.k}/{r.n} [{r.low:.2f}, {r.high:.2f}]"
@@ -171,30 +164,10 @@ def ordering_settings_rows(quick: bool = False) -> list[dict]:
             for r in setting_rates(quick)]
 
 
-def ordering_counts(rows: list[dict]) -> dict:
-    """How often each walk came first (``p=0.5``, ``p=1``, ``tie``, ``neither``), each outcome of
-    :data:`~onelayer.studies.walks.random_init.readings.OUTCOMES`, and the paper's pattern (its count, its rate over the (setting, seed)
-    pairs, and the largest count and Wilson upper bound in any one setting)."""
-    counts = {k: sum(r["first"] == k for r in rows) for k in ("p=0.5", "p=1", "tie", "neither")}
-    outcomes = {o: sum(r["outcome"] == o for r in rows) for o in ri_readings.OUTCOMES}
-    hits = sum(bool(r["paper_pattern"]) for r in rows)
-    per = ri_readings.setting_rates(rows)
-    worst = max(per, key=lambda r: (r["p=0.5 only"].k, r["p=0.5 only"].high))
-    return {**counts, "outcomes": outcomes, "pairs": len(rows), "paper_pattern": hits, "paper_rate": rate(hits, len(rows)),
-            "settings": len(per), "seeds": min(r["n"] for r in per), "max_setting": worst["p=0.5 only"],
-            "max_high": max(r["p=0.5 only"].high for r in per)}
-
-
 def learned_half_rates(quick: bool = False) -> dict:
     """:func:`onelayer.studies.walks.random_init.readings.learned_attention` of the study (the chapter's thresholds)."""
     return ri_readings.learned_attention(study(quick), threshold=SETTINGS.learned_threshold,
                                 attention=SETTINGS.attention_threshold)
-
-
-def learned_half_runs(quick: bool = False) -> list[dict]:
-    """The stored ``p = 1/2`` runs that end with at least ``learned_threshold`` optimal predictions."""
-    return [r for r in study(quick)["runs"]
-            if r["config"]["p"] == 0.5 and ri_readings.final(r, "optimal_fraction") >= SETTINGS.learned_threshold]
 
 
 def learned_half_rows(quick: bool = False) -> list[dict]:
@@ -234,27 +207,19 @@ def table_variance_rows() -> list[dict]:
 
 
 def weighted_token_table() -> list[dict]:
-    """:func:`weighted_token_rows` for a table: the example's weighted token (ours, theirs) and the mean variance
-    over the coordinates (ours, theirs)."""
-    return [{"step": r["step"], "ours": " ".join(f"{v:.3f}" for v in r["ours_example"]),
-             "authors": " ".join(f"{v:.3f}" for v in r["authors_example"]),
-             "variance, ours": float(np.mean(r["ours_variance"])), "variance, authors": float(np.mean(r["authors_variance"]))}
-            for r in weighted_token_rows()]
+    """At every step of the authors' table: the example's weighted token of the closest reading's ``p = 1`` run
+    (seed 0) and theirs, and the mean variance over the coordinates, ours and theirs."""
+    run = closest_runs()[0]
+    return [{"step": s, "ours": " ".join(f"{v:.3f}" for v in run["table"][str(s)]["example"]),
+             "authors": " ".join(f"{v:.3f}" for v in ri_runs.AUTHORS_TABLE[s][0]),
+             "variance, ours": float(np.mean(run["table"][str(s)]["variance"])),
+             "variance, authors": float(np.mean(ri_runs.AUTHORS_TABLE[s][1]))} for s in ri_runs.TABLE_STEPS]
 
 
 def closest_ranking(quick: bool = False) -> list[tuple[tuple, list[float]]]:
-    """Every reading ``(normalize, reduction, lr)`` with the distances of its ``p = 1`` runs to the authors' table
-    (:func:`onelayer.studies.walks.random_init.readings.table_distance`, one per seed), closest first (a missing step ranks last)."""
-    dist = {}
-    for r in study(quick)["runs"]:
-        c = r["config"]
-        if c["p"] == 1.0:
-            dist.setdefault((c["normalize"], c["reduction"], c["lr"]), []).append(ri_readings.table_distance(r))
-
-    def score(d):
-        return float(np.mean(d)) if np.all(np.isfinite(d)) else np.inf
-
-    return sorted(dist.items(), key=lambda kv: score(kv[1]))
+    """:func:`onelayer.studies.walks.random_init.readings.reading_distances` of the study: every reading with the
+    distances of its ``p = 1`` runs to the authors' table, closest first."""
+    return ri_readings.reading_distances(study(quick))
 
 
 def closest_reading(quick: bool = False) -> tuple:
@@ -272,23 +237,8 @@ def closest_runs(quick: bool = False) -> tuple[dict, dict]:
 def fig13(quick: bool = False):
     """The paper's Figure 13: the weighted token of the closest reading's ``p = 1`` run against the authors' table."""
     run = closest_runs(quick)[0]
-    rows = []
-    for step, entry in sorted(run["table"].items(), key=lambda kv: int(kv[0])):
-        authors = ri_runs.AUTHORS_TABLE.get(int(step))
-        for k, (ex, var) in enumerate(zip(entry["example"], entry["variance"])):
-            rows.append({"step": int(step), "coordinate": k + 1, "example": ex, "variance": var,
-                         "authors_example": authors[0][k] if authors else None,
-                         "authors_variance": authors[1][k] if authors else None})
     return random_init_figures.figure_weighted_token(run), {"config": run["config"], "table_distance": ri_readings.table_distance(run),
-                                           "table": rows}
-
-
-def weighted_token_rows() -> list[dict]:
-    """At every step of the authors' table: the example's weighted token and the variances, ours and theirs."""
-    run = closest_runs()[0]
-    return [{"step": s, "ours_example": run["table"][str(s)]["example"], "ours_variance": run["table"][str(s)]["variance"],
-             "authors_example": ri_runs.AUTHORS_TABLE[s][0], "authors_variance": ri_runs.AUTHORS_TABLE[s][1]}
-            for s in ri_runs.TABLE_STEPS]
+                                           "table": ri_readings.weighted_token_steps(run)}
 
 
 @register("walks-fig6-closest-reading", "Random init: Figure 6 under the reading closest to the authors' table and with a 3x larger step (seed 0)")
@@ -305,11 +255,8 @@ def fig6_closest(quick: bool = False):
 
 
 def fig11_run(quick: bool = False) -> dict:
-    """Of the stored ``p = 1/2`` runs with full detail (``V`` snapshots), the learned one with the most final attention
-    on the parent (any detailed ``p = 1/2`` run if none learned)."""
-    half = [r for r in study(quick)["runs"] if r["config"]["p"] == 0.5 and "V" in r]
-    learned = [r for r in half if ri_readings.final(r, "optimal_fraction") >= SETTINGS.learned_threshold] or half
-    return max(learned, key=lambda r: ri_readings.final(r, "parent_attention"))
+    """:func:`onelayer.studies.walks.random_init.readings.most_parent_run` of the study (the learned threshold)."""
+    return ri_readings.most_parent_run(study(quick), threshold=SETTINGS.learned_threshold)
 
 
 @register("walks-fig11", "Random init, p=0.5: V over training and the final attention of the run that attends most to the parent (paper's Figure 11)")
@@ -329,11 +276,7 @@ def fig12(quick: bool = False):
 
 def value_rows() -> list[dict]:
     """``V`` of the closest reading's ``p = 1`` run at each snapshot: its mean entry and its spread relative to it."""
-    rows = []
-    for s, V in closest_runs()[0]["V"].items():
-        V = np.array(V)
-        rows.append({"step": int(s), "mean": float(V.mean()), "relative_spread": float((V.max() - V.min()) / V.mean())})
-    return rows
+    return ri_readings.value_spread(closest_runs()[0])
 
 
 def explorer():
@@ -349,33 +292,24 @@ def explorer_default(quick: bool = False):
     runs = {f"p = {p:g}": _find(data, p, SETTINGS.literal) for p in data["meta"]["ps"]}
     return random_init_figures.study_explorer(data), {"source": "quick live run" if quick else PurePath(ri_stored.STUDY.stored).name,
                                      "normalize": normalize, "reduction": reduction, "lr": lr, "seed": SETTINGS.seed,
-                                     "table": _curve_rows(runs)}
-
-
-def player_kl_limits(data: dict) -> tuple[float, float]:
-    """The KL axis shared by every frame of the player: from 0.8 times the smallest to 1.25 times the largest recorded
-    KL of the runs of seed ``SETTINGS.seed`` (the panel is on a log scale)."""
-    kl = np.concatenate([np.asarray(r["curves"]["kl"], dtype=float) for r in data["runs"]
-                         if r["config"]["seed"] == SETTINGS.seed])
-    kl = kl[np.isfinite(kl) & (kl > 0)]
-    return 0.8 * float(kl.min()), 1.25 * float(kl.max())
+                                     "table": ri_readings.curve_rows(runs)}
 
 
 def _player_grid(data: dict):
-    meta = data["meta"]
-    readings = [f"{red}, lr={lr:g}" for red, lr in meta["readings"]]
-    kl_limits = player_kl_limits(data)
+    """The player's ``draw(normalize, reading)`` (one KL axis for every frame), normalisations and readings."""
+    limits = ri_readings.kl_limits(data, seed=SETTINGS.seed)
 
     def draw(norm, reading):
-        fig = random_init_figures.study_explorer(data, normalize=norm, reading=reading, seed=SETTINGS.seed)
-        fig.axes[1].set_ylim(*kl_limits)  # the same KL axis in every frame
-        return fig
+        return random_init_figures.study_frame(data, norm, reading, seed=SETTINGS.seed, kl_limits=limits)
 
-    return draw, meta["normalizations"], readings
+    return draw, data["meta"]["normalizations"], [f"{red}, lr={lr:g}" for red, lr in data["meta"]["readings"]]
 
 
-def study_player():
-    """The precomputed player of the HTML book: the stored curves of every normalisation and reading (seed 0)."""
+def study_player(live: bool = False):
+    """The player of the HTML book over the stored curves of every normalisation and reading (seed 0): its stored
+    frames (:data:`PLAYER_FRAMES`, nothing drawn), or (``live``) drawn again from the stored study."""
+    if not check_bool("live", live):
+        return load_frames(data_path(PLAYER_FRAMES))
     draw, norms, readings = _player_grid(study())
     return scrub_grid(draw, norms, readings, labels=("normalize", "loss, step"), name="walks-random-init-sweep",
                       fmt=("{}", "{}"),
@@ -404,15 +338,8 @@ def equivalence() -> float:
 def lock_rows() -> list[dict]:
     """The ``p = 1/2`` runs of ``lock_reading`` by seed: the largest final attention weight, its position (1-based),
     its lag ``N - position`` and the final optimal fraction."""
-    data = study()
-    meta = data["meta"]
-    rows = []
-    for seed in meta["seeds"]:
-        r = _find(data, 0.5, SETTINGS.lock_reading, seed=seed)
-        j, weight = r["peak"]
-        rows.append({"seed": seed, "attention": float(weight), "position": j + 1, "lag": meta["N"] - (j + 1),
-                     "optimal_fraction": ri_readings.final(r, "optimal_fraction")})
-    return rows
+    normalize, reduction, lr = SETTINGS.lock_reading
+    return ri_readings.lock_rows(study(), normalize=normalize, reduction=reduction, lr=lr)
 
 
 def _figure6_verdict(r) -> str:
@@ -437,28 +364,6 @@ def _outcome_text(r) -> str:
     outcomes = ", ".join(f"{o} {r[o].k}/{r[o].n}" for o in ("p=1 only", "both", "neither") if r[o].k)
     return (f"{r['reduction']}, {r['lr']:g} (eff. {r['effective_lr']:g}): {r['p=0.5 only'].k}/{r['n']}"
             + (f"; {outcomes}" if outcomes else ""))
-
-
-def claim_summary(quick: bool = False) -> dict:
-    """What the chapter's verdict table says of the paper's two claims of Section 5.2, from the study's
-    :func:`~onelayer.studies.walks.random_init.readings.ordering_table`: for ``p = 1/2``, the learned seeds in the literal reading and
-    the range of learned seeds and of learning steps over the other settings; for ``p = 1``, the settings where no
-    seed learns it and the range of learned seeds over the others."""
-    rows = ri_readings.ordering_table(study(quick), threshold=SETTINGS.learned_threshold)
-    settings = list(dict.fromkeys((r["normalize"], r["reduction"], r["lr"]) for r in rows))
-    cells = {k: [r for r in rows if (r["normalize"], r["reduction"], r["lr"]) == k] for k in settings}
-    half = {k: sum(np.isfinite(r["T_half"]) for r in c) for k, c in cells.items()}
-    one = {k: sum(np.isfinite(r["T_one"]) for r in c) for k, c in cells.items()}
-    others = [k for k in settings if k != SETTINGS.literal]
-    steps = [r["T_half"] for r in rows if np.isfinite(r["T_half"])]
-    never = [k for k in settings if one[k] == 0]
-    learning = [one[k] for k in settings if one[k] > 0]
-    return {"seeds": len(cells[settings[0]]), "settings": len(settings),
-            "literal_half": int(half.get(SETTINGS.literal, 0)),
-            "half_min": int(min(half[k] for k in others)), "half_max": int(max(half[k] for k in others)),
-            "half_step_min": int(min(steps)) if steps else None, "half_step_max": int(max(steps)) if steps else None,
-            "one_never": len(never), "one_never_learn_nothing": bool(all(half[k] == 0 for k in never)),
-            "one_min": int(min(learning)) if learning else 0, "one_max": int(max(learning)) if learning else 0}
 
 
 @functools.lru_cache(maxsize=1)
@@ -563,7 +468,7 @@ def verdict_rows() -> list[dict]:
     half = learned_half_rates()
     allh = half["all"]
     differ = len({round(r["parent"].value, 9) for r in half["settings"] if r["n"]}) > 1
-    seeds = ordering_counts(ri_readings.ordering_table(data, threshold=SETTINGS.learned_threshold))["seeds"]
+    seeds = ri_readings.ordering_counts(ri_readings.ordering_table(data, threshold=SETTINGS.learned_threshold))["seeds"]
     rows.append({
         "claim": "Figure 11: trained on p=1/2, the attention sits on the parent and V recovers Pi^T", "source": "[paper]",
         "reading": "every reading of the sweep",

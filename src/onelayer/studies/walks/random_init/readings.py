@@ -6,7 +6,7 @@ import numpy as np
 
 from ....rates import mean_interval, rate
 from ....validation import check_float
-from .runs import AUTHORS_TABLE, TABLE_STEPS
+from .runs import AUTHORS_TABLE, RECORD_KEYS, TABLE_STEPS
 
 #: The outcomes of a (setting, seed) pair in :func:`ordering_table` (``"outcome"``): which of the two walks is learned
 #: within the horizon. ``"p=0.5 only"`` is the paper's Figure 6.
@@ -179,3 +179,120 @@ def table_distance(run: dict) -> float:
         ours = float(np.mean(run["table"][str(step)]["variance"]))
         gaps.append(abs(np.log10(max(ours, 1e-300) / float(np.mean(var)))))
     return float(np.mean(gaps))
+
+
+def ordering_counts(rows: list[dict]) -> dict:
+    """How often each walk came first in :func:`ordering_table` rows (``p=0.5``, ``p=1``, ``tie``, ``neither``), each
+    outcome of :data:`OUTCOMES`, and the paper's pattern (its count, its rate over the (setting, seed) pairs, and the
+    largest count and Wilson upper bound in any one setting)."""
+    counts = {k: sum(r["first"] == k for r in rows) for k in ("p=0.5", "p=1", "tie", "neither")}
+    outcomes = {o: sum(r["outcome"] == o for r in rows) for o in OUTCOMES}
+    hits = sum(bool(r["paper_pattern"]) for r in rows)
+    per = setting_rates(rows)
+    worst = max(per, key=lambda r: (r["p=0.5 only"].k, r["p=0.5 only"].high))
+    return {**counts, "outcomes": outcomes, "pairs": len(rows), "paper_pattern": hits, "paper_rate": rate(hits, len(rows)),
+            "settings": len(per), "seeds": min(r["n"] for r in per), "max_setting": worst["p=0.5 only"],
+            "max_high": max(r["p=0.5 only"].high for r in per)}
+
+
+def claim_summary(rows: list[dict], *, literal: tuple) -> dict:
+    """What the chapter's prose says of Section 5.2's two claims, from :func:`ordering_table` rows: for ``p = 1/2``,
+    the learned seeds in the ``literal`` reading ``(normalize, reduction, lr)`` and the range of learned seeds and of
+    learning steps over the other settings; for ``p = 1``, the settings where no seed learns it and the range of
+    learned seeds over the others."""
+    settings = list(dict.fromkeys(_setting(r) for r in rows))
+    cells = {k: [r for r in rows if _setting(r) == k] for k in settings}
+    half = {k: sum(np.isfinite(r["T_half"]) for r in c) for k, c in cells.items()}
+    one = {k: sum(np.isfinite(r["T_one"]) for r in c) for k, c in cells.items()}
+    others = [k for k in settings if k != tuple(literal)]
+    steps = [r["T_half"] for r in rows if np.isfinite(r["T_half"])]
+    never = [k for k in settings if one[k] == 0]
+    learning = [one[k] for k in settings if one[k] > 0]
+    return {"seeds": len(cells[settings[0]]), "settings": len(settings),
+            "literal_half": int(half.get(tuple(literal), 0)),
+            "half_min": int(min(half[k] for k in others)), "half_max": int(max(half[k] for k in others)),
+            "half_step_min": int(min(steps)) if steps else None, "half_step_max": int(max(steps)) if steps else None,
+            "one_never": len(never), "one_never_learn_nothing": bool(all(half[k] == 0 for k in never)),
+            "one_min": int(min(learning)) if learning else 0, "one_max": int(max(learning)) if learning else 0}
+
+
+def reading_distances(data: dict) -> list[tuple[tuple, list[float]]]:
+    """Every reading ``(normalize, reduction, lr)`` with the :func:`table_distance` of each of its ``p = 1`` runs
+    (one per seed), closest first by the mean distance (a reading with a missing step ranks last)."""
+    dist = {}
+    for r in data["runs"]:
+        c = r["config"]
+        if c["p"] == 1.0:
+            dist.setdefault((c["normalize"], c["reduction"], c["lr"]), []).append(table_distance(r))
+
+    def score(d):
+        return float(np.mean(d)) if np.all(np.isfinite(d)) else np.inf
+
+    return sorted(dist.items(), key=lambda kv: score(kv[1]))
+
+
+def kl_limits(data: dict, *, seed: int) -> tuple[float, float]:
+    """A KL axis for every stored curve of ``seed``: from 0.8 times the smallest to 1.25 times the largest positive
+    recorded KL (a log scale)."""
+    kl = np.concatenate([np.asarray(r["curves"]["kl"], dtype=float) for r in data["runs"] if r["config"]["seed"] == seed])
+    kl = kl[np.isfinite(kl) & (kl > 0)]
+    return 0.8 * float(kl.min()), 1.25 * float(kl.max())
+
+
+def value_spread(run: dict) -> list[dict]:
+    """``V`` of a run at each stored snapshot: its mean entry and its spread relative to it."""
+    rows = []
+    for s, V in run["V"].items():
+        V = np.array(V)
+        rows.append({"step": int(s), "mean": float(V.mean()), "relative_spread": float((V.max() - V.min()) / V.mean())})
+    return rows
+
+
+def run_difference(live: dict, stored: dict, *, step: int) -> dict:
+    """How far a run recomputed for ``step`` steps is from the stored run of the same setting: the largest difference
+    of the recorded curves over the live run's recorded steps and of ``V`` at ``step``."""
+    n = len(live["steps"])
+    diff = max(np.abs(np.array(live["curves"][k]) - np.array(stored["curves"][k][:n])).max() for k in RECORD_KEYS)
+    V_diff = np.abs(np.array(live["V"][str(step)]) - np.array(stored["V"][str(step)])).max()
+    return {"steps": step, "recorded": n, "quantities": len(RECORD_KEYS), "curves_diff": float(diff),
+            "V_diff": float(V_diff)}
+
+
+def weighted_token_steps(run: dict) -> list[dict]:
+    """A ``p = 1`` run's weighted-token table beside the authors' (Figure 13): one row per stored step and coordinate
+    (the authors' entries ``None`` at a step of theirs that is missing)."""
+    rows = []
+    for step, entry in sorted(run["table"].items(), key=lambda kv: int(kv[0])):
+        authors = AUTHORS_TABLE.get(int(step))
+        for k, (ex, var) in enumerate(zip(entry["example"], entry["variance"])):
+            rows.append({"step": int(step), "coordinate": k + 1, "example": ex, "variance": var,
+                         "authors_example": authors[0][k] if authors else None,
+                         "authors_variance": authors[1][k] if authors else None})
+    return rows
+
+
+def lock_rows(data: dict, *, normalize: str, reduction: str, lr: float) -> list[dict]:
+    """The ``p = 1/2`` runs of one reading, by seed: the largest final attention weight, its position (1-based), its lag
+    ``N - position`` and the final optimal fraction."""
+    meta = data["meta"]
+    rows = []
+    for seed in meta["seeds"]:
+        r = find_run(data, p=0.5, normalize=normalize, reduction=reduction, lr=lr, seed=seed)
+        j, weight = r["peak"]
+        rows.append({"seed": seed, "attention": float(weight), "position": j + 1, "lag": meta["N"] - (j + 1),
+                     "optimal_fraction": final(r, "optimal_fraction")})
+    return rows
+
+
+def curve_rows(runs: dict) -> list[dict]:
+    """The recorded curves of named runs (``{name: run}``) as rows: run, step and every recorded quantity."""
+    return [{"run": name, "step": int(t), **{k: r["curves"][k][i] for k in RECORD_KEYS}}
+            for name, r in runs.items() for i, t in enumerate(r["steps"])]
+
+
+def most_parent_run(data: dict, *, threshold: float = 0.95) -> dict:
+    """Of the ``p = 1/2`` runs stored with ``V`` snapshots, the learned one (final optimal fraction at least
+    ``threshold``) with the most final attention on the parent (of all of them if none learned)."""
+    half = [r for r in data["runs"] if r["config"]["p"] == 0.5 and "V" in r]
+    learned = [r for r in half if final(r, "optimal_fraction") >= threshold] or half
+    return max(learned, key=lambda r: final(r, "parent_attention"))

@@ -1,0 +1,46 @@
+"""Stored player frames (tools/player_frames.py): each file carries the digest of the committed numbers its frames
+plot, and its knobs are those numbers' knobs; a change of what a frame plots fails here until the frames are rendered
+again (``python -m tools.player_frames NAME``)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from onelayer import registry
+from onelayer.scrubber import Knob, Scrubber, load_frames, numbers_digest, save_frames
+from tools import player_frames
+from tools.book_numbers import numbers_path
+
+
+@pytest.mark.parametrize("name", sorted(player_frames.PLAYERS))
+def test_stored_frames_plot_the_committed_numbers(name):
+    assert name in registry.available()
+    player = load_frames(player_frames.frames_file(name))
+    assert player.digest == player_frames.committed_digest(name), (
+        f"the stored frames of {name} plot other numbers than book/numbers/{name}.json: "
+        f"python -m tools.player_frames {name}")
+    knobs = json.loads(numbers_path(name).read_text())["numbers"]["knobs"]
+    assert [(k.label, list(k.texts)) for k in player.knobs] == [(k["label"], k["texts"]) for k in knobs]
+    assert len(player) == len(json.loads(numbers_path(name).read_text())["numbers"]["frames"])
+
+
+def test_save_and_load_frames_round_trip(tmp_path):
+    import matplotlib.pyplot as plt
+
+    from onelayer.scrubber import png_bytes
+
+    frames = []
+    for slope in (0, 1):
+        fig, ax = plt.subplots(figsize=(2, 2))
+        ax.plot([0, 1], [0, slope])
+        frames.append(png_bytes(fig, dpi=100))
+    s = Scrubber(frames, [Knob("slope", (0, 1), ("0", "1"))], name="lines", alt="slope {value}")
+    numbers = {"knobs": [{"label": "slope", "values": [0, 1], "texts": ["0", "1"]}], "frames": [1.5, float("nan")]}
+    back = load_frames(save_frames(s, tmp_path / "lines.json", digest=numbers_digest(numbers)))
+    assert back._repr_html_() == s._repr_html_() and back.digest == numbers_digest(json.loads(json.dumps(numbers)))
+    with pytest.raises(ValueError, match="holds no stored frames"):
+        load_frames(tmp_path / "missing.json")
+    with pytest.raises(TypeError, match="scrubber must be a Scrubber"):
+        save_frames("lines", tmp_path / "x.json", digest="d")
