@@ -26,6 +26,7 @@ PLAYERS = {
     "walks-random-init-sweep-frames": ("onelayer.chapters.walks.random_init", "study_player", "PLAYER_FRAMES"),
     "walks-lab-p-eta-frames": ("onelayer.chapters.walks.lab", "p_eta_player", "PLAYER_FRAMES"),
     "selector-scale-frames": ("onelayer.chapters.selector", "scale_player", "PLAYER_FRAMES"),
+    "walks-t31-steps-frames": ("onelayer.chapters.walks.theorem31", "steps_player", "PLAYER_FRAMES"),
 }
 
 
