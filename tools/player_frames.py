@@ -27,6 +27,7 @@ PLAYERS = {
     "walks-lab-p-eta-frames": ("onelayer.chapters.walks.lab", "p_eta_player", "PLAYER_FRAMES"),
     "selector-scale-frames": ("onelayer.chapters.selector", "scale_player", "PLAYER_FRAMES"),
     "walks-t31-steps-frames": ("onelayer.chapters.walks.theorem31", "steps_player", "PLAYER_FRAMES"),
+    "walks-t41-escape-frames": ("onelayer.chapters.walks.theorem41", "escape_player", "PLAYER_FRAMES"),
 }
 
 
