@@ -28,6 +28,7 @@ PLAYERS = {
     "selector-scale-frames": ("onelayer.chapters.selector", "scale_player", "PLAYER_FRAMES"),
     "walks-t31-steps-frames": ("onelayer.chapters.walks.theorem31", "steps_player", "PLAYER_FRAMES"),
     "walks-t41-escape-frames": ("onelayer.chapters.walks.theorem41", "escape_player", "PLAYER_FRAMES"),
+    "walks-ring-explorer-frames": ("onelayer.chapters.walks.ring", "explorer_player", "PLAYER_FRAMES"),
 }
 
 
