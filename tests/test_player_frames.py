@@ -4,6 +4,7 @@ again (``python -m tools.player_frames NAME``)."""
 
 from __future__ import annotations
 
+import importlib
 import json
 
 import pytest
@@ -24,6 +25,21 @@ def test_stored_frames_plot_the_committed_numbers(name):
     knobs = json.loads(numbers_path(name).read_text())["numbers"]["knobs"]
     assert [(k.label, list(k.texts)) for k in player.knobs] == [(k["label"], k["texts"]) for k in knobs]
     assert len(player) == len(json.loads(numbers_path(name).read_text())["numbers"]["frames"])
+
+
+@pytest.mark.parametrize("name", sorted(player_frames.PLAYERS))
+def test_the_chapter_shows_the_stored_frames_without_drawing(name, monkeypatch):
+    from matplotlib.figure import Figure
+
+    def no_drawing(*args, **kwargs):
+        raise AssertionError("the chapter's player must not draw")
+
+    module, function, _ = player_frames.PLAYERS[name]
+    player = getattr(importlib.import_module(module), function)
+    monkeypatch.setattr(Figure, "__init__", no_drawing)
+    assert player()._repr_html_() == load_frames(player_frames.frames_file(name))._repr_html_()
+    with pytest.raises(TypeError, match="live"):
+        player(live="yes")
 
 
 def test_save_and_load_frames_round_trip(tmp_path):

@@ -63,21 +63,3 @@ def test_the_explorer_player_keeps_one_colour_scale():
             limits.append(fig.axes[0].images[0].get_clim())
             plt.close(fig)
     assert set(limits) == {(0.0, 1.0)}  # exact: the limits are set to these two numbers
-
-
-def test_the_explorer_player_shows_its_stored_frames_without_drawing(monkeypatch):
-    import matplotlib.pyplot as plt
-
-    from onelayer.figures import walks as figures
-
-    def no_drawing(*args, **kwargs):
-        raise AssertionError("the player must not draw")
-
-    monkeypatch.setattr(figures, "ring_explorer", no_drawing)
-    before = plt.get_fignums()
-    player = chapter.explorer_player()
-    assert plt.get_fignums() == before  # nothing drawn
-    assert [k.values for k in player.knobs] == [chapter.SETTINGS.scrub_Ks, chapter.SETTINGS.scrub_ps]
-    assert repr(player) == "Scrubber('walks-ring-explorer': 2 x 7 frames, K 5 .. 6, p 0.0 .. 1.0)"
-    with pytest.raises(TypeError, match="live"):
-        chapter.explorer_player(live="yes")

@@ -266,20 +266,3 @@ def test_the_long_runs_come_from_the_stored_study_which_must_hold_the_chapters_s
             chapter.runs_study()
     finally:
         chapter.runs_study.cache_clear()
-
-
-def test_the_steps_player_shows_its_stored_frames_without_drawing(monkeypatch):
-    import matplotlib.pyplot as plt
-
-    def no_drawing(*args, **kwargs):
-        raise AssertionError("the player must not draw")
-
-    monkeypatch.setattr(chapter, "_draw_step", no_drawing)
-    monkeypatch.setattr(chapter, "fig4_run", no_drawing)
-    before = plt.get_fignums()
-    player = chapter.steps_player()
-    assert plt.get_fignums() == before  # nothing drawn
-    assert player.knobs[0].values == chapter.SETTINGS.scrub_steps and player.knobs[0].label == "GD step"
-    assert repr(player) == "Scrubber('walks-t31-steps': 11 frames, GD step 0 .. 10)"
-    with pytest.raises(TypeError, match="live"):
-        chapter.steps_player(live="yes")

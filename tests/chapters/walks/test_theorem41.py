@@ -206,20 +206,3 @@ def test_the_figure9_runs_come_from_the_stored_study(monkeypatch):
             chapter.fig9_runs()
     finally:
         chapter._stored_fig9_runs.cache_clear()
-
-
-def test_the_escape_player_shows_its_stored_frames_without_drawing(monkeypatch):
-    import matplotlib.pyplot as plt
-
-    def no_drawing(*args, **kwargs):
-        raise AssertionError("the player must not draw")
-
-    monkeypatch.setattr(chapter, "_draw_escape", no_drawing)
-    monkeypatch.setattr(chapter, "fig5_runs", no_drawing)
-    before = plt.get_fignums()
-    player = chapter.escape_player()
-    assert plt.get_fignums() == before  # nothing drawn
-    assert player.knobs[0].values == chapter.SETTINGS.escape_shown_steps and player.knobs[0].label == "GD step"
-    assert repr(player) == "Scrubber('walks-t41-escape': 15 frames, GD step 0 .. 50)"
-    with pytest.raises(TypeError, match="live"):
-        chapter.escape_player(live="yes")
