@@ -26,6 +26,9 @@ PLAYERS = {
     "walks-random-init-sweep-frames": ("onelayer.chapters.walks.random_init", "study_player", "PLAYER_FRAMES"),
     "walks-lab-p-eta-frames": ("onelayer.chapters.walks.lab", "p_eta_player", "PLAYER_FRAMES"),
     "selector-scale-frames": ("onelayer.chapters.selector", "scale_player", "PLAYER_FRAMES"),
+    "walks-t31-steps-frames": ("onelayer.chapters.walks.theorem31", "steps_player", "PLAYER_FRAMES"),
+    "walks-t41-escape-frames": ("onelayer.chapters.walks.theorem41", "escape_player", "PLAYER_FRAMES"),
+    "walks-ring-explorer-frames": ("onelayer.chapters.walks.ring", "explorer_player", "PLAYER_FRAMES"),
 }
 
 
@@ -41,9 +44,16 @@ def frames_file(name: str):
 
 
 def render(name: str):
-    """Draw the player of ``name`` live and store its frames with the digest of the committed numbers."""
+    """Draw the player of ``name`` live as its chapter does (after :func:`onelayer.chapter.start`: the book's plot
+    style, every generator seeded with 0, float64; as ``python -m onelayer make`` draws its numbers) and store its
+    frames with the digest of the committed numbers."""
+    from onelayer.plots import book_style
+    from onelayer.seeding import setup
+
     module, function, _ = PLAYERS[name]
-    player = getattr(importlib.import_module(module), function)(live=True)
+    with book_style():
+        setup(0)
+        player = getattr(importlib.import_module(module), function)(live=True)
     return save_frames(player, frames_file(name), digest=committed_digest(name))
 
 

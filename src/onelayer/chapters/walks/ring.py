@@ -2,7 +2,7 @@
 
 The paper's Figure 2 (the transition matrices), the mixing of ``Pi^R`` for an odd and an even ring, the Bayes rule
 ``max(p, 1 - p)`` checked on simulated walks (a rate with its interval), and the explorer over ``K`` and ``p`` (a
-live widget in a kernel, a precomputed player in the HTML book).
+live widget in a kernel, a precomputed player in the HTML book, shown from stored frames: :data:`PLAYER_FRAMES`).
 """
 
 from __future__ import annotations
@@ -13,13 +13,15 @@ import numpy as np
 
 from ...claims import exact_class
 from ...rates import rate
+from ...paths import data_path
 from ...registry import register
-from ...scrubber import frame_numbers, scrub_grid
+from ...scrubber import frame_numbers, load_frames, scrub_grid
+from ...validation import check_bool
 from ...figures import walks as figures
 from ...studies.walks import analysis
 from ...walks import ring
 
-__all__ = ["Settings", "SETTINGS", "transition_matrices", "mixing", "bayes_accuracy", "explorer_default", "explorer",
+__all__ = ["Settings", "SETTINGS", "PLAYER_FRAMES", "transition_matrices", "mixing", "bayes_accuracy", "explorer_default", "explorer",
            "explorer_player", "explorer_frames", "verdict_rows"]
 
 
@@ -60,6 +62,8 @@ class Settings:
 
 
 SETTINGS = Settings()
+#: The player's rendered frames in the data directory (``python -m tools.player_frames walks-ring-explorer-frames``).
+PLAYER_FRAMES = "walks/frames/ring_explorer.json"
 
 
 @register("walks-transition-matrices", "Ring walk: transition matrices Pi for K=6 and p = 0.5, 0.7, 1 (paper's Figure 2)")
@@ -110,8 +114,11 @@ def explorer():
     return figures.ring_widget(K=SETTINGS.explore_K, p=SETTINGS.explore_p)
 
 
-def explorer_player():
-    """The precomputed player of the HTML book: the explorer's figure over ``scrub_Ks`` by ``scrub_ps``."""
+def explorer_player(live: bool = False):
+    """The precomputed player of the HTML book, the explorer's figure over ``scrub_Ks`` by ``scrub_ps``: its stored
+    frames (:data:`PLAYER_FRAMES`, nothing drawn), or (``live``) drawn again."""
+    if not check_bool("live", live):
+        return load_frames(data_path(PLAYER_FRAMES))
     return scrub_grid(figures.ring_explorer, SETTINGS.scrub_Ks, SETTINGS.scrub_ps, labels=("K", "p"),
                       name="walks-ring-explorer", fmt=("{:d}", "{:.1f}"),
                       alt="Transition matrix heat-map, eigenvalues against the unit circle and the distance of Pi^R to "

@@ -6,7 +6,8 @@ the paper's Figures 4 and 8, the steps to Bayes-optimal predictions, the directi
 entrywise square root), and the edge of the theorem (``p`` near 1, ``K <= 4``). Claims about one training sample are
 measured as rates over many samples, from the stored studies :mod:`onelayer.studies.walks.seed_rates` and
 :mod:`onelayer.studies.walks.direction_slopes`; the long single-sample runs (direction of ``V``, Lemma C.7, the
-log-odds, the steps to optimal, Figure 8) from :mod:`onelayer.studies.walks.theorem31_runs`; Figure 4 runs live.
+log-odds, the steps to optimal, Figure 8) from :mod:`onelayer.studies.walks.theorem31_runs`; Figure 4 runs live,
+its player shows stored frames (:data:`PLAYER_FRAMES`).
 Every figure and table of the chapter is a registered function here; the runs several cells share are cached.
 """
 
@@ -21,8 +22,9 @@ from ... import formatting
 from ...formatting import near_zero_text, number_text
 from ...claims import exact_class, rated
 from ...rates import rate
+from ...paths import data_path
 from ...registry import register
-from ...scrubber import frame_numbers, scrub
+from ...scrubber import frame_numbers, load_frames, scrub
 from ...studies import registry
 from ...studies.walks import (direction_slopes, edge, edge_seeds, experiment, first_steps, sample_rates, seed_rates,
                                theorem31_runs)
@@ -31,7 +33,7 @@ from ...walks import theory
 from ...walks.data import walk_population
 from ...validation import check_bool
 
-__all__ = ["Settings", "SETTINGS", "sample_experiment", "lemma_c1_rows", "lemma_c1", "first_step_by_counting",
+__all__ = ["Settings", "SETTINGS", "PLAYER_FRAMES", "sample_experiment", "lemma_c1_rows", "lemma_c1", "first_step_by_counting",
            "lemma_c5_rows", "first_steps_rows", "parent_log_odds", "fig4_experiment", "fig4_run", "fig4", "steps_player", "steps_frames",
            "steps_to_optimal", "fig8", "direction_runs", "runs_study", "value_direction", "direction_slope", "DIRECTION_HEADERS", "RATIO_HEADERS", "loss_direction_rows", "lemma_c7",
            "seed_study", "first_step_rates", "direction_rates", "slope_study", "slope_rates", "mean_text", "edge_rate_rows", "edge_seed_study", "edge_more_seed_rows", "edge_seed_comparison", "seed_rate_tables", "edge_verdict", "pooled_edge_rates", "small_ring_verdict", "verdict_rows"]
@@ -100,6 +102,8 @@ class Settings:
 
 
 SETTINGS = Settings()
+#: The player's rendered frames in the data directory (``python -m tools.player_frames walks-t31-steps-frames``).
+PLAYER_FRAMES = "walks/frames/theorem31_steps.json"
 
 
 def sample_experiment(p: float, K: int = 6, N: int = 97) -> experiment.Experiment:
@@ -239,8 +243,11 @@ def _draw_step(step: int, quick: bool = False):
     return figures.mark_player_frame(figures.training_figure(hist, exp, step=step), step, (float(V.min()), float(V.max())))
 
 
-def steps_player():
-    """The player over GD steps 0-10 of the Figure 4 run: ``V`` and the test-mean attention at each step."""
+def steps_player(live: bool = False):
+    """The player over GD steps 0-10 of the Figure 4 run, ``V`` and the test-mean attention at each step: its stored
+    frames (:data:`PLAYER_FRAMES`, nothing drawn), or (``live``) drawn again from the run."""
+    if not check_bool("live", live):
+        return load_frames(data_path(PLAYER_FRAMES))
     return scrub(_draw_step, list(SETTINGS.scrub_steps), label="GD step", name="walks-t31-steps", fmt="{:d}",
                  alt="p = 1/2, K = 6, N = 97: accuracy over 50 GD steps, and the value matrix V and the test-mean "
                      "attention over positions at GD step {value}")

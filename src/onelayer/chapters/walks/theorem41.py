@@ -7,7 +7,7 @@ decide Figures 4 and 5 (:mod:`onelayer.studies.walks.sensitivity`; over many tra
 perturbation of ``q`` leaves the symmetric state (:mod:`onelayer.studies.walks.theorem41`). The sensitivity rows, the
 symmetry table, the perturbation escape and Figure 9 are stored (:mod:`onelayer.studies.walks.t41_sensitivity`,
 :mod:`~onelayer.studies.walks.t41_exact_runs`, :mod:`~onelayer.studies.walks.t41_fig9`); Figure 5 and the round-off
-runs stay live. Every figure and table of the chapter is a registered function here; the runs several cells share are
+runs stay live, the player around the escape shows stored frames (:data:`PLAYER_FRAMES`). Every figure and table of the chapter is a registered function here; the runs several cells share are
 cached.
 """
 
@@ -20,16 +20,18 @@ import numpy as np
 
 from ...claims import exact_class, rated
 from ...formatting import near_zero_text, number_text
+from ...paths import data_path
 from ...registry import register
-from ...scrubber import frame_numbers, scrub
+from ...scrubber import frame_numbers, load_frames, scrub
 from ...studies import registry
 from ...studies.walks import (experiment, gram_errors, seed_rates, sensitivity as sens, t41_exact_runs, t41_fig9,
                                t41_sensitivity, theorem41)
 from ...figures import walks as figures
 from ...walks import theory
 from ...walks.data import walk_population
+from ...validation import check_bool
 
-__all__ = ["Settings", "SETTINGS", "token_averages", "lemma_d1", "exact_runs_study", "symmetry_rows", "symmetry_table", "fig5_runs",
+__all__ = ["Settings", "SETTINGS", "PLAYER_FRAMES", "token_averages", "lemma_d1", "exact_runs_study", "symmetry_rows", "symmetry_table", "fig5_runs",
            "fig5", "fig5_sin_positions", "escape_player", "escape_frames", "sensitivity_study", "sensitivity_rows", "sensitivity_exact_rows",
            "sensitivity", "seed_study", "figure45_rate_rows", "figure45_rates", "figure45_verdict", "gram_error_study", "gram_error_rate_rows",
            "figure45_gram_errors", "gram_error_verdict", "roundoff_machine", "roundoff_escape", "perturbation_escape", "fig9_runs", "fig9", "verdict_rows"]
@@ -76,6 +78,8 @@ class Settings:
 
 
 SETTINGS = Settings()
+#: The player's rendered frames in the data directory (``python -m tools.player_frames walks-t41-escape-frames``).
+PLAYER_FRAMES = "walks/frames/theorem41_escape.json"
 
 #: The paper's recipe with sinusoidal positions is run with a seeded Gram error (theorem41.GRAM_ERROR) that
 #: dominates their round-off, so that its escape from the symmetric state is the same on every machine.
@@ -197,8 +201,11 @@ def _draw_escape(step: int, quick: bool = False):
     return figures.mark_player_frame(figures.training_figure(hist, exp, step=step), step, (float(V.min()), float(V.max())))
 
 
-def escape_player():
-    """The player over the GD steps of the sinusoidal Figure 5 run around its escape from the symmetric state."""
+def escape_player(live: bool = False):
+    """The player over the GD steps of the sinusoidal Figure 5 run around its escape from the symmetric state: its
+    stored frames (:data:`PLAYER_FRAMES`, nothing drawn), or (``live``) drawn again from the run."""
+    if not check_bool("live", live):
+        return load_frames(data_path(PLAYER_FRAMES))
     return scrub(_draw_escape, list(SETTINGS.escape_shown_steps), label="GD step", name="walks-t41-escape", fmt="{:d}",
                  alt="p = 1, K = 6, N = 97, sinusoidal positions with a seeded Gram error of 1e-9: accuracy over 50 GD "
                      "steps, and V and the test-mean attention over positions at GD step {value}")
