@@ -146,3 +146,13 @@ def test_variations_validation_errors():
         non_circulant.markov_population(np.full((6, 6), 1 / 6), 9)
     with pytest.raises(ValueError, match="steps"):
         logit_scale.logit_scale_table(steps=0)
+
+
+def test_the_chain_first_step_and_the_logit_scale_speed_of_small_cases():
+    Pi = non_circulant.random_transition_matrix(4, seed=2)
+    first = non_circulant.chain_first_step(Pi, small=(4, 6, 40), seed=2, N=30)
+    assert first["B"] == 4 ** 6 and first["small_error"] < 1e-14  # tol: one float64 GD step against the closed form
+    mu = non_circulant.stationary_distribution(Pi)
+    assert np.array_equal(first["mu"], mu) and first["full_N"] == 30  # exact: the same function on the same matrix
+    assert first["closed_max"] == pytest.approx(float(non_circulant.chain_c1_value(Pi, 30).max()), abs=0)
+    assert logit_scale.logit_scale_speed(0.7, steps=3) < 1e-12  # tol: round-off of 3 steps

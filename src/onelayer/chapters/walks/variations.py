@@ -21,20 +21,18 @@ from ...rates import rate
 from ...registry import register
 from ...validation import check_choice
 from ...figures import walks_variations as variation_figures
-from ...studies.walks import baseline_seeds, chain_seeds, experiment, histogram_bound, no_position_bounds, rebuttal
+from ...studies.walks import baseline_seeds, chain_seeds, histogram_bound, no_position_bounds, rebuttal
 from ...studies.walks.variations import lag as lag_study, logit_scale as logit_scale_study, no_positions, non_circulant
-from ...studies.walks.variations import residual as residual_study, runs as variation_runs
+from ...studies.walks.variations import readings, residual as residual_study, runs as variation_runs
 from ...studies import registry
 from ...studies.walks.variations import seeds as variation_seeds
-from ...walks.model import WalkTransformer
-from ...studies.walks.inputs import walk_model
 
 __all__ = ["Settings", "SETTINGS", "residual", "logit_scale", "no_position", "no_position_capacity", "no_position_bound",
            "linear_rates", "lag_result",
            "lag", "lag_rows", "transition_matrix", "chain_result", "chain_first_step", "chain", "doubly_stochastic",
            "lag_table", "chain_rows", "chain_table", "chain_summary", "separate_qk_rows", "linear_baseline", "baseline_rates", "chain_explorer", "chain_explorer_default", "lag3",
            "logit_scale_speed", "seed_study", "logit_scale_seed_rates", "lag_seed_rates", "seed_rate_table",
-           "seed_rate_glue", "logit_scale_verdict", "lag_verdict", "verdict_rows"]
+           "seed_rate_glue", "verdict_rows"]
 
 
 @dataclass(frozen=True)
@@ -120,12 +118,8 @@ def residual(quick: bool = False):
 def stored_runs() -> dict:
     """The stored study ``walks-variations-runs`` (:func:`onelayer.studies.walks.variations.runs.load`), checked to
     hold the chapter's logit-scale, equivalence, no-position and chain settings."""
-    s = SETTINGS
-    return variation_runs.load(variation_runs.Settings(
-        logit_scale_ps=s.logit_scale_ps, logit_scale_steps=s.logit_scale_steps, equivalence_p=s.equivalence_p,
-        equivalence_steps=s.equivalence_steps, no_position_ps=s.no_position_ps, no_position_steps=s.no_position_steps,
-        chain_K=s.chain_K, chain_seed=s.chain_seed, doubly_stochastic_seed=s.doubly_stochastic_seed,
-        chain_steps=s.chain_steps))
+    fields = variation_runs.Settings.__dataclass_fields__
+    return variation_runs.load(variation_runs.Settings(**{k: getattr(SETTINGS, k) for k in fields}))
 
 
 @functools.lru_cache(maxsize=2)
@@ -162,11 +156,8 @@ def _no_position_bounds() -> dict:
     """The stored study ``walks-no-position-bounds``, checked to hold the chapter's ``bound_ps``, ``bound_Ns`` and
     ``capacity_walks``."""
     data, s = no_position_bounds.load(), SETTINGS
-    stored = data["settings"]
-    if (stored.bound_ps, stored.bound_Ns, stored.walks) != (s.bound_ps, s.bound_Ns, s.capacity_walks):
-        raise ValueError(f"the stored study {no_position_bounds.STUDY.name} has bound_ps={stored.bound_ps}, "
-                         f"bound_Ns={stored.bound_Ns}, walks={stored.walks}; the chapter's bound_ps, bound_Ns or "
-                         f"capacity_walks differ: run `python -m onelayer study {no_position_bounds.STUDY.name}`")
+    readings.check_stored(no_position_bounds.STUDY, data["settings"], {"bound_ps": s.bound_ps, "bound_Ns": s.bound_Ns,
+                          "walks": s.capacity_walks}, "bound_ps, bound_Ns or capacity_walks")
     return data
 
 
@@ -193,11 +184,9 @@ def no_position_bound(quick: bool = False):
 
 
 def linear_rates() -> dict[float, object]:
-    """The fitted ``V`` of :func:`no_position_capacity` at ``N = 97`` as a rate per walk parameter: right on ``k`` of
-    the ``capacity_walks`` fresh walks, with its Wilson interval (:class:`onelayer.rates.Rate`)."""
-    n = SETTINGS.capacity_walks
-    # the accuracy is an unweighted mean over n walks: k / n up to round-off
-    return {r["p"]: rate(round(r["linear_N97"] * n), n) for r in no_position_capacity()}
+    """The fitted ``V`` of :func:`no_position_capacity` at ``N = 97`` as a rate per walk parameter over the
+    ``capacity_walks`` fresh walks (:func:`onelayer.studies.walks.variations.readings.linear_rates`)."""
+    return readings.linear_rates(no_position_capacity(), SETTINGS.capacity_walks)
 
 
 @functools.lru_cache(maxsize=4)
@@ -216,24 +205,9 @@ def lag(quick: bool = False):
     return variation_figures.figure_lag(res), {k: res[k] for k in keys}
 
 
-def _first_optimal_step(res: dict) -> int:
-    """The first recorded step from which every test prediction is optimal."""
-    return int(res["steps"][np.flatnonzero(res["optimal_fraction"] < 1 - 1e-12)[-1] + 1])
-
-
 def lag_rows() -> list[dict]:
-    """For each walk parameter of ``lag_ps``: the first-step check, the attention after steps 1-3, when every
-    prediction is optimal and the final accuracy."""
-    rows = []
-    for p in SETTINGS.lag_ps:
-        r = lag_result(p, SETTINGS.lag_steps)
-        rows.append({"p": p, **{k: r[k] for k in ("V1_error", "V1_scale", "population_V1_column_max_offsets",
-                                                  "sample_V1_column_max_offsets", "closed_form_circulant",
-                                                  "closed_form_offsets")},
-                     "lag_attention_1_3": [float(a) for a in r["lag_attention"][1:4]],
-                     "parent_attention_2": float(r["parent_attention"][2]), "T0": _first_optimal_step(r),
-                     "test_accuracy_end": float(r["test_accuracy"][-1])})
-    return rows
+    """:func:`onelayer.studies.walks.variations.readings.lag_row` of the run at each walk parameter of ``lag_ps``."""
+    return [readings.lag_row(p, lag_result(p, SETTINGS.lag_steps)) for p in SETTINGS.lag_ps]
 
 
 def lag_table() -> list[dict]:
@@ -248,19 +222,8 @@ def lag_table() -> list[dict]:
 
 
 def chain_rows(kind: str) -> list[dict]:
-    """What the text reads off the run on the chain ``kind`` (:func:`chain_result`): the token and positional logit
-    gaps and the parent's attention at step 2, the final attention, optimal fraction and accuracy against the Bayes
-    rule, and the distance of ``V``'s direction to each candidate at the last step, as ``quantity, value`` rows."""
-    r = chain_result(kind)
-    rows = [("spread of the token logits, step 2", r["token_spread_step2"]),
-            ("parent's positional logit minus the best other, step 2", r["position_gap_step2"]),
-            ("attention on the parent, step 2", r["parent_step2"]),
-            ("attention on the parent, last step", float(r["parent_attention"][-1])),
-            ("share of Bayes-optimal predictions, last step", float(r["optimal_fraction"][-1])),
-            ("test accuracy, last step", float(r["test_accuracy"][-1])),
-            ("test accuracy of the Bayes rule", float(r["bayes_test"]))]
-    rows += [(f"distance of V's direction to {name}", float(d[-1])) for name, d in r["d"].items()]
-    return [{"quantity": q, "value": float(v)} for q, v in rows]
+    """:func:`onelayer.studies.walks.variations.readings.chain_rows` of the run on the chain ``kind``."""
+    return readings.chain_rows(chain_result(kind))
 
 
 def transition_matrix(kind: str) -> np.ndarray:
@@ -282,42 +245,24 @@ def _chain_result(kind: str, quick: bool) -> dict:  # one cache entry per kind a
 
 
 def chain_first_step() -> dict:
-    """The first-step formula of a random chain: exact on a small population (``B`` walks, error), then at the full
-    length against ``(eta/epsilon) mu mu^T``."""
-    K, N, M = SETTINGS.chain_small
-    Pi_small = non_circulant.random_transition_matrix(K, seed=SETTINGS.chain_seed)
-    pop = non_circulant.markov_population(Pi_small, N)
-    small = walk_model(K=K, N=N, M=M)
-    V1 = small.train(small.init(), pop, steps=1).params["V"].numpy()
-    Pi = transition_matrix("random")
-    mu = non_circulant.stationary_distribution(Pi)
-    closed = non_circulant.chain_c1_value(Pi, SETTINGS.chain_N)
-    eta_over_eps = SETTINGS.eta / small.config.epsilon  # the step of WalkTransformer.train's default lr = 1
-    return {"K": K, "N": N, "B": pop.B, "small_error": float(np.abs(V1 - non_circulant.chain_c1_value(Pi_small, N)).max()),
-            "mu": mu, "full_N": SETTINGS.chain_N, "mu_mu_error": float(np.abs(closed - eta_over_eps * np.outer(mu, mu)).max()),
-            "closed_max": float(closed.max())}
-
-
-def _chain_numbers(res: dict) -> dict:
-    keys = ("V1_rel_error", "token_spread_step2", "position_gap_step2", "Pi", "mu", "parent_step2", "T0", "bayes_test")
-    out = {k: res[k] for k in keys}
-    out["final"] = {"parent_attention": float(res["parent_attention"][-1]), "optimal_fraction": float(res["optimal_fraction"][-1]),
-                    "test_accuracy": float(res["test_accuracy"][-1]), **{f"d {k}": float(d[-1]) for k, d in res["d"].items()}}
-    return out
+    """:func:`onelayer.studies.walks.variations.non_circulant.chain_first_step` of the chapter's random chain."""
+    s = SETTINGS
+    return non_circulant.chain_first_step(transition_matrix("random"), small=s.chain_small, seed=s.chain_seed,
+                                          N=s.chain_N, eta=s.eta)
 
 
 @register("walks-variations-chain", "Variations: a random (non-circulant) Markov chain, K=6: Pi, final V, direction of V against the candidate targets")
 def chain(quick: bool = False):
     """The random chain: ``Pi``, the final ``V`` and the direction of ``V`` against the candidate targets."""
     res = chain_result("random", quick)
-    return variation_figures.figure_chain(res), _chain_numbers(res)
+    return variation_figures.figure_chain(res), readings.chain_numbers(res)
 
 
 @register("walks-variations-doubly-stochastic", "Variations: a doubly stochastic non-circulant chain, K=6: learned like the ring walk")
 def doubly_stochastic(quick: bool = False):
     """The doubly stochastic chain, drawn as :func:`chain`."""
     res = chain_result("doubly stochastic", quick)
-    return variation_figures.figure_chain(res), _chain_numbers(res)
+    return variation_figures.figure_chain(res), readings.chain_numbers(res)
 
 
 @functools.lru_cache(maxsize=1)
@@ -325,10 +270,7 @@ def chain_table() -> list[dict]:
     """``n_chains`` seeded chains of each kind (the rows of :func:`onelayer.studies.walks.chains.chain_table`), from
     the stored study ``walks-chain-seeds``, checked to hold the chapter's number of chains; cached."""
     data = chain_seeds.load()
-    if data["settings"].n_chains != SETTINGS.n_chains:
-        raise ValueError(f"the stored study {chain_seeds.STUDY.name} has {data['settings'].n_chains} chains per kind, "
-                         f"the chapter's n_chains is {SETTINGS.n_chains}: run `python -m onelayer study "
-                         f"{chain_seeds.STUDY.name}`")
+    readings.check_stored(chain_seeds.STUDY, data["settings"], {"n_chains": SETTINGS.n_chains}, "n_chains")
     return data["rows"]
 
 
@@ -346,41 +288,22 @@ def linear_baseline() -> list[dict]:
 
 @functools.lru_cache(maxsize=1)
 def baseline_rates() -> dict:
-    """The baseline over ``verdict_baseline_seeds`` (each seed its own training and test walks) at each of
-    ``verdict_baseline_ns`` (the stored study ``walks-baseline-seeds``, checked to hold the chapter's settings):
-    ``{n: {"linear": Rate, "transformer": Rate, "linear_ahead": Rate}}``, the seeds whose run
-    is optimal (at least ``baseline_optimal`` of the test predictions Bayes-optimal) and those where the linear model
-    has the larger share."""
-    data = baseline_seeds.load()  # the stored study walks-baseline-seeds
-    s = data["settings"]
-    if (s.p, s.ns, s.seeds) != (SETTINGS.baseline_p, SETTINGS.verdict_baseline_ns, SETTINGS.verdict_baseline_seeds):
-        raise ValueError(f"the stored study {baseline_seeds.STUDY.name} has p={s.p}, ns={s.ns}, seeds={s.seeds}; the "
-                         f"chapter's baseline_p, verdict_baseline_ns and verdict_baseline_seeds differ: run "
-                         f"`python -m onelayer study {baseline_seeds.STUDY.name}`")
-    rows = data["rows"]
-    out = {}
-    for r in rows:
-        lin, tra = r["linear_optimal_seeds"], r["transformer_optimal_seeds"]
-        n = len(lin)
-        out[r["n"]] = {"linear": rate(sum(x >= SETTINGS.baseline_optimal for x in lin), n),
-                       "transformer": rate(sum(x >= SETTINGS.baseline_optimal for x in tra), n),
-                       "linear_ahead": rate(sum(a > b for a, b in zip(lin, tra)), n)}
-    return out
+    """:func:`onelayer.studies.walks.variations.readings.baseline_rates` of the stored study ``walks-baseline-seeds``
+    (each seed its own training and test walks), checked to hold the chapter's ``baseline_p``,
+    ``verdict_baseline_ns`` and ``verdict_baseline_seeds``; optimal: ``baseline_optimal``."""
+    data, s = baseline_seeds.load(), SETTINGS
+    readings.check_stored(baseline_seeds.STUDY, data["settings"], {"p": s.baseline_p, "ns": s.verdict_baseline_ns,
+                          "seeds": s.verdict_baseline_seeds}, "baseline_p, verdict_baseline_ns and verdict_baseline_seeds")
+    return readings.baseline_rates(data["rows"], s.baseline_optimal)
 
 
 def chain_summary() -> list[dict]:
-    """:func:`chain_table` by kind: how many chains, the rate of learned chains, the range of the stationary law's
-    spread and the smallest final attention on the parent."""
-    rows = chain_table()
-    out = []
-    for kind in ("doubly stochastic", "non-uniform"):
-        mine = [r for r in rows if r["kind"] == kind]
-        spread = [r["mu_spread"] for r in mine]
-        attention = [r["parent_attention"] for r in mine]
-        out.append({"kind": kind, "learned": rate(sum(r["learned"] for r in mine), len(mine)).text(2),
-                    "mu spread": f"{near_zero_text(min(spread), 2)} to {near_zero_text(max(spread), 2)}",
-                    "parent attention": f"{number_text(min(attention), 2)} to {number_text(max(attention), 2)}"})
-    return out
+    """:func:`onelayer.studies.walks.variations.readings.chain_kinds` of :func:`chain_table` as text: the rate of
+    learned chains, the range of the stationary law's spread and of the final attention on the parent."""
+    def span(lo_hi, text):
+        return f"{text(lo_hi[0], 2)} to {text(lo_hi[1], 2)}"
+    return [{"kind": r["kind"], "learned": r["learned"].text(2), "mu spread": span(r["mu_spread"], near_zero_text),
+             "parent attention": span(r["parent_attention"], number_text)} for r in readings.chain_kinds(chain_table())]
 
 
 def chain_explorer():
@@ -395,7 +318,7 @@ def chain_explorer_default(quick: bool = False):
     steps = s.explore_quick_steps if quick else s.explore_steps
     res = non_circulant.chain_explorer_run(s.explore_seed, s.explore_concentration, steps)
     fig = variation_figures.chain_explorer(s.explore_seed, s.explore_concentration, steps)
-    return fig, {"seed": s.explore_seed, "concentration": s.explore_concentration, "steps": steps, **_chain_numbers(res)}
+    return fig, {"seed": s.explore_seed, "concentration": s.explore_concentration, "steps": steps, **readings.chain_numbers(res)}
 
 
 def lag3() -> dict:
@@ -404,13 +327,8 @@ def lag3() -> dict:
 
 
 def logit_scale_speed() -> float:
-    """The exercise: the largest ``|V|`` difference after ``speed_steps`` between the paper's model and the
-    ``1/sqrt(d)``-scaled one trained with step ``d = K + M`` on ``W`` (0 up to round-off)."""
-    e = experiment.setup_experiment(SETTINGS.speed_p)
-    scaled = walk_model(e.model.config.replace(logit_scale="inv_sqrt_d"))
-    h_paper = e.model.train(e.model.init(), e.train, steps=SETTINGS.speed_steps, lr=1.0)
-    h_scaled = scaled.train(scaled.init(), e.train, steps=SETTINGS.speed_steps, lr={"V": 1.0, "q": float(scaled.D)})
-    return float((h_paper.params["V"] - h_scaled.params["V"]).abs().max())
+    """The exercise: :func:`onelayer.studies.walks.variations.logit_scale.logit_scale_speed` (0 up to round-off)."""
+    return logit_scale_study.logit_scale_speed(SETTINGS.speed_p, steps=SETTINGS.speed_steps)
 
 
 # -- rates over seeds (the stored study walks-variations-seeds) --------------------------------------------------------
@@ -432,44 +350,18 @@ def _steps_text(values) -> str:
 
 
 def logit_scale_seed_rates(rows: list[dict] | None = None) -> list[dict]:
-    """Per walk parameter of the stored logit-scale runs: ``T0`` of both scales over the seeds (median and range), the
-    seeds slower with ``1/sqrt(d)`` than with scale 1 on the same sample (a run never optimal counts as slower) and
-    the seeds that reach the same end state with ``1/sqrt(d)`` (every test prediction optimal and attention on the
-    parent above 0.99 at the last step), each a :class:`~onelayer.rates.Rate`; the seeds that do not reach it
-    (``other_seeds``) and their largest final attention on the parent (``other_parent_max``)."""
+    """:func:`onelayer.studies.walks.variations.readings.logit_scale_rates` of the stored study (or ``rows``), ``T0``
+    of both scales as text."""
     rows = seed_study()["summary"]["logit_scale"] if rows is None else rows
-    out = []
-    for p in sorted({r["p"] for r in rows}):
-        sub = [r for r in rows if r["p"] == p]
-        one = np.array([r["T0_one"] for r in sub], dtype=float)
-        scaled = np.array([r["T0_inv_sqrt_d"] for r in sub], dtype=float)
-        slower = sum(not np.isfinite(b) or (np.isfinite(a) and b > a) for a, b in zip(one, scaled))
-        ends = [r["optimal_inv_sqrt_d"] >= 1 - 1e-12 and r["parent_inv_sqrt_d"] > 0.99 for r in sub]  # tol: a fraction, 1 up to round-off
-        others = [r for r, e in zip(sub, ends) if not e]
-        out.append({"p": p, "seeds": len(sub), "T0_one": _steps_text(one), "T0_scaled": _steps_text(scaled),
-                    "slower": rate(slower, len(sub)), "same_end": rate(sum(ends), len(sub)),
-                    "other_seeds": [r["seed"] for r in others],
-                    "other_parent_max": max((r["parent_inv_sqrt_d"] for r in others), default=float("nan"))})
-    return out
+    return [{**r, "T0_one": _steps_text(r["T0_one"]), "T0_scaled": _steps_text(r["T0_scaled"])}
+            for r in readings.logit_scale_rates(rows)]
 
 
 def lag_seed_rates(rows: list[dict] | None = None) -> list[dict]:
-    """Per walk parameter of the stored lag-2 runs: the seeds whose test-mean attention on ``x_(N-2)`` after step 2 is
-    above ``lag_selected``, the seeds attending most to ``x_(N-2)`` at the end, and the seeds whose every test
-    prediction is optimal at the end (:class:`~onelayer.rates.Rate`), with the lowest step-2 attention, ``T0`` and
-    the lags other seeds attend to most at the end (``other_lags``)."""
+    """:func:`onelayer.studies.walks.variations.readings.lag_rates` of the stored study (or ``rows``) above
+    ``lag_selected``, ``T0`` as text."""
     rows = seed_study()["summary"]["lag"] if rows is None else rows
-    thr = SETTINGS.lag_selected
-    out = []
-    for p in sorted({r["p"] for r in rows}, reverse=True):
-        sub = [r for r in rows if r["p"] == p]
-        step2 = [r["lag_attention"][1] for r in sub]
-        out.append({"p": p, "seeds": len(sub), "selected_2": rate(sum(a > thr for a in step2), len(sub)),
-                    "lowest_2": min(step2), "on_lag_end": rate(sum(r["top_lag_end"] == r["lag"] for r in sub), len(sub)),
-                    "optimal_end": rate(sum(r["optimal_end"] >= 1 - 1e-12 for r in sub), len(sub)),  # tol: as above
-                    "other_lags": sorted({r["top_lag_end"] for r in sub if r["top_lag_end"] != r["lag"]}),
-                    "T0": _steps_text([r["T0"] for r in sub])})
-    return out
+    return [{**r, "T0": _steps_text(r["T0"])} for r in readings.lag_rates(rows, SETTINGS.lag_selected)]
 
 
 @register("walks-variations-seed-rates", "Variations (table): the 1/sqrt(d) logit scale and the parent at lag 2 over "
@@ -505,39 +397,6 @@ def seed_rate_glue() -> dict:
                var_lag_low_05=number_text(lag2[0.5]["lowest_2"], 3),
                var_lag_other_05=", ".join(f"x_(N-{lag})" for lag in lag2[0.5]["other_lags"]) or "none")
     return out
-
-
-def logit_scale_verdict(rates: list[dict]) -> str:
-    """"holds in every seed" / "holds in most seeds" (both rates' intervals above 1/2 at every ``p``) / "fails"."""
-    if all(r["slower"].k == r["slower"].n and r["same_end"].k == r["same_end"].n for r in rates):
-        return "holds in every seed"
-    if all(r["slower"].low > 0.5 and r["same_end"].low > 0.5 for r in rates):
-        return "holds in most seeds"
-    return "fails in a large share of seeds"
-
-
-def lag_verdict(rates: list[dict], exact: bool) -> str:
-    """The lag-2 verdict: the formula's exactness and, per ``p``, whether the step-2 selection holds in every seed,
-    in most (interval above 1/2), or not; "holds" where it does in most seeds at every ``p``, else "partly"."""
-    if not exact:
-        return "fails (the first-step formula)"
-    parts, most = [], True
-    for r in rates:
-        sel = r["selected_2"]
-        word = "every seed" if sel.k == sel.n else "most seeds" if sel.low > 0.5 else "a minority of seeds" \
-            if sel.high < 0.5 else "about half of the seeds"
-        most &= sel.low > 0.5 or sel.k == sel.n
-        parts.append(f"{word} at p={r['p']:g}")
-    return ("holds" if most else "partly") + ": formula exact; attention on x_(N-2) after step 2 in " + ", ".join(parts)
-
-
-def share_text(r, what: str) -> str:
-    """``what`` in every run, in none, or in ``k/n`` of the runs of the rate ``r``."""
-    if r.k == r.n:
-        return f"confirmed: {what} in every seed ({r.k}/{r.n})"
-    if r.k == 0:
-        return f"not confirmed: {what} in no seed (0/{r.n})"
-    return f"partly: {what} in {r.k}/{r.n} seeds"
 
 
 def verdict_rows() -> list[dict]:
@@ -590,7 +449,7 @@ def verdict_rows() -> list[dict]:
                                   f"with scale 1 (median (min-max)); slower than scale 1 in {r['slower'].text()}; "
                                   f"same end state (every prediction optimal, parent attention > 0.99) in "
                                   f"{r['same_end'].text()}" for r in scale_rates),
-         "verdict": logit_scale_verdict(scale_rates),
+         "verdict": readings.logit_scale_verdict(scale_rates),
          **rated({f"{k.replace('_', ' ')}, p={r['p']:g}": r[k] for r in scale_rates for k in ("slower", "same_end")}),
          "chapter": "variations"},
         {"claim": "with a parent at lag 2, the first-step V is circulant and the attention selects x_(N-2)",
@@ -604,7 +463,7 @@ def verdict_rows() -> list[dict]:
                                      f"{r['selected_2'].text()} (lowest {f(r['lowest_2'])}), every prediction optimal "
                                      f"at step {study_settings['lag_steps']} in {r['optimal_end'].text()}"
                                      for r in lag_rates)),
-         "verdict": lag_verdict(lag_rates, bool(lag2["closed_form_circulant"]) and lag2["V1_error"] < 1e-12),
+         "verdict": readings.lag_verdict(lag_rates, bool(lag2["closed_form_circulant"]) and lag2["V1_error"] < 1e-12),
          **rated({f"lag 2 selected, p={r['p']:g}": r["selected_2"] for r in lag_rates},
                  checks=[exact_class(bool(lag2["closed_form_circulant"]) and lag2["V1_error"] < 1e-12)]),
          "chapter": "variations"},
@@ -649,7 +508,7 @@ def verdict_rows() -> list[dict]:
          "measurement": (f"{big} walks: optimal runs, linear {base[big]['linear'].text()}, transformer "
                          f"{base[big]['transformer'].text()}; {small} walks: the linear model has the larger share of "
                          f"optimal predictions in {base[small]['linear_ahead'].text()} (95% Wilson intervals)"),
-         "verdict": (share_text(base[big]["linear"], "linear model optimal")
+         "verdict": (readings.share_text(base[big]["linear"], "linear model optimal")
                      + (f"; ahead of the transformer with {small} walks in most seeds"
                         if base[small]["linear_ahead"].low > 0.5 else "")),
          **rated({"linear model optimal": base[big]["linear"]}), "chapter": "variations"},

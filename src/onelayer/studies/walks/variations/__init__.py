@@ -31,5 +31,6 @@ A non-circulant Markov chain (:func:`~onelayer.studies.walks.variations.non_circ
 One module per experiment (:mod:`~onelayer.studies.walks.variations.residual`,
 :mod:`~onelayer.studies.walks.variations.logit_scale`, :mod:`~onelayer.studies.walks.variations.no_positions`,
 :mod:`~onelayer.studies.walks.variations.lag`, :mod:`~onelayer.studies.walks.variations.non_circulant`), each with its figure;
-import each from its module.
+import each from its module. What the chapter reads off their stored runs and studies (rates over seeds, rows of one
+run, the refusal of a stored study with other settings): :mod:`~onelayer.studies.walks.variations.readings`.
 """

@@ -71,3 +71,13 @@ def logit_scale_table(ps=(0.5, 0.7), *, steps: int = 150, lr: float = 1.0, seed:
             })
     return rows
 
+
+
+def logit_scale_speed(p: float = 0.7, *, steps: int = 20) -> float:
+    """The largest ``|V|`` difference after ``steps`` between the paper's model and the ``1/sqrt(d)``-scaled one
+    trained with step ``d = K + M`` on ``W`` (0 up to round-off)."""
+    e = setup_experiment(p)
+    scaled = walk_model(e.model.config.replace(logit_scale="inv_sqrt_d"))
+    h_paper = e.model.train(e.model.init(), e.train, steps=steps, lr=1.0)
+    h_scaled = scaled.train(scaled.init(), e.train, steps=steps, lr={"V": 1.0, "q": float(scaled.D)})
+    return float((h_paper.params["V"] - h_scaled.params["V"]).abs().max())

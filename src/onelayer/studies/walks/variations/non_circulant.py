@@ -190,3 +190,21 @@ def chain_explorer_run(seed: int = 0, concentration: float = 1.0, steps: int = 1
     Pi = random_transition_matrix(6, seed=seed, concentration=concentration)
     return chain_run(Pi, N=49, M=400, n_train=500, n_test=500, steps=steps, seed=seed)
 
+
+
+def chain_first_step(Pi, *, small: tuple[int, int, int] = (5, 7, 50), seed: int = 0, N: int = 97,
+                     eta: float = 1.0) -> dict:
+    """The first-step formula of a random chain: exact on the population of a small random chain (``small`` =
+    ``(K, N, M)``, :func:`random_transition_matrix` of ``seed``; ``B`` walks, the error), then for the chain ``Pi`` at
+    length ``N`` against ``(eta/epsilon) mu mu^T``."""
+    K, N_small, M = small
+    Pi_small = random_transition_matrix(K, seed=seed)
+    pop = markov_population(Pi_small, N_small)
+    model = walk_model(K=K, N=N_small, M=M)
+    V1 = model.train(model.init(), pop, steps=1).params["V"].numpy()
+    mu = stationary_distribution(Pi)
+    closed = chain_c1_value(Pi, N)
+    eta_over_eps = eta / model.config.epsilon  # the step of WalkTransformer.train's default lr = 1
+    return {"K": K, "N": N_small, "B": pop.B, "small_error": float(np.abs(V1 - chain_c1_value(Pi_small, N_small)).max()),
+            "mu": mu, "full_N": N, "mu_mu_error": float(np.abs(closed - eta_over_eps * np.outer(mu, mu)).max()),
+            "closed_max": float(closed.max())}
