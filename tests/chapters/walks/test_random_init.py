@@ -7,6 +7,7 @@ import pytest
 
 from onelayer.chapters.walks import random_init as chapter
 from onelayer.rates import rate
+from onelayer.tables import count_interval_text
 from onelayer.studies.walks.random_init import readings as ri_readings, runs as ri_runs, stored as ri_stored
 
 KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "class", "chapter"}
@@ -44,7 +45,7 @@ def test_ordering_counts_add_up_and_settings_rows_group_the_seeds():
     assert all(sum(r[o].k for o in ri_readings.OUTCOMES) == r["n"] for r in per)
     grouped = chapter.ordering_settings_rows()
     assert len(grouped) == 18 and all(len(g) == 6 for g in grouped)  # six columns: fits the page
-    assert [g["p=0.5 only (paper)"] for g in grouped] == [chapter._short(r["p=0.5 only"]) for r in per]
+    assert [g["p=0.5 only (paper)"] for g in grouped] == [count_interval_text(r["p=0.5 only"]) for r in per]
 
 
 def test_closest_ranking_is_sorted_by_the_mean_distance_to_the_authors_table():

@@ -7,19 +7,16 @@ stored frames. The runs, readings and figures are the core package's; this modul
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from dataclasses import dataclass
 from pathlib import PurePath
 
-import numpy as np
-
 from ...formatting import number_text
 from ...claims import rated
 from ...paths import data_path
-from ...rates import mean_interval, rate
 from ...registry import register
 from ...scrubber import frame_numbers, load_frames, scrub_grid
+from ...tables import bounds_text, count_interval_text
 from ...figures import walks_random_init as random_init_figures
 from ...studies import registry
 from ...studies.walks.random_init import readings as ri_readings, runs as ri_runs, stored as ri_stored
@@ -82,11 +79,7 @@ def study(quick: bool = False) -> dict:
 
 @functools.lru_cache(maxsize=2)
 def _study(quick: bool) -> dict:
-    if quick:
-        records = [{"key": m.key, "fields": dict(m.fields), "result": ri_stored.STUDY.run_member(ri_stored.QUICK, m)}
-                   for m in ri_stored.STUDY.member_list(ri_stored.QUICK)]
-        return ri_stored.payload({"quick": True, "settings": dataclasses.asdict(ri_stored.QUICK), "members": records})
-    return ri_stored.payload(registry.load(ri_stored.STUDY.name))
+    return ri_stored.quick_payload() if quick else ri_stored.payload(registry.load(ri_stored.STUDY.name))
 
 
 def _find(data: dict, p: float, reading: tuple, seed: int | None = None) -> dict:
@@ -125,11 +118,7 @@ def fig6(quick: bool = False):
 def literal_rows() -> list[dict]:
     """Each literal run: optimal fraction and KL at the start and the end, final attention on the parent, the largest
     final attention weight and the uniform weight ``1/N``."""
-    N = study()["meta"]["N"]
-    return [{"run": name, "optimal_start": c["optimal_fraction"][0], "optimal_end": c["optimal_fraction"][-1],
-             "kl_start": c["kl"][0], "kl_end": c["kl"][-1], "parent_end": c["parent_attention"][-1],
-             "top_end": c["top_attention"][-1], "uniform": 1 / N}
-            for name, c in ((name, r["curves"]) for name, r in literal_runs().items())]
+    return ri_readings.endpoint_rows(literal_runs(), N=study()["meta"]["N"])
 
 
 @register("walks-random-init-ordering", "Random init: which of p = 0.5 and p = 1 is learned first, for every normalisation, loss reduction, step size and seed")
@@ -150,17 +139,12 @@ def ordering_counts(quick: bool = False) -> dict:
     return ri_readings.ordering_counts(ri_readings.ordering_table(study(quick), threshold=SETTINGS.learned_threshold))
 
 
-def _short(r) -> str:
-    """``k/n [lo, hi]`` with two decimals (a table cell)."""
-    return f"{r.k}/{r.n} [{r.low:.2f}, {r.high:.2f}]"
-
-
 def ordering_settings_rows(quick: bool = False) -> list[dict]:
     """One row per setting: the rate of each outcome over its seeds (``k/n [95% Wilson interval]``); the paper's
     Figure 6 is "p=0.5 only"."""
     return [{"normalize": r["normalize"], "loss, step (eff.)": f"{r['reduction']}, {r['lr']:g} ({r['effective_lr']:g})",
-             "p=0.5 only (paper)": _short(r["p=0.5 only"]), "p=1 only": _short(r["p=1 only"]),
-             "both (p=1 first)": f"{_short(r['both'])} ({r['p=1 first']})", "neither": _short(r["neither"])}
+             "p=0.5 only (paper)": count_interval_text(r["p=0.5 only"]), "p=1 only": count_interval_text(r["p=1 only"]),
+             "both (p=1 first)": f"{count_interval_text(r['both'])} ({r['p=1 first']})", "neither": count_interval_text(r["neither"])}
             for r in setting_rates(quick)]
 
 
@@ -174,7 +158,7 @@ def learned_half_rows(quick: bool = False) -> list[dict]:
     """The settings with at least one learned ``p = 1/2`` run: how many of their runs learned it, and of those the
     rates of more than ``attention_threshold`` of the final attention on ``x_{N-1}`` and on ``x_{N-2}``."""
     return [{"normalize": r["normalize"], "loss, step": f"{r['reduction']}, {r['lr']:g}",
-             "learned p=1/2": f"{r['n']}/{r['runs']}", "on x_(N-1)": _short(r["parent"]), "on x_(N-2)": _short(r["lag2"])}
+             "learned p=1/2": f"{r['n']}/{r['runs']}", "on x_(N-1)": count_interval_text(r["parent"]), "on x_(N-2)": count_interval_text(r["lag2"])}
             for r in learned_half_rates(quick)["settings"] if r["n"]]
 
 
@@ -182,12 +166,9 @@ def ranking_rows(top: int | None = None) -> list[dict]:
     """The readings closest to the authors' table (:func:`closest_ranking`, the first ``top``, default
     ``SETTINGS.top_ranked``): the mean distance over the seeds with its 95% interval, and the number of seeds."""
     top = SETTINGS.top_ranked if top is None else top
-    rows = []
-    for (norm, red, lr), d in closest_ranking()[:top]:
-        mean, lo, hi = mean_interval(d)
-        rows.append({"normalize": norm, "loss, step": f"{red}, {lr:g}", "mean distance": mean,
-                     "95% interval": f"[{number_text(lo, 3)}, {number_text(hi, 3)}]", "seeds": len(d)})
-    return rows
+    return [{"normalize": r["reading"][0], "loss, step": f"{r['reading'][1]}, {r['reading'][2]:g}",
+             "mean distance": r["mean"], "95% interval": bounds_text(r["low"], r["high"], 3), "seeds": r["seeds"]}
+            for r in ri_readings.distance_intervals(closest_ranking()[:top])]
 
 
 def table_variances(quick: bool = False) -> dict:
@@ -200,20 +181,17 @@ def table_variance_rows() -> list[dict]:
     """:func:`table_variances` as table rows: per step, the geometric mean of our variances over the seeds with its
     interval, the authors', and the factor ours / authors (``10`` to the mean log ratio, with its interval)."""
     return [{"step": r["step"], "variance, ours": r["variance"][0],
-             "95% interval": f"[{number_text(r['variance'][1], 2)}, {number_text(r['variance'][2], 2)}]",
-             "variance, authors": r["authors"], "ours / authors": 10 ** r["log10_ratio"][0],
-             "factor interval": f"[{number_text(10 ** r['log10_ratio'][1], 2)}, {number_text(10 ** r['log10_ratio'][2], 2)}]"}
+             "95% interval": bounds_text(r["variance"][1], r["variance"][2], 2), "variance, authors": r["authors"],
+             "ours / authors": 10 ** r["log10_ratio"][0],
+             "factor interval": bounds_text(10 ** r["log10_ratio"][1], 10 ** r["log10_ratio"][2], 2)}
             for r in table_variances()["steps"]]
 
 
 def weighted_token_table() -> list[dict]:
     """At every step of the authors' table: the example's weighted token of the closest reading's ``p = 1`` run
     (seed 0) and theirs, and the mean variance over the coordinates, ours and theirs."""
-    run = closest_runs()[0]
-    return [{"step": s, "ours": " ".join(f"{v:.3f}" for v in run["table"][str(s)]["example"]),
-             "authors": " ".join(f"{v:.3f}" for v in ri_runs.AUTHORS_TABLE[s][0]),
-             "variance, ours": float(np.mean(run["table"][str(s)]["variance"])),
-             "variance, authors": float(np.mean(ri_runs.AUTHORS_TABLE[s][1]))} for s in ri_runs.TABLE_STEPS]
+    return [{**r, "ours": " ".join(f"{v:.3f}" for v in r["ours"]), "authors": " ".join(f"{v:.3f}" for v in r["authors"])}
+            for r in ri_readings.token_table(closest_runs()[0])]
 
 
 def closest_ranking(quick: bool = False) -> list[tuple[tuple, list[float]]]:
@@ -329,10 +307,8 @@ def study_frames(quick: bool = False):
 def equivalence() -> float:
     """The largest ``|V|`` difference after ``equivalence_steps`` between the summed loss with ``eta`` and the mean
     loss with ``1000 eta`` (``p = 1/2``; 0 up to round-off)."""
-    T, every = SETTINGS.equivalence_steps, SETTINGS.equivalence_record_every
-    a, b = (ri_runs.run_config(ri_runs.RunConfig(p=0.5, reduction=red, lr=lr), steps=T, record_every=every, table_steps=(),
-                          snapshot_steps=(T,)) for red, lr in SETTINGS.equivalence_readings)
-    return float(np.abs(np.array(a["V"][str(T)]) - np.array(b["V"][str(T)])).max())
+    return ri_runs.reading_difference(SETTINGS.equivalence_readings, p=0.5, steps=SETTINGS.equivalence_steps,
+                                      record_every=SETTINGS.equivalence_record_every)
 
 
 def lock_rows() -> list[dict]:
@@ -392,12 +368,9 @@ def figure6_rows(per: list[dict] | None = None) -> list[dict]:
     per = setting_rates() if per is None else per
     start = {r["normalize"]: r for r in initial_attention_rows()}
     rows = []
-    for normalize in dict.fromkeys(r["normalize"] for r in per):
-        group = [r for r in per if r["normalize"] == normalize]
-        hits = [r["p=0.5 only"] for r in group]
-        verdicts = [_figure6_verdict(h) for h in hits]
-        pooled = rate(sum(h.k for h in hits), sum(h.n for h in hits))
-        seeds = sorted({r["n"] for r in group})
+    for g in ri_readings.pattern_by_normalization(per):
+        normalize, group, pooled, seeds = g["normalize"], g["settings"], g["pooled"], g["seeds"]
+        verdicts = [_figure6_verdict(r["p=0.5 only"]) for r in group]
         if len(set(verdicts)) == 1:
             verdict = f"{verdicts[0]} of each of its {len(group)} settings" if len(group) > 1 else verdicts[0]
         else:
@@ -435,14 +408,11 @@ def verdict_rows() -> list[dict]:
     per normalisation (:func:`figure6_rows`), the weighted token of Figure 13 over the seeds of the closest reading,
     and what the learned ``p = 1/2`` runs attend to (Figure 11) as a rate over all of them (with the settings that
     differ)."""
-    data = study()
     per = setting_rates()
     rows = figure6_rows(per)
     best = closest_reading()
     tv = table_variances()
-    first, last = tv["steps"][0], tv["steps"][-1]
-    factor = 10 ** float(np.mean([s["log10_ratio"][0] for s in tv["steps"]]))
-    pattern = tv["pattern"]
+    first, last, pattern = tv["steps"][0], tv["steps"][-1], tv["pattern"]
     rows.append({
         "claim": ("Figure 13 (the authors' table, p=1): the weighted token stays near 1/6 for hundreds of steps while "
                   "its variance grows"), "source": "[review]",
@@ -451,24 +421,21 @@ def verdict_rows() -> list[dict]:
                      f"the example is the first training walk, the variance is over the 1000 training walks"),
         "measurement": (f"example within {SETTINGS.drift:g} of 1/6 at every step and variance growing at every step in "
                         f"{pattern.text()} of the seeds; variance (geometric mean over the seeds) {number_text(first['variance'][0], 2)} "
-                        f"[{number_text(first['variance'][1], 2)}, {number_text(first['variance'][2], 2)}] at step "
-                        f"{first['step']} (authors {number_text(first['authors'], 2)}), "
-                        f"{number_text(last['variance'][0], 2)} [{number_text(last['variance'][1], 2)}, "
-                        f"{number_text(last['variance'][2], 2)}] at step {last['step']} (authors "
-                        f"{number_text(last['authors'], 2)}); ours / authors {number_text(factor, 2)} on average "
+                        f"{bounds_text(*first['variance'][1:], 2)} at step {first['step']} (authors "
+                        f"{number_text(first['authors'], 2)}), {number_text(last['variance'][0], 2)} "
+                        f"{bounds_text(*last['variance'][1:], 2)} at step {last['step']} (authors "
+                        f"{number_text(last['authors'], 2)}); ours / authors {number_text(tv['factor'], 2)} on average "
                         f"(geometric mean over the steps)"),
         "verdict": (("holds qualitatively in every run" if pattern.k == pattern.n else
                      "holds qualitatively in most runs" if pattern.low > 0.5 else
                      "fails in most runs" if pattern.high < 0.5 else "holds qualitatively in some runs")
-                    + ("; our variances smaller than the authors' at every step"
-                       if all(s["log10_ratio"][2] < 0 for s in tv["steps"]) else "")),
+                    + ("; our variances smaller than the authors' at every step" if tv["smaller"] else "")),
         **rated({"runs with the authors' pattern": pattern}),
         "chapter": "random_init",
     })
     half = learned_half_rates()
     allh = half["all"]
-    differ = len({round(r["parent"].value, 9) for r in half["settings"] if r["n"]}) > 1
-    seeds = ri_readings.ordering_counts(ri_readings.ordering_table(data, threshold=SETTINGS.learned_threshold))["seeds"]
+    seeds = ordering_counts()["seeds"]
     rows.append({
         "claim": "Figure 11: trained on p=1/2, the attention sits on the parent and V recovers Pi^T", "source": "[paper]",
         "reading": "every reading of the sweep",
@@ -479,7 +446,7 @@ def verdict_rows() -> list[dict]:
                          f"{allh['parent'].text()}, on x_(N-2) in {allh['lag2'].text()} of them"
                          + ("; per setting: " + "; ".join(
                              f"{r['normalize']}, {r['reduction']} {r['lr']:g}: x_(N-1) in {r['parent'].k}/{r['n']}"
-                             for r in half["settings"] if r["n"]) if differ else ""))
+                             for r in half["settings"] if r["n"]) if half["parent_differs"] else ""))
                         if allh["n"] else "no run learned p=1/2"),
         "verdict": ("holds in every learned run" if allh["n"] and allh["parent"].k == allh["n"] else
                     ("holds in most learned runs; the others attend to x_(N-2)"
