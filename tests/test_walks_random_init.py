@@ -312,3 +312,10 @@ def test_endpoint_rows_read_the_ends_of_the_curves():
     (row,) = ri_readings.endpoint_rows({"a": {"curves": curves}}, N=97)
     assert row == {"run": "a", "optimal_start": 0.1, "optimal_end": 0.9, "kl_start": 2.0, "kl_end": 0.5,
                    "parent_end": 0.8, "top_end": 0.85, "uniform": 1 / 97}
+
+
+def test_reading_run_is_run_config_of_the_reading():
+    sizes = {**ri_stored.run_sizes(ri_stored.QUICK), "steps": 5}
+    a = ri_runs.reading_run(0.5, ("keys", "mean", 0.1), **sizes)
+    b = ri_runs.run_config(ri_runs.RunConfig(p=0.5, normalize="keys", reduction="mean", lr=0.1), **sizes)
+    assert {k: v for k, v in a.items() if k != "seconds"} == {k: v for k, v in b.items() if k != "seconds"}

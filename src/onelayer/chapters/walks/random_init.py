@@ -92,18 +92,14 @@ def live_check() -> dict:
     """The literal reading for ``p = 1`` recomputed for ``live_steps`` steps against the stored run: the largest
     difference of the recorded curves and of ``V`` at the last step."""
     T = SETTINGS.live_steps
-    normalize, reduction, lr = SETTINGS.literal
-    live = ri_runs.run_config(ri_runs.RunConfig(p=1.0, normalize=normalize, reduction=reduction, lr=lr), steps=T,
-                         table_steps=(T,), snapshot_steps=(T,))
+    live = ri_runs.reading_run(1.0, SETTINGS.literal, steps=T, table_steps=(T,), snapshot_steps=(T,))
     return ri_readings.run_difference(live, _find(study(), 1.0, SETTINGS.literal), step=T)
 
 
 def literal_runs(quick: bool = False) -> dict:
     """``{"p = 0.5": run, "p = 1": run}`` under the literal reading: the stored runs (``quick``: tiny live runs)."""
     if quick:
-        normalize, reduction, lr = SETTINGS.literal
-        cfg = {"normalize": normalize, "reduction": reduction, "lr": lr}
-        return {f"p = {p:g}": ri_runs.run_config(ri_runs.RunConfig(p=p, **cfg), **ri_stored.run_sizes(ri_stored.QUICK)) for p in SETTINGS.ps}
+        return {f"p = {p:g}": ri_runs.reading_run(p, SETTINGS.literal, **ri_stored.run_sizes(ri_stored.QUICK)) for p in SETTINGS.ps}
     return {f"p = {p:g}": _find(study(), p, SETTINGS.literal) for p in SETTINGS.ps}
 
 
@@ -275,12 +271,8 @@ def explorer_default(quick: bool = False):
 
 def _player_grid(data: dict):
     """The player's ``draw(normalize, reading)`` (one KL axis for every frame), normalisations and readings."""
-    limits = ri_readings.kl_limits(data, seed=SETTINGS.seed)
-
-    def draw(norm, reading):
-        return random_init_figures.study_frame(data, norm, reading, seed=SETTINGS.seed, kl_limits=limits)
-
-    return draw, data["meta"]["normalizations"], [f"{red}, lr={lr:g}" for red, lr in data["meta"]["readings"]]
+    return random_init_figures.study_frame_grid(data, seed=SETTINGS.seed,
+                                                kl_limits=ri_readings.kl_limits(data, seed=SETTINGS.seed))
 
 
 def study_player(live: bool = False):
@@ -290,10 +282,7 @@ def study_player(live: bool = False):
         return load_frames(data_path(PLAYER_FRAMES))
     draw, norms, readings = _player_grid(study())
     return scrub_grid(draw, norms, readings, labels=("normalize", "loss, step"), name="walks-random-init-sweep",
-                      fmt=("{}", "{}"),
-                      alt="Stored curves of the random-initialisation sweep for p = 0.5 and p = 1 (seed 0) with the "
-                          "attention inputs normalised as {0} and the reading {1}: fraction of Bayes-optimal predictions, "
-                          "KL divergence and attention on the parent against the GD step.")
+                      fmt=("{}", "{}"), alt=random_init_figures.STUDY_FRAME_ALT)
 
 
 @register("walks-random-init-sweep-frames", "Random init player (frames): stored curves of p = 0.5 and 1 (seed 0) for "

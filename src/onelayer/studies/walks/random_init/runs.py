@@ -183,3 +183,9 @@ def reading_difference(readings, *, p: float = 0.5, steps: int, record_every: in
     a, b = (run_config(RunConfig(p=p, reduction=red, lr=lr), steps=steps, record_every=record_every, table_steps=(),
                        snapshot_steps=(steps,)) for red, lr in readings)
     return float(np.abs(np.array(a["V"][str(steps)]) - np.array(b["V"][str(steps)])).max())
+
+
+def reading_run(p: float, reading: tuple, **sizes) -> dict:
+    """:func:`run_config` of ``p`` under the reading ``(normalize, reduction, lr)``, with ``sizes`` (steps, ...)."""
+    normalize, reduction, lr = reading
+    return run_config(RunConfig(p=p, normalize=normalize, reduction=reduction, lr=lr), **sizes)
