@@ -16,7 +16,7 @@ from ...claims import rated
 from ...paths import data_path
 from ...registry import register
 from ...scrubber import frame_numbers, load_frames, scrub_grid
-from ...tables import bounds_text, count_interval_text
+from ...tables import bounds_text
 from ...figures import walks_random_init as random_init_figures
 from ...studies import registry
 from ...studies.walks.random_init import readings as ri_readings, runs as ri_runs, stored as ri_stored
@@ -24,8 +24,7 @@ from ...studies.walks.random_init import initial_attention
 from ...validation import check_bool
 
 __all__ = ["Settings", "SETTINGS", "PLAYER_FRAMES", "study", "initial_attention_rows", "live_check", "literal_runs",
-           "literal_rows", "fig6", "ordering", "setting_rates", "ordering_counts", "ordering_settings_rows",
-           "learned_half_rows", "learned_half_rates", "ranking_rows", "table_variances", "table_variance_rows", "weighted_token_table",
+           "fig6", "ordering", "setting_rates", "ordering_counts", "learned_half_rates", "table_variances",
            "closest_ranking", "closest_reading", "closest_runs", "fig13", "fig6_closest", "fig11_run", "fig11",
            "fig12", "value_rows", "explorer", "explorer_default", "study_player", "study_frames", "equivalence",
            "lock_rows", "NORMALIZE_NAMES", "figure6_rows", "verdict_rows"]
@@ -82,10 +81,9 @@ def _study(quick: bool) -> dict:
     return ri_stored.quick_payload() if quick else ri_stored.payload(registry.load(ri_stored.STUDY.name))
 
 
-def _find(data: dict, p: float, reading: tuple, seed: int | None = None) -> dict:
+def _find(data: dict, p: float, reading: tuple) -> dict:
     normalize, reduction, lr = reading
-    return ri_readings.find_run(data, p=p, normalize=normalize, reduction=reduction, lr=lr,
-                       seed=SETTINGS.seed if seed is None else seed)
+    return ri_readings.find_run(data, p=p, normalize=normalize, reduction=reduction, lr=lr, seed=SETTINGS.seed)
 
 
 def live_check() -> dict:
@@ -111,12 +109,6 @@ def fig6(quick: bool = False):
     return fig, {"setting": dict(ri_runs.PAPER), "table": ri_readings.curve_rows(runs)}
 
 
-def literal_rows() -> list[dict]:
-    """Each literal run: optimal fraction and KL at the start and the end, final attention on the parent, the largest
-    final attention weight and the uniform weight ``1/N``."""
-    return ri_readings.endpoint_rows(literal_runs(), N=study()["meta"]["N"])
-
-
 @register("walks-random-init-ordering", "Random init: which of p = 0.5 and p = 1 is learned first, for every normalisation, loss reduction, step size and seed")
 def ordering(quick: bool = False):
     """When each walk is learned, for every setting and seed of the study, and which comes first."""
@@ -135,59 +127,16 @@ def ordering_counts(quick: bool = False) -> dict:
     return ri_readings.ordering_counts(ri_readings.ordering_table(study(quick), threshold=SETTINGS.learned_threshold))
 
 
-def ordering_settings_rows(quick: bool = False) -> list[dict]:
-    """One row per setting: the rate of each outcome over its seeds (``k/n [95% Wilson interval]``); the paper's
-    Figure 6 is "p=0.5 only"."""
-    return [{"normalize": r["normalize"], "loss, step (eff.)": f"{r['reduction']}, {r['lr']:g} ({r['effective_lr']:g})",
-             "p=0.5 only (paper)": count_interval_text(r["p=0.5 only"]), "p=1 only": count_interval_text(r["p=1 only"]),
-             "both (p=1 first)": f"{count_interval_text(r['both'])} ({r['p=1 first']})", "neither": count_interval_text(r["neither"])}
-            for r in setting_rates(quick)]
-
-
 def learned_half_rates(quick: bool = False) -> dict:
     """:func:`onelayer.studies.walks.random_init.readings.learned_attention` of the study (the chapter's thresholds)."""
     return ri_readings.learned_attention(study(quick), threshold=SETTINGS.learned_threshold,
                                 attention=SETTINGS.attention_threshold)
 
 
-def learned_half_rows(quick: bool = False) -> list[dict]:
-    """The settings with at least one learned ``p = 1/2`` run: how many of their runs learned it, and of those the
-    rates of more than ``attention_threshold`` of the final attention on ``x_{N-1}`` and on ``x_{N-2}``."""
-    return [{"normalize": r["normalize"], "loss, step": f"{r['reduction']}, {r['lr']:g}",
-             "learned p=1/2": f"{r['n']}/{r['runs']}", "on x_(N-1)": count_interval_text(r["parent"]), "on x_(N-2)": count_interval_text(r["lag2"])}
-            for r in learned_half_rates(quick)["settings"] if r["n"]]
-
-
-def ranking_rows(top: int | None = None) -> list[dict]:
-    """The readings closest to the authors' table (:func:`closest_ranking`, the first ``top``, default
-    ``SETTINGS.top_ranked``): the mean distance over the seeds with its 95% interval, and the number of seeds."""
-    top = SETTINGS.top_ranked if top is None else top
-    return [{"normalize": r["reading"][0], "loss, step": f"{r['reading'][1]}, {r['reading'][2]:g}",
-             "mean distance": r["mean"], "95% interval": bounds_text(r["low"], r["high"], 3), "seeds": r["seeds"]}
-            for r in ri_readings.distance_intervals(closest_ranking()[:top])]
-
-
 def table_variances(quick: bool = False) -> dict:
     """:func:`onelayer.studies.walks.random_init.readings.table_variances` of the closest reading over all its seeds."""
     normalize, reduction, lr = closest_reading(quick)
     return ri_readings.table_variances(study(quick), normalize=normalize, reduction=reduction, lr=lr, drift=SETTINGS.drift)
-
-
-def table_variance_rows() -> list[dict]:
-    """:func:`table_variances` as table rows: per step, the geometric mean of our variances over the seeds with its
-    interval, the authors', and the factor ours / authors (``10`` to the mean log ratio, with its interval)."""
-    return [{"step": r["step"], "variance, ours": r["variance"][0],
-             "95% interval": bounds_text(r["variance"][1], r["variance"][2], 2), "variance, authors": r["authors"],
-             "ours / authors": 10 ** r["log10_ratio"][0],
-             "factor interval": bounds_text(10 ** r["log10_ratio"][1], 10 ** r["log10_ratio"][2], 2)}
-            for r in table_variances()["steps"]]
-
-
-def weighted_token_table() -> list[dict]:
-    """At every step of the authors' table: the example's weighted token of the closest reading's ``p = 1`` run
-    (seed 0) and theirs, and the mean variance over the coordinates, ours and theirs."""
-    return [{**r, "ours": " ".join(f"{v:.3f}" for v in r["ours"]), "authors": " ".join(f"{v:.3f}" for v in r["authors"])}
-            for r in ri_readings.token_table(closest_runs()[0])]
 
 
 def closest_ranking(quick: bool = False) -> list[tuple[tuple, list[float]]]:
