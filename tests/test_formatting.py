@@ -12,7 +12,7 @@ import torch
 
 from onelayer import formatting
 from onelayer.formatting import MAX_DIGITS, ROUNDOFF, SMALLEST, number_text, rounded
-from onelayer.tables import text_table
+from onelayer.tables import bounds_text, count_interval_text, text_table
 
 
 def test_zero_round_off_and_tiny_magnitudes():
@@ -120,3 +120,11 @@ def test_mean_text_prints_an_interval_with_width():
     assert formatting.mean_text((1.0, 1.0 - 1e-12, 1.0 + 1e-12), 3) == "1 [1, 1]"  # beyond MAX_DIGITS: stops there
     with pytest.raises(ValueError, match="digits"):
         formatting.mean_text((1.0, 0.0, 2.0), 0)
+
+
+def test_count_interval_and_bounds_texts():
+    from onelayer.rates import rate
+
+    assert count_interval_text(rate(0, 20)) == "0/20 [0.00, 0.16]"
+    assert count_interval_text(rate(20, 20)) == "20/20 [0.84, 1.00]"
+    assert bounds_text(0.012345, 2.5, 2) == "[0.012, 2.5]"

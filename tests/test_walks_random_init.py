@@ -279,3 +279,43 @@ def test_the_initial_attention_study_is_recomputed():
     from onelayer.studies.walks.random_init import initial_attention
 
     assert runner.verify(initial_attention.STUDY, sample=1, echo=None)
+
+
+def test_table_variances_factor_and_learned_attention_differences():
+    out = ri_readings.table_variances(_fake_study(), normalize="keys", reduction="mean", lr=1.0)
+    assert out["factor"] == pytest.approx(10 ** np.mean([s["log10_ratio"][0] for s in out["steps"]]), rel=1e-12)
+    assert out["smaller"] == all(s["log10_ratio"][2] < 0 for s in out["steps"])
+    assert ri_readings.learned_attention(_fake_study())["parent_differs"] is False  # one setting has learned runs
+
+
+def test_pattern_by_normalization_pools_the_settings_of_each_normalisation():
+    per = ri_readings.setting_rates(ri_readings.ordering_table(_fake_study()))
+    (g,) = ri_readings.pattern_by_normalization(per)
+    assert g["normalize"] == "keys" and g["settings"] == per and g["seeds"] == [4]
+    assert (g["pooled"].k, g["pooled"].n) == (2, 8)  # seeds 0 and 1 of setting A
+
+
+def test_distance_intervals_and_token_table():
+    ranking = ri_readings.reading_distances(_fake_study())
+    rows = ri_readings.distance_intervals(ranking)
+    assert [r["reading"] for r in rows] == [k for k, _ in ranking] and all(r["seeds"] == 4 for r in rows)
+    assert all(r["low"] <= r["mean"] <= r["high"] for r in rows)
+    run = _fake_study()["runs"][1]
+    table = ri_readings.token_table(run)
+    assert [r["step"] for r in table] == list(ri_runs.TABLE_STEPS) and table[0]["ours"] == [1 / 6] * 6
+    assert table[0]["authors"] == list(ri_runs.AUTHORS_TABLE[ri_runs.TABLE_STEPS[0]][0])
+    assert table[2]["variance, ours"] == pytest.approx(1e-4, rel=1e-12)
+
+
+def test_endpoint_rows_read_the_ends_of_the_curves():
+    curves = {"optimal_fraction": [0.1, 0.9], "kl": [2.0, 0.5], "parent_attention": [0.01, 0.8], "top_attention": [0.02, 0.85]}
+    (row,) = ri_readings.endpoint_rows({"a": {"curves": curves}}, N=97)
+    assert row == {"run": "a", "optimal_start": 0.1, "optimal_end": 0.9, "kl_start": 2.0, "kl_end": 0.5,
+                   "parent_end": 0.8, "top_end": 0.85, "uniform": 1 / 97}
+
+
+def test_reading_run_is_run_config_of_the_reading():
+    sizes = {**ri_stored.run_sizes(ri_stored.QUICK), "steps": 5}
+    a = ri_runs.reading_run(0.5, ("keys", "mean", 0.1), **sizes)
+    b = ri_runs.run_config(ri_runs.RunConfig(p=0.5, normalize="keys", reduction="mean", lr=0.1), **sizes)
+    assert {k: v for k, v in a.items() if k != "seconds"} == {k: v for k, v in b.items() if k != "seconds"}

@@ -16,7 +16,8 @@ and then
   (:func:`~onelayer.formatting.number_text`, :func:`~onelayer.formatting.near_zero_text`,
   :func:`~onelayer.formatting.rounded`, :func:`~onelayer.seeding.generator`,
   :func:`~onelayer.seeding.numpy_rng`, and the rate texts of tables :func:`~onelayer.tables.rate_texts`,
-  :func:`~onelayer.tables.interval_texts`, :func:`~onelayer.tables.interval_text`), so a chapter imports from
+  :func:`~onelayer.tables.interval_texts`, :func:`~onelayer.tables.interval_text`, :func:`~onelayer.tables.count_interval_text`,
+  :func:`~onelayer.tables.bounds_text`), so a chapter imports from
   this module, its part's package and :mod:`onelayer.plots`, and from little else.
 """
 
@@ -26,7 +27,7 @@ from collections.abc import Mapping, Sequence
 
 from .formatting import ROUNDOFF, near_zero_text, number_text, rounded
 from .seeding import generator, numpy_rng, setup
-from .tables import Table, interval_text, interval_texts, rate_texts
+from .tables import Table, bounds_text, count_interval_text, interval_text, interval_texts, rate_texts
 
 __all__ = [
     "start",
@@ -40,6 +41,8 @@ __all__ = [
     "rate_texts",
     "interval_texts",
     "interval_text",
+    "count_interval_text",
+    "bounds_text",
 ]
 
 

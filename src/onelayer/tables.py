@@ -19,7 +19,7 @@ from .formatting import MAX_DIGITS, ROUNDOFF, number_text
 from .rates import Rate
 from .validation import check_float, check_int
 
-__all__ = ["text_table", "Table", "rate_texts", "interval_texts", "interval_text"]
+__all__ = ["text_table", "Table", "rate_texts", "interval_texts", "interval_text", "count_interval_text", "bounds_text"]
 
 
 def text_table(rows: Sequence[Mapping], columns: Sequence[str], *, digits: int = 4, tol: float = ROUNDOFF) -> str:
@@ -56,6 +56,16 @@ def interval_text(mi) -> str:
     if mi is None:
         return "-"
     return f"{number_text(mi[0], 3)} [{number_text(mi[1], 3)}, {number_text(mi[2], 3)}]"
+
+
+def count_interval_text(r: Rate) -> str:
+    """A rate as ``k/n [low, high]``, the bounds to two decimals (a cell whose proportion the counts show)."""
+    return f"{r.k}/{r.n} [{r.low:.2f}, {r.high:.2f}]"
+
+
+def bounds_text(low: float, high: float, digits: int) -> str:
+    """An interval as ``[low, high]``, each end through :func:`~onelayer.formatting.number_text` with ``digits``."""
+    return f"[{number_text(low, digits)}, {number_text(high, digits)}]"
 
 
 def _cell_text(v, digits: int, tol: float) -> str:

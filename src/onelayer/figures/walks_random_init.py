@@ -121,6 +121,22 @@ def study_frame(data: dict, normalize: str, reading: str, *, seed: int, kl_limit
     return fig
 
 
+#: The player's alt text (``{0}``: the normalisation, ``{1}``: the reading).
+STUDY_FRAME_ALT = ("Stored curves of the random-initialisation sweep for p = 0.5 and p = 1 (seed 0) with the attention "
+                   "inputs normalised as {0} and the reading {1}: fraction of Bayes-optimal predictions, KL divergence "
+                   "and attention on the parent against the GD step.")
+
+
+def study_frame_grid(data: dict, *, seed: int, kl_limits: tuple[float, float]):
+    """The player's grid over the study: ``draw(normalize, reading)`` (:func:`study_frame`, one KL axis for every
+    frame), the normalisations and the readings' texts."""
+
+    def draw(norm, reading):
+        return study_frame(data, norm, reading, seed=seed, kl_limits=kl_limits)
+
+    return draw, data["meta"]["normalizations"], [f"{red}, lr={lr:g}" for red, lr in data["meta"]["readings"]]
+
+
 def study_widget(data: dict):
     """Menus for the normalisation, the reading and the seed of a stored study, redrawing :func:`study_explorer`
     (the seeds stored with every curve: ``meta["detail_seeds"]``, else every seed)."""

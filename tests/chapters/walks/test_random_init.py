@@ -42,9 +42,10 @@ def test_ordering_counts_add_up_and_settings_rows_group_the_seeds():
     per = chapter.setting_rates()
     assert len(per) == 18 and all(r["n"] >= chapter.SETTINGS.min_seeds for r in per)
     assert all(sum(r[o].k for o in ri_readings.OUTCOMES) == r["n"] for r in per)
-    grouped = chapter.ordering_settings_rows()
-    assert len(grouped) == 18 and all(len(g) == 6 for g in grouped)  # six columns: fits the page
-    assert [g["p=0.5 only (paper)"] for g in grouped] == [chapter._short(r["p=0.5 only"]) for r in per]
+    grouped = ri_readings.pattern_by_normalization(per)
+    assert [g["normalize"] for g in grouped] == list(dict.fromkeys(r["normalize"] for r in per))
+    assert all(len(g["settings"]) == 6 and g["seeds"] == [20] for g in grouped)
+    assert sum(g["pooled"].k for g in grouped) == counts["paper_pattern"]
 
 
 def test_closest_ranking_is_sorted_by_the_mean_distance_to_the_authors_table():
@@ -100,7 +101,7 @@ def test_verdict_rows_have_the_keys_and_follow_from_the_measurements(rows):
     learned = [r for r in chapter.study()["runs"] if r["config"]["p"] == 0.5
                and ri_readings.final(r, "optimal_fraction") >= chapter.SETTINGS.learned_threshold]
     half = chapter.learned_half_rates()["all"]
-    assert half["n"] == len(learned) == sum(int(r["learned p=1/2"].split("/")[0]) for r in chapter.learned_half_rows())
+    assert half["n"] == len(learned) == sum(r["n"] for r in chapter.learned_half_rates()["settings"])
     assert f"{len(learned)} of {half['runs']} runs learned p=1/2" in rows[-1]["measurement"]
     assert f"on x_(N-1) in {half['parent'].text()}" in rows[-1]["measurement"]
 
@@ -113,16 +114,16 @@ def test_figure6_verdict_follows_the_interval():
     assert chapter._figure6_verdict(rate(10, 20)) == "holds in some runs"
 
 
-def test_the_table_helpers_show_the_ranking_and_the_authors_table():
-    ranking = chapter.ranking_rows()
+def test_the_tables_read_the_ranking_and_the_authors_table():
+    ranking = ri_readings.distance_intervals(chapter.closest_ranking()[:chapter.SETTINGS.top_ranked])
     assert len(ranking) == chapter.SETTINGS.top_ranked and all(r["seeds"] == 20 for r in ranking)
-    assert [r["mean distance"] for r in ranking] == sorted(r["mean distance"] for r in ranking)
-    variances = chapter.table_variance_rows()
+    assert [r["mean"] for r in ranking] == sorted(r["mean"] for r in ranking)
+    variances = chapter.table_variances()["steps"]
     assert [r["step"] for r in variances] == list(ri_runs.TABLE_STEPS)
-    assert all(r["variance, ours"] > 0 and r["ours / authors"] > 0 for r in variances)
-    table = chapter.weighted_token_table()
+    assert all(r["variance"][0] > 0 and r["authors"] > 0 for r in variances)
+    table = ri_readings.token_table(chapter.closest_runs()[0])
     assert [r["step"] for r in table] == list(ri_runs.TABLE_STEPS)
-    assert all(len(r["ours"].split()) == len(r["authors"].split()) == 6 for r in table)
+    assert all(len(r["ours"]) == len(r["authors"]) == 6 for r in table)
 
 
 def test_figure6_verdict_follows_the_count_of_runs_with_the_pattern(monkeypatch):

@@ -7,19 +7,16 @@ stored frames. The runs, readings and figures are the core package's; this modul
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from dataclasses import dataclass
 from pathlib import PurePath
 
-import numpy as np
-
 from ...formatting import number_text
 from ...claims import rated
 from ...paths import data_path
-from ...rates import mean_interval, rate
 from ...registry import register
 from ...scrubber import frame_numbers, load_frames, scrub_grid
+from ...tables import bounds_text
 from ...figures import walks_random_init as random_init_figures
 from ...studies import registry
 from ...studies.walks.random_init import readings as ri_readings, runs as ri_runs, stored as ri_stored
@@ -27,8 +24,7 @@ from ...studies.walks.random_init import initial_attention
 from ...validation import check_bool
 
 __all__ = ["Settings", "SETTINGS", "PLAYER_FRAMES", "study", "initial_attention_rows", "live_check", "literal_runs",
-           "literal_rows", "fig6", "ordering", "setting_rates", "ordering_counts", "ordering_settings_rows",
-           "learned_half_rows", "learned_half_rates", "ranking_rows", "table_variances", "table_variance_rows", "weighted_token_table",
+           "fig6", "ordering", "setting_rates", "ordering_counts", "learned_half_rates", "table_variances",
            "closest_ranking", "closest_reading", "closest_runs", "fig13", "fig6_closest", "fig11_run", "fig11",
            "fig12", "value_rows", "explorer", "explorer_default", "study_player", "study_frames", "equivalence",
            "lock_rows", "NORMALIZE_NAMES", "figure6_rows", "verdict_rows"]
@@ -82,35 +78,26 @@ def study(quick: bool = False) -> dict:
 
 @functools.lru_cache(maxsize=2)
 def _study(quick: bool) -> dict:
-    if quick:
-        records = [{"key": m.key, "fields": dict(m.fields), "result": ri_stored.STUDY.run_member(ri_stored.QUICK, m)}
-                   for m in ri_stored.STUDY.member_list(ri_stored.QUICK)]
-        return ri_stored.payload({"quick": True, "settings": dataclasses.asdict(ri_stored.QUICK), "members": records})
-    return ri_stored.payload(registry.load(ri_stored.STUDY.name))
+    return ri_stored.quick_payload() if quick else ri_stored.payload(registry.load(ri_stored.STUDY.name))
 
 
-def _find(data: dict, p: float, reading: tuple, seed: int | None = None) -> dict:
+def _find(data: dict, p: float, reading: tuple) -> dict:
     normalize, reduction, lr = reading
-    return ri_readings.find_run(data, p=p, normalize=normalize, reduction=reduction, lr=lr,
-                       seed=SETTINGS.seed if seed is None else seed)
+    return ri_readings.find_run(data, p=p, normalize=normalize, reduction=reduction, lr=lr, seed=SETTINGS.seed)
 
 
 def live_check() -> dict:
     """The literal reading for ``p = 1`` recomputed for ``live_steps`` steps against the stored run: the largest
     difference of the recorded curves and of ``V`` at the last step."""
     T = SETTINGS.live_steps
-    normalize, reduction, lr = SETTINGS.literal
-    live = ri_runs.run_config(ri_runs.RunConfig(p=1.0, normalize=normalize, reduction=reduction, lr=lr), steps=T,
-                         table_steps=(T,), snapshot_steps=(T,))
+    live = ri_runs.reading_run(1.0, SETTINGS.literal, steps=T, table_steps=(T,), snapshot_steps=(T,))
     return ri_readings.run_difference(live, _find(study(), 1.0, SETTINGS.literal), step=T)
 
 
 def literal_runs(quick: bool = False) -> dict:
     """``{"p = 0.5": run, "p = 1": run}`` under the literal reading: the stored runs (``quick``: tiny live runs)."""
     if quick:
-        normalize, reduction, lr = SETTINGS.literal
-        cfg = {"normalize": normalize, "reduction": reduction, "lr": lr}
-        return {f"p = {p:g}": ri_runs.run_config(ri_runs.RunConfig(p=p, **cfg), **ri_stored.run_sizes(ri_stored.QUICK)) for p in SETTINGS.ps}
+        return {f"p = {p:g}": ri_runs.reading_run(p, SETTINGS.literal, **ri_stored.run_sizes(ri_stored.QUICK)) for p in SETTINGS.ps}
     return {f"p = {p:g}": _find(study(), p, SETTINGS.literal) for p in SETTINGS.ps}
 
 
@@ -120,16 +107,6 @@ def fig6(quick: bool = False):
     runs = literal_runs(quick)
     fig = random_init_figures.figure_curves(runs, title="keys and query normalised, mean loss, eta = 0.01 (the paper's numbers)")
     return fig, {"setting": dict(ri_runs.PAPER), "table": ri_readings.curve_rows(runs)}
-
-
-def literal_rows() -> list[dict]:
-    """Each literal run: optimal fraction and KL at the start and the end, final attention on the parent, the largest
-    final attention weight and the uniform weight ``1/N``."""
-    N = study()["meta"]["N"]
-    return [{"run": name, "optimal_start": c["optimal_fraction"][0], "optimal_end": c["optimal_fraction"][-1],
-             "kl_start": c["kl"][0], "kl_end": c["kl"][-1], "parent_end": c["parent_attention"][-1],
-             "top_end": c["top_attention"][-1], "uniform": 1 / N}
-            for name, c in ((name, r["curves"]) for name, r in literal_runs().items())]
 
 
 @register("walks-random-init-ordering", "Random init: which of p = 0.5 and p = 1 is learned first, for every normalisation, loss reduction, step size and seed")
@@ -150,70 +127,16 @@ def ordering_counts(quick: bool = False) -> dict:
     return ri_readings.ordering_counts(ri_readings.ordering_table(study(quick), threshold=SETTINGS.learned_threshold))
 
 
-def _short(r) -> str:
-    """``k/n [lo, hi]`` with two decimals (a table cell)."""
-    return f"{r.k}/{r.n} [{r.low:.2f}, {r.high:.2f}]"
-
-
-def ordering_settings_rows(quick: bool = False) -> list[dict]:
-    """One row per setting: the rate of each outcome over its seeds (``k/n [95% Wilson interval]``); the paper's
-    Figure 6 is "p=0.5 only"."""
-    return [{"normalize": r["normalize"], "loss, step (eff.)": f"{r['reduction']}, {r['lr']:g} ({r['effective_lr']:g})",
-             "p=0.5 only (paper)": _short(r["p=0.5 only"]), "p=1 only": _short(r["p=1 only"]),
-             "both (p=1 first)": f"{_short(r['both'])} ({r['p=1 first']})", "neither": _short(r["neither"])}
-            for r in setting_rates(quick)]
-
-
 def learned_half_rates(quick: bool = False) -> dict:
     """:func:`onelayer.studies.walks.random_init.readings.learned_attention` of the study (the chapter's thresholds)."""
     return ri_readings.learned_attention(study(quick), threshold=SETTINGS.learned_threshold,
                                 attention=SETTINGS.attention_threshold)
 
 
-def learned_half_rows(quick: bool = False) -> list[dict]:
-    """The settings with at least one learned ``p = 1/2`` run: how many of their runs learned it, and of those the
-    rates of more than ``attention_threshold`` of the final attention on ``x_{N-1}`` and on ``x_{N-2}``."""
-    return [{"normalize": r["normalize"], "loss, step": f"{r['reduction']}, {r['lr']:g}",
-             "learned p=1/2": f"{r['n']}/{r['runs']}", "on x_(N-1)": _short(r["parent"]), "on x_(N-2)": _short(r["lag2"])}
-            for r in learned_half_rates(quick)["settings"] if r["n"]]
-
-
-def ranking_rows(top: int | None = None) -> list[dict]:
-    """The readings closest to the authors' table (:func:`closest_ranking`, the first ``top``, default
-    ``SETTINGS.top_ranked``): the mean distance over the seeds with its 95% interval, and the number of seeds."""
-    top = SETTINGS.top_ranked if top is None else top
-    rows = []
-    for (norm, red, lr), d in closest_ranking()[:top]:
-        mean, lo, hi = mean_interval(d)
-        rows.append({"normalize": norm, "loss, step": f"{red}, {lr:g}", "mean distance": mean,
-                     "95% interval": f"[{number_text(lo, 3)}, {number_text(hi, 3)}]", "seeds": len(d)})
-    return rows
-
-
 def table_variances(quick: bool = False) -> dict:
     """:func:`onelayer.studies.walks.random_init.readings.table_variances` of the closest reading over all its seeds."""
     normalize, reduction, lr = closest_reading(quick)
     return ri_readings.table_variances(study(quick), normalize=normalize, reduction=reduction, lr=lr, drift=SETTINGS.drift)
-
-
-def table_variance_rows() -> list[dict]:
-    """:func:`table_variances` as table rows: per step, the geometric mean of our variances over the seeds with its
-    interval, the authors', and the factor ours / authors (``10`` to the mean log ratio, with its interval)."""
-    return [{"step": r["step"], "variance, ours": r["variance"][0],
-             "95% interval": f"[{number_text(r['variance'][1], 2)}, {number_text(r['variance'][2], 2)}]",
-             "variance, authors": r["authors"], "ours / authors": 10 ** r["log10_ratio"][0],
-             "factor interval": f"[{number_text(10 ** r['log10_ratio'][1], 2)}, {number_text(10 ** r['log10_ratio'][2], 2)}]"}
-            for r in table_variances()["steps"]]
-
-
-def weighted_token_table() -> list[dict]:
-    """At every step of the authors' table: the example's weighted token of the closest reading's ``p = 1`` run
-    (seed 0) and theirs, and the mean variance over the coordinates, ours and theirs."""
-    run = closest_runs()[0]
-    return [{"step": s, "ours": " ".join(f"{v:.3f}" for v in run["table"][str(s)]["example"]),
-             "authors": " ".join(f"{v:.3f}" for v in ri_runs.AUTHORS_TABLE[s][0]),
-             "variance, ours": float(np.mean(run["table"][str(s)]["variance"])),
-             "variance, authors": float(np.mean(ri_runs.AUTHORS_TABLE[s][1]))} for s in ri_runs.TABLE_STEPS]
 
 
 def closest_ranking(quick: bool = False) -> list[tuple[tuple, list[float]]]:
@@ -297,12 +220,8 @@ def explorer_default(quick: bool = False):
 
 def _player_grid(data: dict):
     """The player's ``draw(normalize, reading)`` (one KL axis for every frame), normalisations and readings."""
-    limits = ri_readings.kl_limits(data, seed=SETTINGS.seed)
-
-    def draw(norm, reading):
-        return random_init_figures.study_frame(data, norm, reading, seed=SETTINGS.seed, kl_limits=limits)
-
-    return draw, data["meta"]["normalizations"], [f"{red}, lr={lr:g}" for red, lr in data["meta"]["readings"]]
+    return random_init_figures.study_frame_grid(data, seed=SETTINGS.seed,
+                                                kl_limits=ri_readings.kl_limits(data, seed=SETTINGS.seed))
 
 
 def study_player(live: bool = False):
@@ -312,10 +231,7 @@ def study_player(live: bool = False):
         return load_frames(data_path(PLAYER_FRAMES))
     draw, norms, readings = _player_grid(study())
     return scrub_grid(draw, norms, readings, labels=("normalize", "loss, step"), name="walks-random-init-sweep",
-                      fmt=("{}", "{}"),
-                      alt="Stored curves of the random-initialisation sweep for p = 0.5 and p = 1 (seed 0) with the "
-                          "attention inputs normalised as {0} and the reading {1}: fraction of Bayes-optimal predictions, "
-                          "KL divergence and attention on the parent against the GD step.")
+                      fmt=("{}", "{}"), alt=random_init_figures.STUDY_FRAME_ALT)
 
 
 @register("walks-random-init-sweep-frames", "Random init player (frames): stored curves of p = 0.5 and 1 (seed 0) for "
@@ -329,10 +245,8 @@ def study_frames(quick: bool = False):
 def equivalence() -> float:
     """The largest ``|V|`` difference after ``equivalence_steps`` between the summed loss with ``eta`` and the mean
     loss with ``1000 eta`` (``p = 1/2``; 0 up to round-off)."""
-    T, every = SETTINGS.equivalence_steps, SETTINGS.equivalence_record_every
-    a, b = (ri_runs.run_config(ri_runs.RunConfig(p=0.5, reduction=red, lr=lr), steps=T, record_every=every, table_steps=(),
-                          snapshot_steps=(T,)) for red, lr in SETTINGS.equivalence_readings)
-    return float(np.abs(np.array(a["V"][str(T)]) - np.array(b["V"][str(T)])).max())
+    return ri_runs.reading_difference(SETTINGS.equivalence_readings, p=0.5, steps=SETTINGS.equivalence_steps,
+                                      record_every=SETTINGS.equivalence_record_every)
 
 
 def lock_rows() -> list[dict]:
@@ -392,12 +306,9 @@ def figure6_rows(per: list[dict] | None = None) -> list[dict]:
     per = setting_rates() if per is None else per
     start = {r["normalize"]: r for r in initial_attention_rows()}
     rows = []
-    for normalize in dict.fromkeys(r["normalize"] for r in per):
-        group = [r for r in per if r["normalize"] == normalize]
-        hits = [r["p=0.5 only"] for r in group]
-        verdicts = [_figure6_verdict(h) for h in hits]
-        pooled = rate(sum(h.k for h in hits), sum(h.n for h in hits))
-        seeds = sorted({r["n"] for r in group})
+    for g in ri_readings.pattern_by_normalization(per):
+        normalize, group, pooled, seeds = g["normalize"], g["settings"], g["pooled"], g["seeds"]
+        verdicts = [_figure6_verdict(r["p=0.5 only"]) for r in group]
         if len(set(verdicts)) == 1:
             verdict = f"{verdicts[0]} of each of its {len(group)} settings" if len(group) > 1 else verdicts[0]
         else:
@@ -435,14 +346,11 @@ def verdict_rows() -> list[dict]:
     per normalisation (:func:`figure6_rows`), the weighted token of Figure 13 over the seeds of the closest reading,
     and what the learned ``p = 1/2`` runs attend to (Figure 11) as a rate over all of them (with the settings that
     differ)."""
-    data = study()
     per = setting_rates()
     rows = figure6_rows(per)
     best = closest_reading()
     tv = table_variances()
-    first, last = tv["steps"][0], tv["steps"][-1]
-    factor = 10 ** float(np.mean([s["log10_ratio"][0] for s in tv["steps"]]))
-    pattern = tv["pattern"]
+    first, last, pattern = tv["steps"][0], tv["steps"][-1], tv["pattern"]
     rows.append({
         "claim": ("Figure 13 (the authors' table, p=1): the weighted token stays near 1/6 for hundreds of steps while "
                   "its variance grows"), "source": "[review]",
@@ -451,24 +359,21 @@ def verdict_rows() -> list[dict]:
                      f"the example is the first training walk, the variance is over the 1000 training walks"),
         "measurement": (f"example within {SETTINGS.drift:g} of 1/6 at every step and variance growing at every step in "
                         f"{pattern.text()} of the seeds; variance (geometric mean over the seeds) {number_text(first['variance'][0], 2)} "
-                        f"[{number_text(first['variance'][1], 2)}, {number_text(first['variance'][2], 2)}] at step "
-                        f"{first['step']} (authors {number_text(first['authors'], 2)}), "
-                        f"{number_text(last['variance'][0], 2)} [{number_text(last['variance'][1], 2)}, "
-                        f"{number_text(last['variance'][2], 2)}] at step {last['step']} (authors "
-                        f"{number_text(last['authors'], 2)}); ours / authors {number_text(factor, 2)} on average "
+                        f"{bounds_text(*first['variance'][1:], 2)} at step {first['step']} (authors "
+                        f"{number_text(first['authors'], 2)}), {number_text(last['variance'][0], 2)} "
+                        f"{bounds_text(*last['variance'][1:], 2)} at step {last['step']} (authors "
+                        f"{number_text(last['authors'], 2)}); ours / authors {number_text(tv['factor'], 2)} on average "
                         f"(geometric mean over the steps)"),
         "verdict": (("holds qualitatively in every run" if pattern.k == pattern.n else
                      "holds qualitatively in most runs" if pattern.low > 0.5 else
                      "fails in most runs" if pattern.high < 0.5 else "holds qualitatively in some runs")
-                    + ("; our variances smaller than the authors' at every step"
-                       if all(s["log10_ratio"][2] < 0 for s in tv["steps"]) else "")),
+                    + ("; our variances smaller than the authors' at every step" if tv["smaller"] else "")),
         **rated({"runs with the authors' pattern": pattern}),
         "chapter": "random_init",
     })
     half = learned_half_rates()
     allh = half["all"]
-    differ = len({round(r["parent"].value, 9) for r in half["settings"] if r["n"]}) > 1
-    seeds = ri_readings.ordering_counts(ri_readings.ordering_table(data, threshold=SETTINGS.learned_threshold))["seeds"]
+    seeds = ordering_counts()["seeds"]
     rows.append({
         "claim": "Figure 11: trained on p=1/2, the attention sits on the parent and V recovers Pi^T", "source": "[paper]",
         "reading": "every reading of the sweep",
@@ -479,7 +384,7 @@ def verdict_rows() -> list[dict]:
                          f"{allh['parent'].text()}, on x_(N-2) in {allh['lag2'].text()} of them"
                          + ("; per setting: " + "; ".join(
                              f"{r['normalize']}, {r['reduction']} {r['lr']:g}: x_(N-1) in {r['parent'].k}/{r['n']}"
-                             for r in half["settings"] if r["n"]) if differ else ""))
+                             for r in half["settings"] if r["n"]) if half["parent_differs"] else ""))
                         if allh["n"] else "no run learned p=1/2"),
         "verdict": ("holds in every learned run" if allh["n"] and allh["parent"].k == allh["n"] else
                     ("holds in most learned runs; the others attend to x_(N-2)"

@@ -114,7 +114,8 @@ def learned_attention(data: dict, *, threshold: float = 0.95, attention: float =
     runs and per setting ``(normalize, reduction, lr)`` (every setting of the study,
     in its order), ``n`` (learned runs), ``runs`` (all ``p = 1/2`` runs) and, when
     ``n > 0``, the rates ``"parent"`` / ``"lag2"`` of learned runs with more than
-    ``attention`` of the final attention on ``x_{N-1}`` / ``x_{N-2}`` (else ``None``).
+    ``attention`` of the final attention on ``x_{N-1}`` / ``x_{N-2}`` (else ``None``); ``"parent_differs"``: whether
+    the settings with a learned run differ in the proportion attending to the parent.
     """
     threshold = check_float("threshold", threshold, low=0.0, high=1.0)
     attention = check_float("attention", attention, low=0.0, high=1.0)
@@ -132,7 +133,8 @@ def learned_attention(data: dict, *, threshold: float = 0.95, attention: float =
     per = [{"normalize": k[0], "reduction": k[1], "lr": k[2],
             **summary([r for r in half if (r["config"]["normalize"], r["config"]["reduction"], r["config"]["lr"]) == k])}
            for k in keys]
-    return {"all": summary(half), "settings": per}
+    return {"all": summary(half), "settings": per,
+            "parent_differs": len({round(r["parent"].value, 9) for r in per if r["n"]}) > 1}
 
 
 def table_variances(data: dict, *, normalize: str, reduction: str, lr: float, drift: float = 0.05) -> dict:
@@ -144,7 +146,9 @@ def table_variances(data: dict, *, normalize: str, reduction: str, lr: float, dr
     values: variances spread over decades), ``"authors"``, the authors' mean variance,
     and ``"log10_ratio"``, the mean of ``log10(ours / authors)`` with its interval. ``"pattern"``: the rate of seeds whose
     example token stays within ``drift`` of ``1/6`` at every table step while the mean
-    variance grows from step to step (the authors' qualitative picture). ``"seeds"``: how many.
+    variance grows from step to step (the authors' qualitative picture). ``"seeds"``: how many. ``"factor"``: ours /
+    authors on average (``10`` to the mean over the steps of the mean log ratio); ``"smaller"``: whether the upper end
+    of the log ratio's interval is below 0 at every step (our variances smaller than the authors' at every step).
     """
     drift = check_float("drift", drift, low=0.0, low_open=True)
     runs = [r for r in data["runs"] if r["config"]["p"] == 1.0 and r["config"]["normalize"] == normalize
@@ -163,7 +167,9 @@ def table_variances(data: dict, *, normalize: str, reduction: str, lr: float, dr
         var = [float(np.mean(r["table"][str(s)]["variance"])) for s in TABLE_STEPS]
         near = max(float(np.max(np.abs(np.asarray(r["table"][str(s)]["example"]) - 1 / 6))) for s in TABLE_STEPS)
         ok += bool(near < drift and all(b > a for a, b in zip(var, var[1:])))
-    return {"seeds": len(runs), "steps": steps, "pattern": rate(ok, len(runs))}
+    return {"seeds": len(runs), "steps": steps, "pattern": rate(ok, len(runs)),
+            "factor": 10 ** float(np.mean([s["log10_ratio"][0] for s in steps])),
+            "smaller": all(s["log10_ratio"][2] < 0 for s in steps)}
 
 
 def table_distance(run: dict) -> float:
@@ -296,3 +302,40 @@ def most_parent_run(data: dict, *, threshold: float = 0.95) -> dict:
     half = [r for r in data["runs"] if r["config"]["p"] == 0.5 and "V" in r]
     learned = [r for r in half if final(r, "optimal_fraction") >= threshold] or half
     return max(learned, key=lambda r: final(r, "parent_attention"))
+
+
+def endpoint_rows(runs: dict, *, N: int) -> list[dict]:
+    """Each named run (``{name: run}``): optimal fraction and KL at the first and the last recorded step, the final
+    attention on the parent, the largest final attention weight and the uniform weight ``1/N``."""
+    return [{"run": name, "optimal_start": c["optimal_fraction"][0], "optimal_end": c["optimal_fraction"][-1],
+             "kl_start": c["kl"][0], "kl_end": c["kl"][-1], "parent_end": c["parent_attention"][-1],
+             "top_end": c["top_attention"][-1], "uniform": 1 / N}
+            for name, c in ((name, r["curves"]) for name, r in runs.items())]
+
+
+def token_table(run: dict) -> list[dict]:
+    """At every step of the authors' table (:data:`~onelayer.studies.walks.random_init.runs.TABLE_STEPS`): a
+    ``p = 1`` run's weighted token of the example (``"ours"``) and the authors' (``"authors"``), and the mean variance
+    over the coordinates, ours and theirs."""
+    return [{"step": s, "ours": list(run["table"][str(s)]["example"]), "authors": list(AUTHORS_TABLE[s][0]),
+             "variance, ours": float(np.mean(run["table"][str(s)]["variance"])),
+             "variance, authors": float(np.mean(AUTHORS_TABLE[s][1]))} for s in TABLE_STEPS]
+
+
+def distance_intervals(ranking: list[tuple[tuple, list[float]]]) -> list[dict]:
+    """:func:`reading_distances` entries as rows: the reading, the mean distance over its seeds with its 95% interval
+    (:func:`onelayer.rates.mean_interval`) and the number of seeds."""
+    return [{"reading": key, **dict(zip(("mean", "low", "high"), mean_interval(d))), "seeds": len(d)}
+            for key, d in ranking]
+
+
+def pattern_by_normalization(per: list[dict]) -> list[dict]:
+    """:func:`setting_rates` rows grouped by normalisation, in their order: the rows (``"settings"``), the rate of the
+    paper's pattern pooled over them (``"pooled"``) and the numbers of seeds of its settings (``"seeds"``, sorted)."""
+    out = []
+    for normalize in dict.fromkeys(r["normalize"] for r in per):
+        group = [r for r in per if r["normalize"] == normalize]
+        hits = [r["p=0.5 only"] for r in group]
+        out.append({"normalize": normalize, "settings": group, "pooled": rate(sum(h.k for h in hits), sum(h.n for h in hits)),
+                    "seeds": sorted({r["n"] for r in group})})
+    return out

@@ -175,3 +175,17 @@ def run_config(cfg: RunConfig, *, steps: int = 1000, record_every: int = 10, tab
         out["profile"] = _round(profile.numpy())
     out["seconds"] = round(time.perf_counter() - start, 2)
     return out
+
+
+def reading_difference(readings, *, p: float = 0.5, steps: int, record_every: int) -> float:
+    """The largest ``|V|`` difference after ``steps`` between the runs of two readings ``((reduction, lr), (reduction,
+    lr))`` of one setting (the summed loss with ``eta`` against the mean loss with ``n_train eta``: 0 up to round-off)."""
+    a, b = (run_config(RunConfig(p=p, reduction=red, lr=lr), steps=steps, record_every=record_every, table_steps=(),
+                       snapshot_steps=(steps,)) for red, lr in readings)
+    return float(np.abs(np.array(a["V"][str(steps)]) - np.array(b["V"][str(steps)])).max())
+
+
+def reading_run(p: float, reading: tuple, **sizes) -> dict:
+    """:func:`run_config` of ``p`` under the reading ``(normalize, reduction, lr)``, with ``sizes`` (steps, ...)."""
+    normalize, reduction, lr = reading
+    return run_config(RunConfig(p=p, normalize=normalize, reduction=reduction, lr=lr), **sizes)

@@ -9,12 +9,13 @@ which the readings of :mod:`onelayer.studies.walks.random_init.readings` take.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from ...runner import Member, Study
 from .runs import NORMALIZE, PAPER, READINGS, SNAPSHOT_STEPS, TABLE_STEPS, RunConfig, run_config
 
-__all__ = ["Settings", "QUICK", "STUDY", "run_sizes", "payload"]
+__all__ = ["Settings", "QUICK", "STUDY", "run_sizes", "payload", "quick_payload"]
 
 #: The KL convention of the runs, as the first script's file stated it.
 KL = "KL(P_true || P_hat), P_hat = (max(f, 0) + 1e-6) / sum, mean over the test walks"
@@ -109,6 +110,13 @@ def payload(stored: dict) -> dict:
     and ``runs`` (normalisation, reading, seed, walk order)."""
     settings = _settings(stored["settings"])
     return {"meta": {**_meta(settings), "quick": stored["quick"]}, "runs": _runs(settings, stored["members"])}
+
+
+def quick_payload() -> dict:
+    """The :data:`QUICK` settings run here, every member, in :func:`payload`'s layout (nothing stored)."""
+    records = [{"key": m.key, "fields": dict(m.fields), "result": STUDY.run_member(QUICK, m)}
+               for m in STUDY.member_list(QUICK)]
+    return payload({"quick": True, "settings": dataclasses.asdict(QUICK), "members": records})
 
 
 STUDY = Study(name="walks-random-init", stored="walks/data/random_init_sweep.json", kind="walks-random-init-sweep",
