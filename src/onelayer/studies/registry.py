@@ -47,6 +47,7 @@ MODULES: tuple[str, ...] = (
     "onelayer.studies.trees.forward_seeds",
     "onelayer.studies.trees.forward_limit_rates",
     "onelayer.studies.trees.forward_limits",
+    "onelayer.studies.trees.lab_runs",
 )
 
 
