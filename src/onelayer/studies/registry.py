@@ -48,6 +48,7 @@ MODULES: tuple[str, ...] = (
     "onelayer.studies.trees.forward_limit_rates",
     "onelayer.studies.trees.forward_limits",
     "onelayer.studies.trees.lab_runs",
+    "onelayer.studies.trees.forward_training_runs",
 )
 
 

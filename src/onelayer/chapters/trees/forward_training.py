@@ -1,9 +1,10 @@
 """Chapter "Theorem 5: the heads specialize" (``book/trees/forward_training.ipynb``).
 
-One tracked training run of the structured two-head model from zero (:func:`training_run`, cached: the three
-figures over training, the sign table, the role events and the attention player all read it; one seed, an
-illustration), two short runs at the summaries' learning rate for the rescaling figure (:func:`paper_lr_runs`, one
-seed), and two stored studies: :func:`seeded_runs` (``python -m onelayer study trees-forward-training-seeds``), the
+One tracked training run of the structured two-head model from zero (:func:`training_run`: the three figures over
+training, the sign table, the role events and the attention player all read it; one seed, an illustration) and two
+short runs at the summaries' learning rate for the rescaling figure (:func:`paper_lr_runs`, one seed), stored (``python
+-m onelayer study trees-forward-training-runs``, :mod:`onelayer.studies.trees.forward_training_runs`); and two stored
+studies of evidence: :func:`seeded_runs` (``python -m onelayer study trees-forward-training-seeds``), the
 two-head run over 20 data seeds (:func:`seed_rates`) and the variant with learned value maps over 20 random starts per
 initialisation scale (:func:`split_curves`); :func:`rescaling_runs` (``python -m onelayer study
 trees-forward-rescaling-seeds``), the rescaling check over 20 data seeds (:func:`rescaling_seeds`).
@@ -11,11 +12,13 @@ trees-forward-rescaling-seeds``), the rescaling check over 20 data seeds (:func:
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ... import store
 from ...claims import exact_class, rated
 from ...formatting import number_text
 from ...plots import new_figure
@@ -24,12 +27,13 @@ from ...registry import register
 from ...scrubber import frame_numbers, scrub
 from ...seeding import numpy_rng
 from ...trees.forward import dynamics
-from ...studies.trees import analysis, forward_rescaling as rescaling_study, forward_seeded_training as seeded_training, stored_study
-from ...trees.forward.model import train_forward, two_head
+from ...studies import registry as studies
+from ...studies.runner import compute
+from ...studies.trees import forward_training_runs as runs_study
+from ...studies.trees import forward_rescaling as rescaling_study, forward_seeded_training as seeded_training, stored_study
 from ...figures.trees_forward import accuracy_by_type_figure, attention_by_step_figure, rescaling_figure, roles_figure, scalars_figure
 from ...trees.forward.layout import STEP_TYPES, perfect_forward_batch
 from ...trees.shared import embeddings
-from ...trees.shared.data import LossOptions
 
 __all__ = ["Settings", "SETTINGS", "training_run", "phase_marks", "scalars", "accuracy_by_type", "roles",
            "paper_lr_runs", "rescaling", "rescaling_runs", "rescaling_seeds", "attention_steps_player",
@@ -81,18 +85,38 @@ def _settings(quick: bool) -> Settings:
 
 def training_run(quick: bool = False):
     """The tracked two-head training run (one-hot embeddings, from zero), with parameter snapshots at
-    ``scrub_steps``: ``(A, history)``. Cached: every figure of the chapter and the player read it (``training_run()``
-    and ``training_run(False)`` are the same run)."""
+    ``scrub_steps``: ``(A, history)``, member ``main`` of the stored study ``trees-forward-training-runs`` (``quick``:
+    the short run, trained here). Read once per mode: every figure of the chapter and the player read it
+    (``training_run()`` and ``training_run(False)`` are the same run)."""
     return _training_run(bool(quick))
+
+
+def _runs_settings(quick: bool) -> runs_study.Settings:
+    """The study settings of the chapter's runs (``quick``: its quick mode)."""
+    s = _settings(quick)
+    return runs_study.Settings(S=s.S, m=s.m, steps=s.steps, lr=s.lr, batch_size=s.batch_size,
+                               record_every=s.record_every, scrub_steps=s.scrub_steps, paper_lr=s.paper_lr,
+                               paper_lr_steps=s.paper_lr_quick_steps if quick else s.paper_lr_steps)
+
+
+@functools.lru_cache(maxsize=2)
+def _stored_runs(quick: bool) -> dict:
+    """key -> stored result of every member of ``trees-forward-training-runs``: the stored file, refused if its
+    settings are not the chapter's, or (``quick``) the quick members computed here."""
+    settings = _runs_settings(quick)
+    if quick:
+        return {m.key: store.from_jsonable(compute(runs_study.STUDY, settings, m)[1]["result"])
+                for m in runs_study.STUDY.member_list(settings)}
+    data = studies.load(runs_study.STUDY.name)
+    if data["settings"] != store.to_jsonable(dataclasses.asdict(settings)):
+        raise ValueError(f"the stored study {runs_study.STUDY.name} has other settings than the chapter's; run "
+                         f"python -m onelayer study {runs_study.STUDY.name}")
+    return {m["key"]: m["result"] for m in data["members"]}
 
 
 @functools.lru_cache(maxsize=2)
 def _training_run(quick: bool):
-    s = _settings(quick)
-    A = embeddings.one_hot_embeddings(s.S)
-    hist = analysis.tracked_training(A, m=s.m, steps=s.steps, lr=s.lr, batch_size=s.batch_size,
-                                     record_every=s.record_every, snapshot_at=s.scrub_steps)
-    return A, hist
+    return embeddings.one_hot_embeddings(SETTINGS.S), runs_study.history(_stored_runs(quick)["main"])
 
 
 def phase_marks(quick: bool = False):
@@ -143,19 +167,15 @@ def roles(quick: bool = False):
 
 def paper_lr_runs(quick: bool = False) -> dict:
     """Two runs at the summaries' learning rate ``paper_lr`` (``paper_lr_steps`` steps), under the mean and under
-    the sum over positions (both with the factor 1/2), data seed 0: ``{"mean": History, "sum": History}``. Cached
-    like :func:`training_run`."""
+    the sum over positions (both with the factor 1/2), data seed 0: ``{"mean": History, "sum": History}``; stored
+    beside :func:`training_run`, read once per mode."""
     return _paper_lr_runs(bool(quick))
 
 
 @functools.lru_cache(maxsize=2)
 def _paper_lr_runs(quick: bool) -> dict:
-    s = SETTINGS
-    A = embeddings.one_hot_embeddings(s.S)
-    steps = s.paper_lr_quick_steps if quick else s.paper_lr_steps
-    return {norm: train_forward(two_head(), A, m=s.m, steps=steps, lr=s.paper_lr, options=LossOptions(norm, True),
-                                record_every=s.record_every)
-            for norm in ("mean", "sum")}
+    stored = _stored_runs(quick)
+    return {norm: runs_study.history(stored[f"paper-lr-{norm}"]) for norm in ("mean", "sum")}
 
 
 @register("trees-forward-rescaling", "Trees II, Theorem 5: per-position loss of the main run (lr 2) and of lr 0.2 (mean, sum over positions) against eta_eff t, one seed")
