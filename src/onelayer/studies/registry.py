@@ -49,6 +49,7 @@ MODULES: tuple[str, ...] = (
     "onelayer.studies.trees.forward_limits",
     "onelayer.studies.trees.lab_runs",
     "onelayer.studies.trees.forward_training_runs",
+    "onelayer.studies.trees.backward_generalization_runs",
 )
 
 

@@ -11,7 +11,7 @@ import pytest
 from onelayer import store
 from onelayer.chapters.trees import forward_training as chapter
 from onelayer.studies.runner import compute
-from onelayer.studies.trees import forward_training_runs as runs_study
+from onelayer.studies.trees import forward_training_runs as runs_study, stored_study
 from onelayer.rates import rate
 from onelayer.trees.forward.dynamics import SCALAR_NAMES
 
@@ -164,9 +164,9 @@ def test_stored_runs_are_the_chapters_runs():
     settings = chapter._runs_settings(False)
     assert settings == runs_study.STUDY.settings
     member = next(m for m in runs_study.STUDY.member_list(settings) if m.key == "paper-lr-mean")
-    fresh = runs_study.history(store.from_jsonable(compute(runs_study.STUDY, settings, member)[1]["result"]))
+    fresh = stored_study.history(store.from_jsonable(compute(runs_study.STUDY, settings, member)[1]["result"]))
     stored = chapter.paper_lr_runs()["mean"]
-    assert np.array_equal(fresh.steps, stored.steps) and set(fresh.records) == set(stored.records) == {"loss"}
+    assert np.array_equal(fresh.steps, stored.steps) and set(fresh.records) == set(stored.records) == {"loss"}  # exact: integer steps, record names
     assert np.array_equal(fresh["loss"], stored["loss"])  # exact: the same float64 computation
     assert all(np.array_equal(fresh.params[n].numpy(), stored.params[n].numpy()) for n in stored.params)  # exact: as above
     _, hist = chapter.training_run()

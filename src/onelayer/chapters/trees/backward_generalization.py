@@ -3,31 +3,30 @@ trained on perfect trees, tested on random trees during training (one-hot and Ga
 and the runs past the theorems' assumptions (:mod:`onelayer.studies.trees.beyond`).
 
 Every figure of the chapter is a registered function here (the notebook and ``python -m onelayer make`` call the
-same one). The two training runs are trained once each (the notebook's call shows the progress bar) and shared by
-the tables, both figures and the verdicts; so are the runs past the assumptions.
+same one). The two training runs are the stored study ``trees-backward-generalization-runs``
+(:mod:`onelayer.studies.trees.backward_generalization_runs`), read once each and shared by the tables, both figures and
+the verdicts; so are the runs past the assumptions.
 """
 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 
 import numpy as np
 
+from ... import store
 from ...claims import rated
 from ...formatting import mean_text  # the chapter prints intervals with it
 from ...plots import new_figure, plot_curves
 from ...rates import mean_interval, rate
 from ...registry import register
-from ...seeding import generator, numpy_rng
 from ...studies import registry as studies
-from ...studies.trees import analysis, backward_beyond, backward_own_tests, beyond
-from ...trees.backward import layout, model
+from ...studies.trees import backward_beyond, backward_own_tests, beyond, stored_study
+from ...studies.trees import backward_generalization_runs as runs_study
 from ...studies.trees import backward_generalization as gen
 from ...studies.trees import backward_seeds as seed_study
-from ...trees.shared import embeddings
 from ...validation import check_bool
-from ...studies.trees.inputs import gaussian_embeddings
 
 __all__ = ["Settings", "SETTINGS", "test_set", "embedding_matrix", "run", "test_fields", "training_rows",
            "training_summary", "accuracy_by_length", "generalization", "gaussian_rows", "gaussian_summary",
@@ -84,6 +83,12 @@ def _settings(quick: bool) -> Settings:
     return replace(SETTINGS, test_trees=256, steps=200, checkpoint_every=50) if check_bool("quick", quick) else SETTINGS
 
 
+def _run_settings(quick: bool) -> runs_study.Settings:
+    """The settings of the chapter's two runs (:mod:`onelayer.studies.trees.backward_generalization_runs`)."""
+    s = _settings(quick)
+    return runs_study.Settings(**{f.name: getattr(s, f.name) for f in fields(runs_study.Settings)})
+
+
 def test_set(quick: bool = False):
     """The random test trees (0-3 children, depth cap ``test_max_depth``, any non-root goal): ``(batch, trees)``
     (drawn once per mode)."""
@@ -92,27 +97,31 @@ def test_set(quick: bool = False):
 
 @functools.lru_cache(maxsize=2)
 def _test_set(quick: bool):
-    s = _settings(quick)
-    return layout.random_tree_batch(s.S, s.test_trees, numpy_rng(s.test_seed), max_depth=s.test_max_depth)
+    return runs_study.test_set(_run_settings(quick))
 
 
 def embedding_matrix(gaussian: bool = False):
     """One-hot embeddings, or (``gaussian``) Gaussian ones in ``d = S`` dimensions (seed ``gaussian_seed``)."""
-    S = SETTINGS.S
-    return gaussian_embeddings(S, S, generator(SETTINGS.gaussian_seed)) if gaussian else embeddings.one_hot_embeddings(S)
+    return runs_study.embedding_matrix(_run_settings(False), gaussian)
 
 
 def run(quick: bool = False, *, gaussian: bool = False, progress: bool = False):
     """The chapter's training run (SGD from ``B = 0``, one seed), evaluated on :func:`test_set` at every checkpoint
     (``gaussian``: with Gaussian embeddings, also recording the :func:`~onelayer.studies.trees.analysis.h_stats` of
-    ``H``). Trained once per ``(quick, gaussian)``; ``progress`` shows a progress bar while it trains."""
+    ``H``): the member of the stored study ``trees-backward-generalization-runs`` (refused if made with other
+    settings), or (``quick``) trained here, once per ``(quick, gaussian)``; ``progress`` shows a progress bar while it
+    trains."""
     key = (check_bool("quick", quick), check_bool("gaussian", gaussian))
     if key not in _RUNS:
-        s, (test, _) = _settings(quick), test_set(quick)
-        A = embedding_matrix(gaussian)
-        record = {"test": gen.test_record(A, test), **(analysis.h_records(A) if gaussian else {})}
-        _RUNS[key] = model.train_backward(A, m=s.m, steps=s.steps, lr=s.lr, seed=s.seed, record_at=s.checkpoints,
-                                          record=record, progress=progress)
+        if quick:
+            _RUNS[key] = runs_study.train_run(_run_settings(True), gaussian, test=test_set(True)[0], progress=progress)
+        else:
+            data = studies.load(runs_study.STUDY.name)
+            if data["settings"] != store.to_jsonable(asdict(_run_settings(False))):
+                raise ValueError(f"the stored study {runs_study.STUDY.name} has other settings than the chapter's; "
+                                 f"run python -m onelayer study {runs_study.STUDY.name}")
+            found = {m["key"]: m["result"] for m in data["members"]}
+            _RUNS[key] = stored_study.history(found["gaussian" if gaussian else "one-hot"])
     return _RUNS[key]
 
 

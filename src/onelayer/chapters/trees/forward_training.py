@@ -116,7 +116,7 @@ def _stored_runs(quick: bool) -> dict:
 
 @functools.lru_cache(maxsize=2)
 def _training_run(quick: bool):
-    return embeddings.one_hot_embeddings(SETTINGS.S), runs_study.history(_stored_runs(quick)["main"])
+    return embeddings.one_hot_embeddings(SETTINGS.S), stored_study.history(_stored_runs(quick)["main"])
 
 
 def phase_marks(quick: bool = False):
@@ -175,7 +175,7 @@ def paper_lr_runs(quick: bool = False) -> dict:
 @functools.lru_cache(maxsize=2)
 def _paper_lr_runs(quick: bool) -> dict:
     stored = _stored_runs(quick)
-    return {norm: runs_study.history(stored[f"paper-lr-{norm}"]) for norm in ("mean", "sum")}
+    return {norm: stored_study.history(stored[f"paper-lr-{norm}"]) for norm in ("mean", "sum")}
 
 
 @register("trees-forward-rescaling", "Trees II, Theorem 5: per-position loss of the main run (lr 2) and of lr 0.2 (mean, sum over positions) against eta_eff t, one seed")

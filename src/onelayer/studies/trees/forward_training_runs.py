@@ -8,26 +8,23 @@ chapter's execution, so they are stored here and the chapter loads them; the one
 live.
 
 Members: ``main`` (the tracked run: its records, snapshots and final parameters), ``paper-lr-mean`` and
-``paper-lr-sum`` (their recorded losses and final parameters); each trained in float64. :func:`history` turns a
-stored member back into the :class:`~onelayer.training.History` the chapter reads.
+``paper-lr-sum`` (their recorded losses and final parameters); each trained in float64 and stored with
+:func:`~onelayer.studies.trees.stored_study.history_record` (:func:`~onelayer.studies.trees.stored_study.history` reads
+it back).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-import torch
-
-from ...training import History
 from ...trees.forward.model import train_forward, two_head
 from ...trees.shared import embeddings
 from ...trees.shared.data import LossOptions
 from ..runner import Member, Study
 from .analysis import tracked_training
-from .stored_study import float64
+from .stored_study import float64, history_record
 
-__all__ = ["Settings", "QUICK", "members", "run_member", "summarize", "history", "STUDY"]
+__all__ = ["Settings", "QUICK", "members", "run_member", "summarize", "STUDY"]
 
 
 @dataclass(frozen=True)
@@ -56,11 +53,6 @@ def members(settings: Settings) -> list[Member]:
             *(Member(f"paper-lr-{norm}", {"run": norm}, cost=float(settings.paper_lr_steps)) for norm in ("mean", "sum"))]
 
 
-def _plain(hist: History) -> dict:
-    return {"steps": [int(t) for t in hist.steps], "records": {k: np.asarray(v) for k, v in hist.records.items()},
-            "snapshots": {str(int(t)): snap for t, snap in hist.snapshots.items()}, "params": hist.params}
-
-
 def run_member(settings: Settings, member: Member) -> dict:
     """The member's run in float64, as plain values (:func:`history` reads it back)."""
     s = settings
@@ -73,25 +65,13 @@ def run_member(settings: Settings, member: Member) -> dict:
         else:
             hist = train_forward(two_head(), A, m=s.m, steps=s.paper_lr_steps, lr=s.paper_lr,
                                  options=LossOptions(run, True), record_every=s.record_every)
-    return _plain(hist)
+    return history_record(hist)
 
 
 def summarize(settings: Settings, records: list[dict]) -> dict:
     """Each run's first and last recorded loss."""
     return {r["key"]: {"initial_loss": r["result"]["records"]["loss"][0], "final_loss": r["result"]["records"]["loss"][-1]}
             for r in records}
-
-
-def history(result: dict) -> History:
-    """A stored member (its ``result``) as the :class:`~onelayer.training.History` it was: float64 records and
-    tensors."""
-    def tensors(params):
-        return {n: torch.tensor(v, dtype=torch.float64) for n, v in params.items()}
-
-    return History(steps=np.asarray(result["steps"]),
-                   records={k: np.asarray(v, dtype=np.float64) for k, v in result["records"].items()},
-                   snapshots={int(t): tensors(p) for t, p in result["snapshots"].items()},
-                   params=tensors(result["params"]))
 
 
 STUDY = Study(name="trees-forward-training-runs", stored="trees/data/forward_training_runs.json",
