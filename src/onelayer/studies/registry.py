@@ -50,6 +50,7 @@ MODULES: tuple[str, ...] = (
     "onelayer.studies.trees.lab_runs",
     "onelayer.studies.trees.forward_training_runs",
     "onelayer.studies.trees.backward_generalization_runs",
+    "onelayer.studies.trees.backward_training_runs",
 )
 
 
