@@ -18,7 +18,7 @@ import numpy as np
 from ... import store
 from ...claims import rated
 from ...formatting import mean_text  # the chapter prints intervals with it
-from ...plots import new_figure, plot_curves
+from ...figures.trees_backward import accuracy_curves_figure, generalization_figure
 from ...rates import mean_interval, rate
 from ...registry import register
 from ...studies import registry as studies
@@ -161,18 +161,8 @@ def accuracy_by_length(quick: bool = False, *, gaussian: bool = False) -> dict[i
 def generalization(quick: bool = False):
     """Train and test loss with the margin bound; per-step and whole-path test accuracy with the margin (one-hot)."""
     hist, T = run(quick), test_fields(quick)
-    fig, axes = new_figure(1, 2, width=6.5, height=6.6)
-    plot_curves(axes[0], hist.steps, {"train loss (batch)": hist["loss"], "test loss": T["loss"], "margin bound": T["margin_bound"]},
-                xlabel="step t", ylabel="loss", logy=True, styles={"margin bound": {"linestyle": "--"}})
-    plot_curves(axes[1], hist.steps, {"per-step accuracy": T["step_accuracy"], "whole-path accuracy": T["path_accuracy"]},
-                xlabel="step t", ylabel="test accuracy")
-    ax2 = axes[1].twinx()
-    ax2.plot(hist.steps, T["margin"], color="0.5", linestyle=":", label="margin (right axis)")
-    ax2.set_ylabel("margin delta")
-    ax2.grid(False)
-    axes[0].legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, frameon=False)
-    handles = axes[1].get_legend_handles_labels()[0] + ax2.get_legend_handles_labels()[0]
-    axes[1].legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
+    fig = generalization_figure(hist.steps, {"train loss (batch)": hist["loss"], "test loss": T["loss"], "margin bound": T["margin_bound"]},
+                                {"per-step accuracy": T["step_accuracy"], "whole-path accuracy": T["path_accuracy"]}, T["margin"])
     rows = [{"step": int(t), "train_loss": float(hist["loss"][i]),
              **{f"test_{k}" if k != "margin_bound" else k: float(T[k][i]) for k in gen.TEST_FIELDS}}
             for i, t in enumerate(hist.steps)]
@@ -203,11 +193,8 @@ def generalization_embeddings(quick: bool = False):
     """Whole-path test accuracy of the one-hot and the Gaussian run."""
     hist, T = run(quick), test_fields(quick)
     hist_g, Tg = run(quick, gaussian=True), test_fields(quick, gaussian=True)
-    fig, ax = new_figure(1, width=5.5, height=3.4)
-    plot_curves(ax, hist.steps, {"one-hot embeddings": T["path_accuracy"], "Gaussian embeddings": Tg["path_accuracy"]},
-                xlabel="step t", ylabel="whole-path test accuracy")
-    ax.set_ylim(-0.03, 1.03)
-    ax.legend(loc="lower right")
+    fig = accuracy_curves_figure(hist.steps, {"one-hot embeddings": T["path_accuracy"], "Gaussian embeddings": Tg["path_accuracy"]},
+                                 ylabel="whole-path test accuracy")
     rows = [{"step": int(t), "one_hot_path_accuracy": float(T["path_accuracy"][i]), "gaussian_path_accuracy": float(Tg["path_accuracy"][i]),
              "gaussian_margin": float(Tg["margin"][i]), "gaussian_H_residual": float(hist_g["residual"][i])}
             for i, t in enumerate(hist.steps)]
@@ -290,30 +277,9 @@ def own_test_rows(data: dict | None = None) -> list[dict]:
 
 
 def bound_rates(data: dict | None = None) -> dict:
-    """The margin bound over the stored one-hot runs (:func:`onelayer.studies.trees.backward_seeds.stored`).
-
-    Per run, at the checkpoints where the margin of ``H`` is positive: does the test loss stay at or below the bound
-    at every one (``holds``, a :class:`~onelayer.rates.Rate` over runs; a run with no positive margin would count as
-    not holding), and does the test loss fall at every one after the first (``falls``)? Also the checkpoints with a
-    positive margin per run (``positive``: fewest, most), the smallest and largest ratio bound / test loss at those
-    checkpoints over all runs (``ratio``) and the final test loss and bound (``final_loss``, ``final_bound``: mean with
-    its interval).
-    """
-    run = (seed_study.stored() if data is None else data)["runs"]["one_hot"]
-    if "margin_bound" not in run:
-        raise ValueError("the stored study holds no test loss, margin and bound per checkpoint: run "
-                         "`python -m onelayer study trees-backward-seeds` again")
-    loss, delta, bound = (np.asarray(run[k], dtype=float) for k in ("test_loss", "margin", "margin_bound"))
-    positive = delta > 0  # (checkpoints, runs)
-    n = loss.shape[1]
-    holds = [bool(positive[:, r].any() and np.all(loss[positive[:, r], r] <= bound[positive[:, r], r])) for r in range(n)]
-    falls = [bool(np.all(np.diff(loss[positive[:, r], r]) < 0)) for r in range(n)]
-    ratio = bound[positive] / loss[positive]
-    return {"runs": n, "checkpoints": len(run["checkpoints"]), "steps": run["steps"],
-            "holds": rate(sum(holds), n), "falls": rate(sum(falls), n),
-            "positive": (int(positive.sum(0).min()), int(positive.sum(0).max())),
-            "ratio": (float(ratio.min()), float(ratio.max())) if ratio.size else (float("nan"), float("nan")),
-            "final_loss": mean_interval(loss[-1]), "final_bound": mean_interval(bound[-1])}
+    """The margin bound over the stored one-hot runs (:func:`onelayer.studies.trees.backward_seeds.stored`, or
+    ``data``): :func:`onelayer.studies.trees.backward_seeds.bound_rates` of them."""
+    return seed_study.bound_rates((seed_study.stored() if data is None else data)["runs"]["one_hot"])
 
 
 def beyond_rates(data: dict | None = None) -> dict[str, dict]:
