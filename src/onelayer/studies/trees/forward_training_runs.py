@@ -15,16 +15,18 @@ it back).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from ...trees.forward.model import train_forward, two_head
 from ...trees.shared import embeddings
 from ...trees.shared.data import LossOptions
-from ..runner import Member, Study
+from ... import store
+from ..registry import load
+from ..runner import Member, Study, compute
 from .analysis import tracked_training
 from .stored_study import float64, history_record
 
-__all__ = ["Settings", "QUICK", "members", "run_member", "summarize", "STUDY"]
+__all__ = ["Settings", "QUICK", "members", "run_member", "summarize", "STUDY", "results"]
 
 
 @dataclass(frozen=True)
@@ -79,3 +81,15 @@ STUDY = Study(name="trees-forward-training-runs", stored="trees/data/forward_tra
               run_member=run_member, summarize=summarize,
               description="Trees, Theorem 5: the chapter's tracked two-head run (1000 steps, snapshots) and its two "
                           "runs at lr 0.2 (mean, sum over positions), one seed")
+
+
+def results(settings: Settings, *, stored: bool = True) -> dict:
+    """key -> result of every member: the stored study, refused if it was made with other ``settings``, or (not
+    ``stored``) the members of ``settings`` computed here, in this process."""
+    if not stored:
+        return {m.key: store.from_jsonable(compute(STUDY, settings, m)[1]["result"]) for m in STUDY.member_list(settings)}
+    data = load(STUDY.name)
+    if data["settings"] != store.to_jsonable(asdict(settings)):
+        raise ValueError(f"the stored study {STUDY.name} has other settings than the chapter's; run "
+                         f"python -m onelayer study {STUDY.name}")
+    return {m["key"]: m["result"] for m in data["members"]}
