@@ -51,6 +51,7 @@ MODULES: tuple[str, ...] = (
     "onelayer.studies.trees.forward_training_runs",
     "onelayer.studies.trees.backward_generalization_runs",
     "onelayer.studies.trees.backward_training_runs",
+    "onelayer.studies.trees.forward_construction_grids",
 )
 
 
