@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..plots import PALETTE, new_figure
+from ..plots import PALETTE, new_figure, plot_curves
 from ..validation import check_int
 from ..trees.shared.data import Tree, random_tree, sample_goal
 from ..trees.backward.layout import backward_tokens, token_text
 
 __all__ = ["tree_positions", "draw_tree", "chain_text", "chain_figure", "sample_chain_figure", "attention_steps_figure",
-           "construction_attention_figure"]
+           "construction_attention_figure", "generalization_figure", "accuracy_curves_figure"]
 
 
 def tree_positions(tree: Tree) -> np.ndarray:
@@ -174,3 +174,28 @@ def construction_attention_figure(lam: float = 3.0, seed: int = 0, max_depth: in
     batch, _ = random_tree_batch(31, 1, rng, max_depth=max_depth, min_depth=max_depth)
     A = one_hot_embeddings(31)
     return decoded_attention_figure(lam * torch.eye(31, dtype=A.dtype), A, batch, 0, title=f"lambda = {lam:g}")
+
+
+def generalization_figure(steps, losses: dict, accuracies: dict, margin):
+    """Two panels over training: the ``losses`` (log scale; a ``"margin bound"`` curve dashed) and the test
+    ``accuracies`` with the ``margin`` on a right axis (dotted)."""
+    fig, axes = new_figure(1, 2, width=6.5, height=6.6)
+    plot_curves(axes[0], steps, losses, xlabel="step t", ylabel="loss", logy=True, styles={"margin bound": {"linestyle": "--"}})
+    plot_curves(axes[1], steps, accuracies, xlabel="step t", ylabel="test accuracy")
+    ax2 = axes[1].twinx()
+    ax2.plot(steps, margin, color="0.5", linestyle=":", label="margin (right axis)")
+    ax2.set_ylabel("margin delta")
+    ax2.grid(False)
+    axes[0].legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, frameon=False)
+    handles = axes[1].get_legend_handles_labels()[0] + ax2.get_legend_handles_labels()[0]
+    axes[1].legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
+    return fig
+
+
+def accuracy_curves_figure(steps, curves: dict, *, ylabel: str):
+    """One panel of accuracies over training (``curves``: label -> values), on ``[0, 1]``, legend at the lower right."""
+    fig, ax = new_figure(1, width=5.5, height=3.4)
+    plot_curves(ax, steps, curves, xlabel="step t", ylabel=ylabel)
+    ax.set_ylim(-0.03, 1.03)
+    ax.legend(loc="lower right")
+    return fig

@@ -24,6 +24,7 @@ from ..trees.forward.decoding import greedy_decode
 
 __all__ = [
     "MAX_TOKEN_LABELS",
+    "lv_split_figure",
     "step_labels",
     "attention_by_step_figure",
     "construction_attention_figure",
@@ -352,4 +353,26 @@ def depth_accuracy_figure(series: Mapping[str, Sequence[tuple[str, float, float,
     ax.set_ylabel(ylabel)
     ax.set_ylim(-0.03, 1.03)
     fig.legend(loc="outside lower center", ncol=1)
+    return fig
+
+
+def lv_split_figure(rows: Sequence[Mapping], thresholds: Sequence[float]):
+    """The node-block split rate against training steps with its Wilson 95% intervals, one line per (initialisation
+    scale, threshold of ``thresholds``): ``rows`` as :func:`onelayer.studies.trees.forward_seeded_training.split_curves`
+    gives them."""
+    fig, ax = new_figure(width=6.4, height=4.2)
+    for scale in sorted({r["init"] for r in rows}):
+        for threshold, style in zip(thresholds, ("-", "--")):
+            sel = [r for r in rows if r["init"] == scale and r["threshold"] == threshold]
+            t = np.array([r["step"] for r in sel], dtype=float)
+            v = np.array([r["node split"].value for r in sel])
+            lo = v - np.array([r["node split"].low for r in sel])
+            hi = np.array([r["node split"].high for r in sel]) - v
+            ax.errorbar(t * (1.0 + 0.02 * (scale > 0.05)), v, yerr=[lo, hi], linestyle=style, marker="o", capsize=3,
+                        label=f"init sd {scale:g}, share >= {threshold:g}")
+    ax.set_xlabel("training step")
+    ax.set_ylabel("share of runs with a node split")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_title(f"{rows[0]['node split'].n} random starts per line, 95% intervals")
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=2)
     return fig

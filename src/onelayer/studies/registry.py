@@ -54,6 +54,11 @@ MODULES: tuple[str, ...] = (
     "onelayer.studies.trees.forward_seeds",
     "onelayer.studies.trees.forward_limit_rates",
     "onelayer.studies.trees.forward_limits",
+    "onelayer.studies.trees.lab_runs",
+    "onelayer.studies.trees.forward_training_runs",
+    "onelayer.studies.trees.backward_generalization_runs",
+    "onelayer.studies.trees.backward_training_runs",
+    "onelayer.studies.trees.forward_construction_grids",
 )
 
 

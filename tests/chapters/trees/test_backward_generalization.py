@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from onelayer.chapters.trees import backward_generalization as chapter
 from onelayer.studies import runner
-from onelayer.studies.trees import backward_beyond
+from onelayer import store
+from onelayer.studies.trees import backward_beyond, stored_study
+from onelayer.studies.trees import backward_generalization_runs as runs_study
 from onelayer.studies.trees import backward_generalization as gen
 from onelayer.trees.backward import model
 
@@ -194,3 +198,27 @@ def test_the_study_records_the_chapter_run_s_test_loss_margin_and_bound():
     T = chapter.test_fields(True)
     for name, field in (("test_loss", "loss"), ("margin", "margin"), ("margin_bound", "margin_bound")):
         np.testing.assert_allclose(run[name], T[field], rtol=1e-9, atol=1e-12)  # tol: batched trainer, summation order
+
+
+def test_stored_runs_are_the_chapters_runs():
+    """The stored study ``trees-backward-generalization-runs`` was made with the chapter's settings; its test record is
+    that of its final parameters on the chapter's test trees, and a short run of the same settings recomputed now
+    starts as the stored one (the first 100 steps, bit for bit: one float64 computation, stored exactly)."""
+    settings = chapter._run_settings(False)
+    assert settings == runs_study.STUDY.settings
+    for gaussian in (False, True):
+        hist = chapter.run(gaussian=gaussian)
+        assert list(hist.steps) == chapter.SETTINGS.checkpoints
+        A, (test, _) = chapter.embedding_matrix(gaussian), chapter.test_set()
+        assert np.allclose(hist["test"][-1], gen.test_record(A, test)(hist.params), rtol=1e-12, atol=0)  # tol: one evaluation, same inputs
+    short = replace(settings, steps=100, checkpoint_every=100, test_trees=64)
+    with stored_study.float64():
+        fresh = runs_study.train_run(short)
+    assert np.array_equal(fresh["loss"], chapter.run()["loss"][:2])  # exact: the same float64 steps (the test batch differs)
+
+
+def test_the_chapter_refuses_stored_runs_of_other_settings(monkeypatch):
+    monkeypatch.setattr(chapter, "SETTINGS", replace(chapter.SETTINGS, steps=1000))
+    monkeypatch.setattr(chapter, "_RUNS", {})
+    with pytest.raises(ValueError, match="other settings"):
+        chapter.run()

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
+from onelayer import store
 from onelayer.chapters.trees import backward_training as chapter
+from onelayer.studies.runner import compute
+from onelayer.studies.trees import backward_training_runs as runs_study, stored_study
 
 KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "class", "chapter"}
 
@@ -94,3 +99,29 @@ def test_chapter_verdicts_on_the_full_runs():
     verdicts = [r["verdict"] for r in chapter.verdict_rows()]
     assert verdicts[0] == "holds up to sampling noise" and verdicts[3] == "holds"
     assert verdicts[2].startswith("bounded holds")  # our reconstruction: h2 decreases from the first step
+
+
+def test_stored_runs_are_the_chapters_runs():
+    """The stored study ``trees-backward-training-runs`` was made with the chapter's settings and holds every run the
+    chapter reads; its cheapest member (population GD over the SGD run's steps) recomputed now is the stored one, bit
+    for bit (one float64 computation, stored exactly)."""
+    settings = chapter._run_settings(False)
+    assert settings == runs_study.STUDY.settings
+    member = next(m for m in runs_study.STUDY.member_list(settings) if m.key == "population")
+    fresh = stored_study.history(store.from_jsonable(compute(runs_study.STUDY, settings, member)[1]["result"]))
+    stored = chapter.population_run()
+    for name in stored.records:
+        assert np.array_equal(fresh[name], stored[name]), name  # exact: the same float64 computation
+    assert list(chapter.sgd_run().steps) == list(range(0, settings.steps + 1, settings.record_every))
+    assert {lr: int(r.steps[-1]) for lr, r in chapter.rate_runs().items()} == {lr: n for lr, n in settings.rate_runs}
+    assert chapter.rate_runs()[settings.lr] is chapter.phase_run()
+
+
+def test_the_chapter_refuses_stored_runs_of_other_settings(monkeypatch):
+    monkeypatch.setattr(chapter, "SETTINGS", replace(chapter.SETTINGS, phase_steps=2000))
+    chapter._stored_runs.cache_clear()
+    try:
+        with pytest.raises(ValueError, match="other settings"):
+            chapter._stored_runs()
+    finally:
+        chapter._stored_runs.cache_clear()

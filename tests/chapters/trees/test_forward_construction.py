@@ -108,3 +108,28 @@ def test_no_turning_rates_key_the_rows_by_construction_change_and_layout():
     rates = chapter.no_turning_rates(rows)
     assert set(rates) == {("two heads", False, "R-F"), ("two heads", True, "no turning token")}
     assert (rates[("two heads", False, "R-F")].k, rates[("two heads", False, "R-F")].n) == (3, 4)
+
+
+def test_stored_grids_are_the_chapters_grids(monkeypatch):
+    """The stored study ``trees-forward-construction-grids`` was made with the chapter's settings; its first scale of
+    the grid recomputed now is the stored row (same float64 evaluation, stored exactly), and the chapter refuses a
+    stored study of other settings."""
+    from dataclasses import replace
+
+    from onelayer.studies.trees import analysis
+
+    stored = chapter._stored_grids()
+    s = chapter.SETTINGS
+    A, test, _ = chapter.test_set()
+    lam, mu, kappa = s.scale_base
+    (row,) = analysis.scale_grid(A, test, [float(s.scales[0])], lam=lam, mu=mu, kappa=kappa)
+    assert row == stored["scale-grid"]["rows"][0]  # exact: the same float64 evaluation, stored exactly
+    assert [r["scale"] for r in stored["scale-grid"]["rows"]] == [float(c) for c in s.scales]  # exact: stored settings
+    assert stored["no-turning-search"]["trees"] == s.no_turning_search_trees
+    monkeypatch.setattr(chapter, "SETTINGS", replace(s, test_trees=512))
+    chapter._stored_grids.cache_clear()
+    try:
+        with pytest.raises(ValueError, match="other settings"):
+            chapter._stored_grids()
+    finally:
+        chapter._stored_grids.cache_clear()

@@ -8,12 +8,15 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
+from onelayer import store
 from onelayer.chapters.trees import forward_training as chapter
+from onelayer.studies.runner import compute
+from onelayer.studies.trees import forward_training_runs as runs_study, stored_study
 from onelayer.rates import rate
 from onelayer.trees.forward.dynamics import SCALAR_NAMES
 
 KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "class", "chapter"}
-CACHED = (chapter._training_run, chapter._paper_lr_runs)  # the caches behind training_run and paper_lr_runs
+CACHED = (chapter._training_run, chapter._paper_lr_runs, chapter._stored_runs)  # the caches behind training_run and paper_lr_runs
 
 
 def test_quick_run_records_every_interval_and_keeps_the_player_snapshots():
@@ -152,3 +155,32 @@ def test_split_at_reads_one_entry_and_names_a_missing_one():
     assert chapter.split_at(curves, r["init"], r["threshold"], r["step"], "stage split") is r["stage split"]
     with pytest.raises(ValueError, match="no split curve"):
         chapter.split_at(curves, r["init"], r["threshold"], 7)
+
+
+def test_stored_runs_are_the_chapters_runs():
+    """The stored study ``trees-forward-training-runs`` was made with the chapter's settings; its cheapest member (the
+    200-step run at lr 0.2, mean) recomputed now is the stored one, bit for bit (one float64 computation, stored
+    exactly), and reads back as the History the chapter draws."""
+    settings = chapter._runs_settings(False)
+    assert settings == runs_study.STUDY.settings
+    member = next(m for m in runs_study.STUDY.member_list(settings) if m.key == "paper-lr-mean")
+    fresh = stored_study.history(store.from_jsonable(compute(runs_study.STUDY, settings, member)[1]["result"]))
+    stored = chapter.paper_lr_runs()["mean"]
+    assert np.array_equal(fresh.steps, stored.steps) and set(fresh.records) == set(stored.records) == {"loss"}  # exact: integer steps, record names
+    assert np.array_equal(fresh["loss"], stored["loss"])  # exact: the same float64 computation
+    assert all(np.array_equal(fresh.params[n].numpy(), stored.params[n].numpy()) for n in stored.params)  # exact: as above
+    _, hist = chapter.training_run()
+    assert sorted(hist.snapshots) == list(chapter.SETTINGS.scrub_steps)
+    assert hist.steps[-1] == chapter.SETTINGS.steps and hist["scalars"].shape == (len(hist.steps), len(SCALAR_NAMES))
+
+
+def test_the_chapter_refuses_stored_runs_of_other_settings(monkeypatch):
+    monkeypatch.setattr(chapter, "SETTINGS", replace(chapter.SETTINGS, steps=500))
+    for f in CACHED:
+        f.cache_clear()
+    try:
+        with pytest.raises(ValueError, match="other settings"):
+            chapter.training_run()
+    finally:
+        for f in CACHED:
+            f.cache_clear()

@@ -3,31 +3,30 @@ trained on perfect trees, tested on random trees during training (one-hot and Ga
 and the runs past the theorems' assumptions (:mod:`onelayer.studies.trees.beyond`).
 
 Every figure of the chapter is a registered function here (the notebook and ``python -m onelayer make`` call the
-same one). The two training runs are trained once each (the notebook's call shows the progress bar) and shared by
-the tables, both figures and the verdicts; so are the runs past the assumptions.
+same one). The two training runs are the stored study ``trees-backward-generalization-runs``
+(:mod:`onelayer.studies.trees.backward_generalization_runs`), read once each and shared by the tables, both figures and
+the verdicts; so are the runs past the assumptions.
 """
 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 
 import numpy as np
 
+from ... import store
 from ...claims import rated
 from ...formatting import mean_text  # the chapter prints intervals with it
-from ...plots import new_figure, plot_curves
+from ...figures.trees_backward import accuracy_curves_figure, generalization_figure
 from ...rates import mean_interval, rate
 from ...registry import register
-from ...seeding import generator, numpy_rng
 from ...studies import registry as studies
-from ...studies.trees import analysis, backward_beyond, backward_own_tests, beyond
-from ...trees.backward import layout, model
+from ...studies.trees import backward_beyond, backward_own_tests, beyond, stored_study
+from ...studies.trees import backward_generalization_runs as runs_study
 from ...studies.trees import backward_generalization as gen
 from ...studies.trees import backward_seeds as seed_study
-from ...trees.shared import embeddings
 from ...validation import check_bool
-from ...studies.trees.inputs import gaussian_embeddings
 
 __all__ = ["Settings", "SETTINGS", "test_set", "embedding_matrix", "run", "test_fields", "training_rows",
            "training_summary", "accuracy_by_length", "generalization", "gaussian_rows", "gaussian_summary",
@@ -84,6 +83,12 @@ def _settings(quick: bool) -> Settings:
     return replace(SETTINGS, test_trees=256, steps=200, checkpoint_every=50) if check_bool("quick", quick) else SETTINGS
 
 
+def _run_settings(quick: bool) -> runs_study.Settings:
+    """The settings of the chapter's two runs (:mod:`onelayer.studies.trees.backward_generalization_runs`)."""
+    s = _settings(quick)
+    return runs_study.Settings(**{f.name: getattr(s, f.name) for f in fields(runs_study.Settings)})
+
+
 def test_set(quick: bool = False):
     """The random test trees (0-3 children, depth cap ``test_max_depth``, any non-root goal): ``(batch, trees)``
     (drawn once per mode)."""
@@ -92,27 +97,31 @@ def test_set(quick: bool = False):
 
 @functools.lru_cache(maxsize=2)
 def _test_set(quick: bool):
-    s = _settings(quick)
-    return layout.random_tree_batch(s.S, s.test_trees, numpy_rng(s.test_seed), max_depth=s.test_max_depth)
+    return runs_study.test_set(_run_settings(quick))
 
 
 def embedding_matrix(gaussian: bool = False):
     """One-hot embeddings, or (``gaussian``) Gaussian ones in ``d = S`` dimensions (seed ``gaussian_seed``)."""
-    S = SETTINGS.S
-    return gaussian_embeddings(S, S, generator(SETTINGS.gaussian_seed)) if gaussian else embeddings.one_hot_embeddings(S)
+    return runs_study.embedding_matrix(_run_settings(False), gaussian)
 
 
 def run(quick: bool = False, *, gaussian: bool = False, progress: bool = False):
     """The chapter's training run (SGD from ``B = 0``, one seed), evaluated on :func:`test_set` at every checkpoint
     (``gaussian``: with Gaussian embeddings, also recording the :func:`~onelayer.studies.trees.analysis.h_stats` of
-    ``H``). Trained once per ``(quick, gaussian)``; ``progress`` shows a progress bar while it trains."""
+    ``H``): the member of the stored study ``trees-backward-generalization-runs`` (refused if made with other
+    settings), or (``quick``) trained here, once per ``(quick, gaussian)``; ``progress`` shows a progress bar while it
+    trains."""
     key = (check_bool("quick", quick), check_bool("gaussian", gaussian))
     if key not in _RUNS:
-        s, (test, _) = _settings(quick), test_set(quick)
-        A = embedding_matrix(gaussian)
-        record = {"test": gen.test_record(A, test), **(analysis.h_records(A) if gaussian else {})}
-        _RUNS[key] = model.train_backward(A, m=s.m, steps=s.steps, lr=s.lr, seed=s.seed, record_at=s.checkpoints,
-                                          record=record, progress=progress)
+        if quick:
+            _RUNS[key] = runs_study.train_run(_run_settings(True), gaussian, test=test_set(True)[0], progress=progress)
+        else:
+            data = studies.load(runs_study.STUDY.name)
+            if data["settings"] != store.to_jsonable(asdict(_run_settings(False))):
+                raise ValueError(f"the stored study {runs_study.STUDY.name} has other settings than the chapter's; "
+                                 f"run python -m onelayer study {runs_study.STUDY.name}")
+            found = {m["key"]: m["result"] for m in data["members"]}
+            _RUNS[key] = stored_study.history(found["gaussian" if gaussian else "one-hot"])
     return _RUNS[key]
 
 
@@ -152,18 +161,8 @@ def accuracy_by_length(quick: bool = False, *, gaussian: bool = False) -> dict[i
 def generalization(quick: bool = False):
     """Train and test loss with the margin bound; per-step and whole-path test accuracy with the margin (one-hot)."""
     hist, T = run(quick), test_fields(quick)
-    fig, axes = new_figure(1, 2, width=6.5, height=6.6)
-    plot_curves(axes[0], hist.steps, {"train loss (batch)": hist["loss"], "test loss": T["loss"], "margin bound": T["margin_bound"]},
-                xlabel="step t", ylabel="loss", logy=True, styles={"margin bound": {"linestyle": "--"}})
-    plot_curves(axes[1], hist.steps, {"per-step accuracy": T["step_accuracy"], "whole-path accuracy": T["path_accuracy"]},
-                xlabel="step t", ylabel="test accuracy")
-    ax2 = axes[1].twinx()
-    ax2.plot(hist.steps, T["margin"], color="0.5", linestyle=":", label="margin (right axis)")
-    ax2.set_ylabel("margin delta")
-    ax2.grid(False)
-    axes[0].legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, frameon=False)
-    handles = axes[1].get_legend_handles_labels()[0] + ax2.get_legend_handles_labels()[0]
-    axes[1].legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
+    fig = generalization_figure(hist.steps, {"train loss (batch)": hist["loss"], "test loss": T["loss"], "margin bound": T["margin_bound"]},
+                                {"per-step accuracy": T["step_accuracy"], "whole-path accuracy": T["path_accuracy"]}, T["margin"])
     rows = [{"step": int(t), "train_loss": float(hist["loss"][i]),
              **{f"test_{k}" if k != "margin_bound" else k: float(T[k][i]) for k in gen.TEST_FIELDS}}
             for i, t in enumerate(hist.steps)]
@@ -194,11 +193,8 @@ def generalization_embeddings(quick: bool = False):
     """Whole-path test accuracy of the one-hot and the Gaussian run."""
     hist, T = run(quick), test_fields(quick)
     hist_g, Tg = run(quick, gaussian=True), test_fields(quick, gaussian=True)
-    fig, ax = new_figure(1, width=5.5, height=3.4)
-    plot_curves(ax, hist.steps, {"one-hot embeddings": T["path_accuracy"], "Gaussian embeddings": Tg["path_accuracy"]},
-                xlabel="step t", ylabel="whole-path test accuracy")
-    ax.set_ylim(-0.03, 1.03)
-    ax.legend(loc="lower right")
+    fig = accuracy_curves_figure(hist.steps, {"one-hot embeddings": T["path_accuracy"], "Gaussian embeddings": Tg["path_accuracy"]},
+                                 ylabel="whole-path test accuracy")
     rows = [{"step": int(t), "one_hot_path_accuracy": float(T["path_accuracy"][i]), "gaussian_path_accuracy": float(Tg["path_accuracy"][i]),
              "gaussian_margin": float(Tg["margin"][i]), "gaussian_H_residual": float(hist_g["residual"][i])}
             for i, t in enumerate(hist.steps)]
@@ -281,30 +277,9 @@ def own_test_rows(data: dict | None = None) -> list[dict]:
 
 
 def bound_rates(data: dict | None = None) -> dict:
-    """The margin bound over the stored one-hot runs (:func:`onelayer.studies.trees.backward_seeds.stored`).
-
-    Per run, at the checkpoints where the margin of ``H`` is positive: does the test loss stay at or below the bound
-    at every one (``holds``, a :class:`~onelayer.rates.Rate` over runs; a run with no positive margin would count as
-    not holding), and does the test loss fall at every one after the first (``falls``)? Also the checkpoints with a
-    positive margin per run (``positive``: fewest, most), the smallest and largest ratio bound / test loss at those
-    checkpoints over all runs (``ratio``) and the final test loss and bound (``final_loss``, ``final_bound``: mean with
-    its interval).
-    """
-    run = (seed_study.stored() if data is None else data)["runs"]["one_hot"]
-    if "margin_bound" not in run:
-        raise ValueError("the stored study holds no test loss, margin and bound per checkpoint: run "
-                         "`python -m onelayer study trees-backward-seeds` again")
-    loss, delta, bound = (np.asarray(run[k], dtype=float) for k in ("test_loss", "margin", "margin_bound"))
-    positive = delta > 0  # (checkpoints, runs)
-    n = loss.shape[1]
-    holds = [bool(positive[:, r].any() and np.all(loss[positive[:, r], r] <= bound[positive[:, r], r])) for r in range(n)]
-    falls = [bool(np.all(np.diff(loss[positive[:, r], r]) < 0)) for r in range(n)]
-    ratio = bound[positive] / loss[positive]
-    return {"runs": n, "checkpoints": len(run["checkpoints"]), "steps": run["steps"],
-            "holds": rate(sum(holds), n), "falls": rate(sum(falls), n),
-            "positive": (int(positive.sum(0).min()), int(positive.sum(0).max())),
-            "ratio": (float(ratio.min()), float(ratio.max())) if ratio.size else (float("nan"), float("nan")),
-            "final_loss": mean_interval(loss[-1]), "final_bound": mean_interval(bound[-1])}
+    """The margin bound over the stored one-hot runs (:func:`onelayer.studies.trees.backward_seeds.stored`, or
+    ``data``): :func:`onelayer.studies.trees.backward_seeds.bound_rates` of them."""
+    return seed_study.bound_rates((seed_study.stored() if data is None else data)["runs"]["one_hot"])
 
 
 def beyond_rates(data: dict | None = None) -> dict[str, dict]:

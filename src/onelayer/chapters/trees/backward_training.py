@@ -2,28 +2,29 @@
 exact population gradient descent in the two scalars ``(h1, h2)``, the phases of the dynamics and the late-time rate.
 
 Every figure of the chapter is a registered function here (the notebook and ``python -m onelayer make`` call the
-same one). The runs are cached: the SGD run, the population run beside it, the long population run of the phase
-figure (which the step-size comparison reuses at step size 1) and the step-size runs are each trained once, however
-many cells, figures and verdicts read them.
+same one). The SGD run, the population run beside it, the long population run of the phase figure (which the
+step-size comparison reuses at step size 1) and the step-size runs are the stored study ``trees-backward-training-runs``
+(:mod:`onelayer.studies.trees.backward_training_runs`), read once however many cells, figures and verdicts read them.
 """
 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 
 import numpy as np
 
+from ... import store
 from ...claims import exact_class, rated
 from ...formatting import mean_text  # the chapter prints intervals with it
 from ...plots import FONT_SIZE, mark_steps, new_figure, plot_curves
 from ...registry import register
-from ...seeding import numpy_rng
 from ...rates import mean_interval, rate
-from ...trees.backward import dynamics, layout, model
-from ...studies.trees import analysis
+from ...trees.backward import dynamics
+from ...studies import registry as studies
+from ...studies.trees import analysis, stored_study
+from ...studies.trees import backward_training_runs as runs_study
 from ...studies.trees import backward_seeds as seed_study
-from ...trees.shared import embeddings
 from ...validation import check_bool
 
 __all__ = ["Settings", "SETTINGS", "sgd_run", "population_run", "sgd_vs_population", "h_entries", "phase_run",
@@ -69,30 +70,46 @@ def _settings(quick: bool) -> Settings:
     return SETTINGS
 
 
+def _run_settings(quick: bool) -> runs_study.Settings:
+    """The settings of the chapter's runs (:mod:`onelayer.studies.trees.backward_training_runs`)."""
+    s = _settings(quick)
+    return runs_study.Settings(**{f.name: getattr(s, f.name) for f in fields(runs_study.Settings)})
+
+
+@functools.lru_cache(maxsize=1)
+def _stored_runs() -> dict:
+    """key -> History of every member of the stored study ``trees-backward-training-runs``, refused if it was made
+    with other settings than the chapter's."""
+    data = studies.load(runs_study.STUDY.name)
+    if data["settings"] != store.to_jsonable(asdict(_run_settings(False))):
+        raise ValueError(f"the stored study {runs_study.STUDY.name} has other settings than the chapter's; run "
+                         f"python -m onelayer study {runs_study.STUDY.name}")
+    return {m["key"]: stored_study.history(m["result"]) for m in data["members"]}
+
+
 def sgd_run(quick: bool = False, *, progress: bool = False):
     """Mini-batch SGD from ``B = 0`` (one-hot embeddings, a fresh batch every step, one seed), recording the
-    :func:`~onelayer.studies.trees.analysis.h_stats` of ``H`` and the attention on the correct edge on a fixed batch.
-    Trained once per ``quick`` (``progress``: a progress bar while it trains)."""
+    :func:`~onelayer.studies.trees.analysis.h_stats` of ``H`` and the attention on the correct edge on a fixed batch:
+    the stored run (member ``sgd`` of ``trees-backward-training-runs``), or (``quick``) trained here once
+    (``progress``: a progress bar while it trains)."""
     key = ("sgd", check_bool("quick", quick))
     if key not in _RUNS:
-        s = _settings(quick)
-        A = embeddings.one_hot_embeddings(s.S)
-        eval_batch = layout.perfect_tree_batch(s.m, s.S, s.batch_size, numpy_rng(s.eval_seed))
-        _RUNS[key] = model.train_backward(A, m=s.m, steps=s.steps, lr=s.lr, batch_size=s.batch_size, seed=s.seed,
-                                          record_every=s.record_every, record=analysis.h_records(A, eval_batch),
-                                          progress=progress)
+        _RUNS[key] = runs_study.sgd_run(_run_settings(True), progress=progress) if quick else _stored_runs()["sgd"]
     return _RUNS[key]
 
 
 def population_run(quick: bool = False):
-    """Exact population gradient descent in ``(h1, h2)`` over the SGD run's steps (computed once per mode)."""
+    """Exact population gradient descent in ``(h1, h2)`` over the SGD run's steps (stored; ``quick``: computed here
+    once)."""
     return _population_run(check_bool("quick", quick))  # one cache entry per mode, however it is called
 
 
 @functools.lru_cache(maxsize=2)
 def _population_run(quick: bool):
-    s = _settings(quick)
-    return dynamics.population_gd(s.m, s.S, steps=s.steps, lr=s.lr, record_every=s.record_every)
+    if not quick:
+        return _stored_runs()["population"]
+    s = _run_settings(True)
+    return runs_study.population_run(s, s.steps, s.lr)
 
 
 def sgd_vs_population(quick: bool = False) -> dict:
@@ -133,14 +150,17 @@ def h_entries(quick: bool = False):
 
 
 def phase_run(quick: bool = False):
-    """The long population run (``phase_steps`` steps at the chapter's step size; computed once per mode)."""
+    """The long population run (``phase_steps`` steps at the chapter's step size; stored, ``quick``: computed here
+    once)."""
     return _phase_run(check_bool("quick", quick))  # one cache entry per mode, however it is called
 
 
 @functools.lru_cache(maxsize=2)
 def _phase_run(quick: bool):
-    s = _settings(quick)
-    return dynamics.population_gd(s.m, s.S, steps=s.phase_steps, lr=s.lr, record_every=s.record_every)
+    if not quick:
+        return _stored_runs()["phase"]
+    s = _run_settings(True)
+    return runs_study.population_run(s, s.phase_steps, s.lr)
 
 
 def phase_events(quick: bool = False) -> dict[str, dict]:
@@ -173,15 +193,15 @@ def phases(quick: bool = False):
 
 def rate_runs(quick: bool = False) -> dict:
     """Population GD at each step size of ``rate_runs`` (step size -> run); the run at the chapter's step size and
-    ``phase_steps`` steps is the phase run (computed once per mode)."""
+    ``phase_steps`` steps is the phase run (stored; ``quick``: computed here once)."""
     return _rate_runs(check_bool("quick", quick))  # one cache entry per mode, however it is called
 
 
 @functools.lru_cache(maxsize=2)
 def _rate_runs(quick: bool) -> dict:
-    s = _settings(quick)
+    s = _run_settings(quick)
     return {lr: phase_run(quick) if (lr, steps) == (s.lr, s.phase_steps)
-            else dynamics.population_gd(s.m, s.S, steps=steps, lr=lr, record_every=s.record_every)
+            else runs_study.population_run(s, steps, lr) if quick else _stored_runs()[runs_study.rate_key(lr)]
             for lr, steps in s.rate_runs}
 
 

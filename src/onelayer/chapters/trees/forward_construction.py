@@ -3,13 +3,15 @@
 The constructed two-head model (:func:`onelayer.trees.forward.construction.constructed_params`): its logit margins
 measured on random trees with non-orthogonal embeddings, both heads' attention at every step of a chain, the loss
 and accuracy as the construction's scale grows, one full head that represents the chain too (our observation),
-and the explorer over the scale (a live widget in a kernel, a precomputed player in the HTML book).
+and the explorer over the scale (a live widget in a kernel, a precomputed player in the HTML book). The scale grid and
+the search without a turning token are the stored study ``trees-forward-construction-grids``
+(:mod:`onelayer.studies.trees.forward_construction_grids`).
 """
 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -26,6 +28,7 @@ from ...figures.trees_forward import attention_by_step_figure, construction_atte
 from ...trees.forward.layout import perfect_forward_batch, random_forward_batch
 from ...trees.shared import embeddings
 from ...studies.trees import analysis
+from ...studies.trees import forward_construction_grids as grids_study
 from ...studies.trees.inputs import gaussian_embeddings
 from ...studies.trees.layout_variants import random_batch
 
@@ -95,6 +98,14 @@ def _test_set(quick: bool):
     return A, test, trees
 
 
+@functools.lru_cache(maxsize=1)
+def _stored_grids() -> dict:
+    """The stored study ``trees-forward-construction-grids`` (the scale grid and the search without a turning token at
+    the chapter's settings; refused if made with other settings)."""
+    s = SETTINGS
+    return grids_study.rows(grids_study.Settings(**{f.name: getattr(s, f.name) for f in fields(grids_study.Settings)}))
+
+
 @register("trees-forward-margins", "Trees II, Theorem 2 (table): measured attention margins of the two-head construction against the predicted ones")
 def margins(quick: bool = False):
     """Each head's measured logit margin by situation at ``margins_at``, beside the margin the construction
@@ -133,7 +144,8 @@ def scale_grid(quick: bool = False):
     A, test, _ = test_set(quick)
     scales = [float(c) for c in SETTINGS.scales]
     lam, mu, kappa = SETTINGS.scale_base
-    rows = analysis.scale_grid(A, test, scales[::2] if quick else scales, lam=lam, mu=mu, kappa=kappa)
+    rows = (analysis.scale_grid(A, test, scales[::2], lam=lam, mu=mu, kappa=kappa) if quick
+            else _stored_grids()["scale-grid"]["rows"])
     rows = [{**r, "paths_right": int(round(r["path_accuracy"] * test.size)), "trees": test.size} for r in rows]
     big = [r for r in rows if r["scale"] >= SETTINGS.slope_from]
     slope = float(np.polyfit([r["scale"] for r in big], np.log([r["loss"] for r in big]), 1)[0]) if len(big) > 1 else None
@@ -212,16 +224,19 @@ def no_turning_search(quick: bool = False):
     that get every chain right."""
     s = SETTINGS
     A, _, _ = test_set()
-    batch = _no_turning_trees(s.test_quick_trees if quick else s.no_turning_search_trees, False)
-    lam, mu, kappa = s.large_at
-    rows = analysis.stage_entry_search(A, batch, lam=lam, mu=mu, kappa=kappa, multiples=s.no_turning_multiples)
+    if quick:
+        batch = _no_turning_trees(s.test_quick_trees, False)
+        lam, mu, kappa = s.large_at
+        rows, trees = analysis.stage_entry_search(A, batch, lam=lam, mu=mu, kappa=kappa, multiples=s.no_turning_multiples), batch.size
+    else:
+        rows, trees = _stored_grids()["no-turning-search"]["rows"], _stored_grids()["no-turning-search"]["trees"]
     table = []
     for entry in analysis.STAGE_ENTRIES:
         mine = [r for r in rows if (r["construction"], r["matrix"], r["key"], r["query"]) == entry]
         table.append({"construction": entry[0], "entry": f"{entry[1]}[{entry[2]},{entry[3]}]",
                       "constructed (x scale)": next((r["multiple"] for r in mine if r["original"]), None),
                       "multiples with every chain right": [r["multiple"] for r in mine if r["chains_right"] == r["chains"]],
-                      "best chains right": max(r["chains_right"] for r in mine), "trees": batch.size})
+                      "best chains right": max(r["chains_right"] for r in mine), "trees": trees})
     return None, {"lambda_mu_kappa": list(s.large_at), "multiples": list(s.no_turning_multiples), "table": table}
 
 

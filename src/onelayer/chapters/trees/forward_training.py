@@ -1,9 +1,10 @@
 """Chapter "Theorem 5: the heads specialize" (``book/trees/forward_training.ipynb``).
 
-One tracked training run of the structured two-head model from zero (:func:`training_run`, cached: the three
-figures over training, the sign table, the role events and the attention player all read it; one seed, an
-illustration), two short runs at the summaries' learning rate for the rescaling figure (:func:`paper_lr_runs`, one
-seed), and two stored studies: :func:`seeded_runs` (``python -m onelayer study trees-forward-training-seeds``), the
+One tracked training run of the structured two-head model from zero (:func:`training_run`: the three figures over
+training, the sign table, the role events and the attention player all read it; one seed, an illustration) and two
+short runs at the summaries' learning rate for the rescaling figure (:func:`paper_lr_runs`, one seed), stored (``python
+-m onelayer study trees-forward-training-runs``, :mod:`onelayer.studies.trees.forward_training_runs`); and two stored
+studies of evidence: :func:`seeded_runs` (``python -m onelayer study trees-forward-training-seeds``), the
 two-head run over 20 data seeds (:func:`seed_rates`) and the variant with learned value maps over 20 random starts per
 initialisation scale (:func:`split_curves`); :func:`rescaling_runs` (``python -m onelayer study
 trees-forward-rescaling-seeds``), the rescaling check over 20 data seeds (:func:`rescaling_seeds`).
@@ -18,18 +19,17 @@ import numpy as np
 
 from ...claims import exact_class, rated
 from ...formatting import number_text
-from ...plots import new_figure
 from ...rates import mean_interval, rate
 from ...registry import register
 from ...scrubber import frame_numbers, scrub
 from ...seeding import numpy_rng
 from ...trees.forward import dynamics
-from ...studies.trees import analysis, forward_rescaling as rescaling_study, forward_seeded_training as seeded_training, stored_study
-from ...trees.forward.model import train_forward, two_head
-from ...figures.trees_forward import accuracy_by_type_figure, attention_by_step_figure, rescaling_figure, roles_figure, scalars_figure
+from ...studies.trees import forward_training_runs as runs_study, stored_study
+from ...studies.trees import analysis, forward_rescaling as rescaling_study, forward_seeded_training as seeded_training
+from ...figures.trees_forward import (accuracy_by_type_figure, attention_by_step_figure, lv_split_figure, rescaling_figure,
+                                      roles_figure, scalars_figure)
 from ...trees.forward.layout import STEP_TYPES, perfect_forward_batch
 from ...trees.shared import embeddings
-from ...trees.shared.data import LossOptions
 
 __all__ = ["Settings", "SETTINGS", "training_run", "phase_marks", "scalars", "accuracy_by_type", "roles",
            "paper_lr_runs", "rescaling", "rescaling_runs", "rescaling_seeds", "attention_steps_player",
@@ -80,19 +80,29 @@ def _settings(quick: bool) -> Settings:
 
 
 def training_run(quick: bool = False):
-    """The tracked two-head training run (one-hot embeddings, from zero), with parameter snapshots at
-    ``scrub_steps``: ``(A, history)``. Cached: every figure of the chapter and the player read it (``training_run()``
-    and ``training_run(False)`` are the same run)."""
+    """The tracked two-head training run (one-hot embeddings, from zero, snapshots at ``scrub_steps``): ``(A,
+    history)``, member ``main`` of the stored study ``trees-forward-training-runs`` (``quick``: trained here), read once
+    per mode (``training_run()`` and ``training_run(False)`` are the same run)."""
     return _training_run(bool(quick))
+
+
+def _runs_settings(quick: bool) -> runs_study.Settings:
+    """The study settings of the chapter's runs (``quick``: its quick mode)."""
+    s = _settings(quick)
+    return runs_study.Settings(S=s.S, m=s.m, steps=s.steps, lr=s.lr, batch_size=s.batch_size,
+                               record_every=s.record_every, scrub_steps=s.scrub_steps, paper_lr=s.paper_lr,
+                               paper_lr_steps=s.paper_lr_quick_steps if quick else s.paper_lr_steps)
+
+
+@functools.lru_cache(maxsize=2)
+def _stored_runs(quick: bool) -> dict:
+    """key -> result of every member of ``trees-forward-training-runs`` (``quick``: computed here)."""
+    return runs_study.results(_runs_settings(quick), stored=not quick)
 
 
 @functools.lru_cache(maxsize=2)
 def _training_run(quick: bool):
-    s = _settings(quick)
-    A = embeddings.one_hot_embeddings(s.S)
-    hist = analysis.tracked_training(A, m=s.m, steps=s.steps, lr=s.lr, batch_size=s.batch_size,
-                                     record_every=s.record_every, snapshot_at=s.scrub_steps)
-    return A, hist
+    return embeddings.one_hot_embeddings(SETTINGS.S), stored_study.history(_stored_runs(quick)["main"])
 
 
 def phase_marks(quick: bool = False):
@@ -103,21 +113,13 @@ def phase_marks(quick: bool = False):
     return found, {f"{name} >= 1/2": found[name] for name in ("forward", "backward", "turning")}
 
 
-def _curve_rows(hist) -> list[dict]:
-    return [{"step": int(t), "loss": float(hist["loss"][i]),
-             **{f"accuracy_{name}": float(hist["accuracy"][i, j]) for j, name in enumerate(STEP_TYPES[:3])},
-             **{name: float(hist["scalars"][i, j]) for j, name in enumerate(dynamics.SCALAR_NAMES)},
-             "residual": float(hist["residual"][i])}
-            for i, t in enumerate(hist.steps)]
-
-
 @register("trees-forward-scalars", "Trees II, Theorem 5: loss and the symmetry-reduced scalars of both heads over training, one seed (Figure 9 analogue)")
 def scalars(quick: bool = False):
     """The loss and the twelve symmetry-reduced scalars over training, with the phase marks."""
     _, hist = training_run(quick)
     found, marks = phase_marks(quick)
     fig = scalars_figure(hist.steps, hist["loss"], hist["scalars"], marks)
-    return fig, {"phases": found, "max_residual": float(hist["residual"].max()), "table": _curve_rows(hist)}
+    return fig, {"phases": found, "max_residual": float(hist["residual"].max()), "table": analysis.curve_rows(hist)}
 
 
 @register("trees-forward-accuracy-by-type", "Trees II, Theorem 5: teacher-forced accuracy of backward, turning and forward steps over training, one seed")
@@ -143,19 +145,15 @@ def roles(quick: bool = False):
 
 def paper_lr_runs(quick: bool = False) -> dict:
     """Two runs at the summaries' learning rate ``paper_lr`` (``paper_lr_steps`` steps), under the mean and under
-    the sum over positions (both with the factor 1/2), data seed 0: ``{"mean": History, "sum": History}``. Cached
-    like :func:`training_run`."""
+    the sum over positions (both with the factor 1/2), data seed 0: ``{"mean": History, "sum": History}``; stored
+    beside :func:`training_run`, read once per mode."""
     return _paper_lr_runs(bool(quick))
 
 
 @functools.lru_cache(maxsize=2)
 def _paper_lr_runs(quick: bool) -> dict:
-    s = SETTINGS
-    A = embeddings.one_hot_embeddings(s.S)
-    steps = s.paper_lr_quick_steps if quick else s.paper_lr_steps
-    return {norm: train_forward(two_head(), A, m=s.m, steps=steps, lr=s.paper_lr, options=LossOptions(norm, True),
-                                record_every=s.record_every)
-            for norm in ("mean", "sum")}
+    stored = _stored_runs(quick)
+    return {norm: stored_study.history(stored[f"paper-lr-{norm}"]) for norm in ("mean", "sum")}
 
 
 @register("trees-forward-rescaling", "Trees II, Theorem 5: per-position loss of the main run (lr 2) and of lr 0.2 (mean, sum over positions) against eta_eff t, one seed")
@@ -165,23 +163,9 @@ def rescaling(quick: bool = False):
     s = SETTINGS
     _, hist = training_run(quick)
     short = paper_lr_runs(quick)
-    positions = 2 * s.m + 1  # the sum over the chain's positions is the mean times their number
-    # (eta_eff of the sum: paper_lr * positions, rounded to the decimal it is, 1.4, not 1.4000000000000001)
-    # label -> (steps, loss, effective step size, loss factor), as the chapter draws them
-    runs = {f"lr {s.lr:g}, mean (main run)": (hist.steps, hist["loss"], s.lr, 1.0),
-            f"lr {s.paper_lr:g}, mean": (short["mean"].steps, short["mean"]["loss"], s.paper_lr, 1.0),
-            f"lr {s.paper_lr:g}, sum over positions": (short["sum"].steps, short["sum"]["loss"],
-                                                       round(s.paper_lr * positions, 12), float(positions))}
+    runs, pairs, rows = rescaling_study.loss_curves(hist, short, lr=s.lr, paper_lr=s.paper_lr, m=s.m,
+                                                    pairs=None if quick else s.rescaling_pairs)
     fig = rescaling_figure(runs)
-    pairs = None
-    if not quick:  # the chapter's two comparisons at equal eta_eff * t
-        (ta, tb), (tc, td) = s.rescaling_pairs
-        pairs = [{"a": f"lr {s.paper_lr:g}, mean, t={ta}", "loss_a": float(short["mean"].at("loss", ta)),
-                  "b": f"lr {s.lr:g}, mean, t={tb}", "loss_b": float(hist.at("loss", tb))},
-                 {"a": f"lr {s.paper_lr:g}, sum/{positions}, t={tc}", "loss_a": float(short["sum"].at("loss", tc) / positions),
-                  "b": f"lr {s.lr:g}, mean, t={td}", "loss_b": float(hist.at("loss", td))}]
-    rows = [{"run": label, "step": int(t), "eta_eff_t": float(eta * t), "loss_mean_half": float(loss[i] / factor)}
-            for label, (steps, loss, eta, factor) in runs.items() for i, t in enumerate(steps)]
     return fig, {"pairs": pairs, "table": rows}
 
 
@@ -192,10 +176,6 @@ def rescaling_runs() -> dict:
     return stored_study.summary(rescaling_study.STUDY)
 
 
-def _pct(x: float) -> str:
-    return f"{100 * x:.3f}%"
-
-
 @register("trees-forward-rescaling-seeds", "Trees II, Theorem 5 (table): lr 0.2 (mean, sum over positions) against lr 2 at equal eta_eff t over 20 data seeds: relative loss gaps on a fixed batch")
 def rescaling_seeds(quick: bool = False):
     """The rescaling check over the stored seeds: each run at ``paper_lr`` (mean, sum over positions) against the
@@ -204,25 +184,7 @@ def rescaling_seeds(quick: bool = False):
     stored file."""
     s = SETTINGS
     stored = rescaling_runs()
-
-    def run(reduction, lr):
-        found = [r for r in stored["runs"] if r["reduction"] == reduction and r["lr"] == lr]  # exact: stored settings
-        if not found:
-            raise ValueError(f"the stored rescaling study has no run at lr {lr:g} ({reduction}); rerun "
-                             f"python -m onelayer study trees-forward-rescaling-seeds")
-        return found[0]
-
-    main = run("mean", s.lr)
-    table, summaries = [], {}
-    for reduction in ("mean", "sum"):
-        other = run(reduction, s.paper_lr)
-        g = rescaling_study.gap_summary(other, main, tol=s.rescaling_tol)
-        summaries[reduction] = g
-        last, (mean, low, high) = g["last"], g["last"]["gap"]
-        table.append({"run": f"lr {s.paper_lr:g} ({reduction})", "eta_eff t": f"{g['eta_t'][0]:g} to {g['eta_t'][-1]:g}",
-                      "points": len(g["eta_t"]), "steps at the end": f"{last['step_a']} vs {last['step_b']}",
-                      "gap at the end": f"{_pct(mean)} [{_pct(low)[:-1]}, {_pct(high)[:-1]}]",
-                      "largest gap": _pct(g["largest_gap"]), "seeds within tol": g["within"].text()})
+    table, summaries = rescaling_study.seed_table(stored, lr=s.lr, paper_lr=s.paper_lr, tol=s.rescaling_tol)
     return None, {"seeds": stored["seeds"], "tol": s.rescaling_tol, "table": table,
                   "summaries": {k: {**v, "within": v["within"].text(), "within_k": v["within"].k}
                                 for k, v in summaries.items()},
@@ -257,12 +219,8 @@ def seeded_runs() -> dict:
     return stored_study.summary(seeded_training.STUDY)
 
 
-def _finite(values) -> list[float]:
-    return [float(v) for v in values if v is not None and np.isfinite(v)]
-
-
 def _interval_text(values) -> str:
-    vals = _finite(values)
+    vals = [float(v) for v in values if v is not None and np.isfinite(v)]
     if len(vals) < 2:
         return f"{len(vals)} runs"
     mean, low, high = mean_interval(vals)
@@ -273,16 +231,6 @@ def _step_text(t) -> str:
     return "never" if t is None else number_text(t)
 
 
-def _theorem5_holds(run: dict) -> bool:
-    return min(run["final_accuracy"]) == 1.0 and run["signs_agree"] == run["signs_fixed"]  # exact: shares of right steps
-
-
-def _specialized(run: dict) -> bool:
-    e = run["events"]
-    return e["head1 traversal"] is not None and e["head2 stage"] is not None and e["head1 stage"] is None \
-        and e["head2 traversal"] is None
-
-
 @register("trees-forward-seed-rates", "Trees II, Theorem 5 (table): the two-head run over 20 data seeds: how often each claim holds, and when the heads specialize")
 def seed_rates(quick: bool = False):
     """Per stored two-head run (one per data seed): final accuracies, sign agreement, phase order and role events;
@@ -290,18 +238,7 @@ def seed_rates(quick: bool = False):
     same stored file."""
     two = seeded_runs()["two_head"]
     runs = two["runs"]
-    n = len(runs)
-    order = "forward < backward < turning"
-    rates = {"theorem 5 (all step types right, all construction signs)": rate(sum(map(_theorem5_holds, runs)), n),
-             "phase order " + order: rate(sum(r["phases"]["order"] == order for r in runs), n),
-             "heads specialize (each takes its own role only)": rate(sum(map(_specialized, runs)), n)}
-    steps = {"head 1 traversal": [r["events"]["head1 traversal"] for r in runs],
-             "head 2 stage": [r["events"]["head2 stage"] for r in runs],
-             **{f"{k} accuracy 1/2": [r["phases"][k] for r in runs] for k in ("forward", "backward", "turning")}}
-    table = [{"seed": r["seed"], "final accuracy (b, t, f)": [round(v, 4) for v in r["final_accuracy"]],
-              "signs": f"{r['signs_agree']} of {r['signs_fixed']}", "order": r["phases"]["order"],
-              "head 1 traversal": r["events"]["head1 traversal"], "head 2 stage": r["events"]["head2 stage"]}
-             for r in runs]
+    rates, steps, table = seeded_training.seed_readings(runs)
     summary = [{"claim": k, "rate": v.text()} for k, v in rates.items()] + \
               [{"claim": f"step of {k}", "rate": _interval_text(v)} for k, v in steps.items()]
     return None, {"settings": {k: two[k] for k in ("m", "S", "steps", "lr", "batch_size", "record_every")},
@@ -309,23 +246,9 @@ def seed_rates(quick: bool = False):
 
 
 def split_curves() -> list[dict]:
-    """The learned-value-map split over steps: for each stored initialisation scale and each threshold of
-    ``lv_thresholds``, the rate of runs in which one head writes at least that share of the node blocks (and of the
-    stage block) at each recorded step, and the share of runs with every chain right."""
-    out = []
-    for block in seeded_runs()["learned_values"]:
-        steps = block["steps"]
-        for threshold in SETTINGS.lv_thresholds:
-            node = seeded_training.split_curve(block["node_share"], threshold=threshold)
-            stage = seeded_training.split_curve(block["stage_share"], threshold=threshold)
-            chain = np.asarray(block["chain"])
-            for i, t in enumerate(steps):
-                if t == 0:
-                    continue
-                out.append({"init": block["init_scale"], "threshold": threshold, "step": int(t),
-                            "node split": node[i], "stage split": stage[i],
-                            "all chains right": rate(int((chain[i] == 1.0).sum()), chain.shape[1])})  # exact: a share of 128 chains
-    return out
+    """The learned-value-map split over steps of the stored runs at each threshold of ``lv_thresholds``
+    (:func:`onelayer.studies.trees.forward_seeded_training.split_curves`)."""
+    return seeded_training.split_curves(seeded_runs()["learned_values"], SETTINGS.lv_thresholds)
 
 
 def split_at(curves: list[dict], scale: float, threshold: float, step: int, key: str = "node split"):
@@ -342,21 +265,7 @@ def lv_split(quick: bool = False):
     """The node-block split rate against training steps (Wilson 95% intervals), one line per (initialisation scale,
     threshold). ``quick`` reads the same stored file."""
     rows = split_curves()
-    fig, ax = new_figure(width=6.4, height=4.2)
-    for scale in sorted({r["init"] for r in rows}):
-        for threshold, style in zip(SETTINGS.lv_thresholds, ("-", "--")):
-            sel = [r for r in rows if r["init"] == scale and r["threshold"] == threshold]
-            t = np.array([r["step"] for r in sel], dtype=float)
-            v = np.array([r["node split"].value for r in sel])
-            lo = v - np.array([r["node split"].low for r in sel])
-            hi = np.array([r["node split"].high for r in sel]) - v
-            ax.errorbar(t * (1.0 + 0.02 * (scale > 0.05)), v, yerr=[lo, hi], linestyle=style, marker="o", capsize=3,
-                        label=f"init sd {scale:g}, share >= {threshold:g}")
-    ax.set_xlabel("training step")
-    ax.set_ylabel("share of runs with a node split")
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_title(f"{rows[0]['node split'].n} random starts per line, 95% intervals")
-    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=2)
+    fig = lv_split_figure(rows, SETTINGS.lv_thresholds)
     table = [{"init": r["init"], "threshold": r["threshold"], "step": r["step"], "node split": r["node split"].text(),
               "stage split": r["stage split"].text(), "all chains right": r["all chains right"].text()} for r in rows]
     return fig, {"table": table}
@@ -386,10 +295,10 @@ def verdict_rows() -> list[dict]:
     two = stored["two_head"]
     runs = two["runs"]
     n = len(runs)
-    holds = rate(sum(map(_theorem5_holds, runs)), n)
+    holds = rate(sum(map(seeded_training.theorem5_holds, runs)), n)
     order = "forward < backward < turning"
     ordered = rate(sum(r["phases"]["order"] == order for r in runs), n)
-    special = rate(sum(map(_specialized, runs)), n)
+    special = rate(sum(map(seeded_training.specialized, runs)), n)
     seed0 = next(r for r in runs if r["seed"] == 0)
     over = (f"{n} training runs, one per data seed {min(r['seed'] for r in runs)}..{max(r['seed'] for r in runs)}: "
             f"m = {two['m']}, S = {two['S']}, one-hot, lr {two['lr']:g} (mean loss), batch {two['batch_size']}, "
@@ -464,11 +373,11 @@ def verdict_rows() -> list[dict]:
     for reduction, g in resc["summaries"].items():
         mean, low, high = g["last"]["gap"]
         parts.append(f"lr {s.paper_lr:g} ({reduction}) vs lr {s.lr:g} at eta_eff t = {g['eta_t'][0]:g} to "
-                     f"{g['eta_t'][-1]:g} ({len(g['eta_t'])} points): largest gap {_pct(g['largest_gap'])}, at "
-                     f"eta_eff t = {g['last']['eta_t']:g} mean {_pct(mean)} [{_pct(low)}, {_pct(high)}], seeds with "
+                     f"{g['eta_t'][-1]:g} ({len(g['eta_t'])} points): largest gap {rescaling_study.percent_text(g['largest_gap'])}, at "
+                     f"eta_eff t = {g['last']['eta_t']:g} mean {rescaling_study.percent_text(mean)} [{rescaling_study.percent_text(low)}, {rescaling_study.percent_text(high)}], seeds with "
                      f"every gap below {s.rescaling_tol:.0%}: {g['within']}, lower loss at lr {s.paper_lr:g} in "
                      f"{g['a_below']}/{g['pairs']} (point, seed) pairs, seed-to-seed spread of the loss there "
-                     f"{_pct(g['last']['spread'])}")
+                     f"{rescaling_study.percent_text(g['last']['spread'])}")
     systematic = all(g["a_below"] in (0, g["pairs"]) and g["last"]["gap"][1] > g["last"]["spread"]
                      for g in resc["summaries"].values())
     seeds = resc["seeds"]

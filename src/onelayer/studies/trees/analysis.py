@@ -38,7 +38,7 @@ from ...trees.backward.layout import BackwardBatch
 from ...trees.backward.model import correct_key_weight
 from ...trees.forward.construction import _one_full_head, _scales, _two_heads
 from ...trees.forward.decoding import accuracy_by_type, greedy_decode, teacher_forced_correct
-from ...trees.forward.dynamics import _reduced_scalars, _symmetry_residual, role_metrics
+from ...trees.forward.dynamics import SCALAR_NAMES, _reduced_scalars, _symmetry_residual, role_metrics
 from ...trees.forward.layout import STEP_TYPES, ForwardBatch, perfect_forward_batch
 from ...trees.forward.model import full_heads, loss, train_forward, two_head
 from ...trees.shared.data import LossOptions
@@ -46,7 +46,7 @@ from ...trees.shared.embeddings import check_embeddings
 from ...trees.shared.records import first_step
 
 __all__ = ["h_stats", "h_records", "detect_phases", "loglog_slope", "scale_grid", "STAGE_ENTRIES", "with_stage_entry",
-           "stage_entry_search", "tracked_training"]
+           "stage_entry_search", "tracked_training", "curve_rows"]
 
 
 def h_stats(H) -> dict[str, float]:
@@ -274,3 +274,13 @@ def tracked_training(
     return train_forward(arch, A, m=m, steps=steps, lr=lr, batch_size=batch_size, seed=seed, options=options,
                          record=record, record_every=record_every,
                          **({} if snapshot_at is None else {"snapshot_at": list(snapshot_at)}))
+
+
+def curve_rows(hist) -> list[dict]:
+    """One row per recorded step of a :func:`tracked_training` run: loss, accuracy by step type, the reduced scalars and
+    the symmetry residual."""
+    return [{"step": int(t), "loss": float(hist["loss"][i]),
+             **{f"accuracy_{name}": float(hist["accuracy"][i, j]) for j, name in enumerate(STEP_TYPES[:3])},
+             **{name: float(hist["scalars"][i, j]) for j, name in enumerate(SCALAR_NAMES)},
+             "residual": float(hist["residual"][i])}
+            for i, t in enumerate(hist.steps)]

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ...rates import mean_interval, rate
 from ...validation import check_int
 from ...trees.shared.embeddings import check_embeddings, one_hot_embeddings
 from ..registry import load
@@ -34,7 +35,7 @@ from ...trees.backward.layout import random_tree_batch
 from ...trees.backward.model import greedy_decode, loss as test_loss
 from .inputs import gaussian_embeddings
 
-__all__ = ["KINDS", "Settings", "member_h_stats", "members", "run_member", "summarize", "family", "merge_bins", "STUDY",
+__all__ = ["bound_rates", "KINDS", "Settings", "member_h_stats", "members", "run_member", "summarize", "family", "merge_bins", "STUDY",
            "stored"]
 
 #: Embedding families of the study.
@@ -206,3 +207,29 @@ def merge_bins(counts: dict, min_count: int = 50) -> list[tuple[int, int]]:
     if low is not None:
         bins[-1][1] = items[-1][0]
     return [(lo, hi) for lo, hi, _ in bins]
+
+
+def bound_rates(run: dict) -> dict:
+    """The margin bound over stored runs of one family (``run``: ``stored()["runs"][family]``).
+
+    Per run, at the checkpoints where the margin of ``H`` is positive: does the test loss stay at or below the bound
+    at every one (``holds``, a :class:`~onelayer.rates.Rate` over runs; a run with no positive margin would count as
+    not holding), and does the test loss fall at every one after the first (``falls``)? Also the checkpoints with a
+    positive margin per run (``positive``: fewest, most), the smallest and largest ratio bound / test loss at those
+    checkpoints over all runs (``ratio``) and the final test loss and bound (``final_loss``, ``final_bound``: mean with
+    its interval).
+    """
+    if "margin_bound" not in run:
+        raise ValueError("the stored study holds no test loss, margin and bound per checkpoint: run "
+                         "`python -m onelayer study trees-backward-seeds` again")
+    loss, delta, bound = (np.asarray(run[k], dtype=float) for k in ("test_loss", "margin", "margin_bound"))
+    positive = delta > 0  # (checkpoints, runs)
+    n = loss.shape[1]
+    holds = [bool(positive[:, r].any() and np.all(loss[positive[:, r], r] <= bound[positive[:, r], r])) for r in range(n)]
+    falls = [bool(np.all(np.diff(loss[positive[:, r], r]) < 0)) for r in range(n)]
+    ratio = bound[positive] / loss[positive]
+    return {"runs": n, "checkpoints": len(run["checkpoints"]), "steps": run["steps"],
+            "holds": rate(sum(holds), n), "falls": rate(sum(falls), n),
+            "positive": (int(positive.sum(0).min()), int(positive.sum(0).max())),
+            "ratio": (float(ratio.min()), float(ratio.max())) if ratio.size else (float("nan"), float("nan")),
+            "final_loss": mean_interval(loss[-1]), "final_bound": mean_interval(bound[-1])}

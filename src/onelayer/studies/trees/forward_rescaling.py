@@ -39,7 +39,7 @@ from ..runner import Member, Study
 from .forward_seeded_training import batched_structured_loss, stacked_data
 from .stored_study import float64
 
-__all__ = ["RUNS", "eta_eff", "rescaling_seeds", "compare", "gap_summary", "Settings", "members", "run_member",
+__all__ = ["RUNS", "eta_eff", "rescaling_seeds", "compare", "gap_summary", "percent_text", "seed_table", "loss_curves", "Settings", "members", "run_member",
            "summarize", "STUDY"]
 
 #: The chapter's three run settings ``(reduction, lr, steps, record_every)``: the summaries' learning rate 0.2 under
@@ -200,3 +200,57 @@ STUDY = Study(name="trees-forward-rescaling-seeds", stored="trees/data/forward_r
               members=members, run_member=run_member, summarize=summarize,
               description="Trees II, Theorem 5: learning rate 0.2 (mean, sum over positions) against 2 at equal "
                           "eta_eff t, 20 seeds")
+
+
+def percent_text(x: float) -> str:
+    """``x`` as a percentage with three decimals (``0.01234`` -> ``1.234%``)."""
+    return f"{100 * x:.3f}%"
+
+
+def seed_table(stored: dict, *, lr: float, paper_lr: float, tol: float) -> tuple[list[dict], dict]:
+    """The stored study's runs at ``paper_lr`` (mean, sum over positions) against its run at ``lr`` (mean) at every
+    recorded step with equal ``eta_eff * t`` (:func:`gap_summary`, tolerance ``tol``): one table row per run and the
+    gap summaries by reduction."""
+    def run(reduction, lr):
+        found = [r for r in stored["runs"] if r["reduction"] == reduction and r["lr"] == lr]  # exact: stored settings
+        if not found:
+            raise ValueError(f"the stored rescaling study has no run at lr {lr:g} ({reduction}); rerun "
+                             f"python -m onelayer study trees-forward-rescaling-seeds")
+        return found[0]
+
+    main = run("mean", lr)
+    table, summaries = [], {}
+    for reduction in ("mean", "sum"):
+        other = run(reduction, paper_lr)
+        g = gap_summary(other, main, tol=tol)
+        summaries[reduction] = g
+        last, (mean, low, high) = g["last"], g["last"]["gap"]
+        table.append({"run": f"lr {paper_lr:g} ({reduction})", "eta_eff t": f"{g['eta_t'][0]:g} to {g['eta_t'][-1]:g}",
+                      "points": len(g["eta_t"]), "steps at the end": f"{last['step_a']} vs {last['step_b']}",
+                      "gap at the end": f"{percent_text(mean)} [{percent_text(low)[:-1]}, {percent_text(high)[:-1]}]",
+                      "largest gap": percent_text(g["largest_gap"]), "seeds within tol": g["within"].text()})
+    return table, summaries
+
+
+def loss_curves(hist, short: dict, *, lr: float, paper_lr: float, m: int, pairs=None):
+    """The per-position loss (mean, 1/2) of the main run ``hist`` (``lr``, mean) and of the two runs ``short`` at ``paper_lr``
+    (``"mean"``, ``"sum"`` over the ``2m + 1`` positions) against ``eta_eff * t``: ``(runs, pairs, rows)``, ``runs``
+    label -> (steps, loss, eta_eff, loss factor) as the figure draws them, ``pairs`` the losses at the two step pairs
+    ``((t_mean, t_main), (t_sum, t_main))`` of equal ``eta_eff * t`` (``None`` without ``pairs``), ``rows`` one per
+    recorded step of each run."""
+    positions = 2 * m + 1  # the sum over the chain's positions is the mean times their number
+    # (eta_eff of the sum: paper_lr * positions, rounded to the decimal it is, 1.4, not 1.4000000000000001)
+    # label -> (steps, loss, effective step size, loss factor), as the chapter draws them
+    runs = {f"lr {lr:g}, mean (main run)": (hist.steps, hist["loss"], lr, 1.0),
+            f"lr {paper_lr:g}, mean": (short["mean"].steps, short["mean"]["loss"], paper_lr, 1.0),
+            f"lr {paper_lr:g}, sum over positions": (short["sum"].steps, short["sum"]["loss"],
+                                                       round(paper_lr * positions, 12), float(positions))}
+    if pairs is not None:  # the chapter's two comparisons at equal eta_eff * t
+        (ta, tb), (tc, td) = pairs
+        pairs = [{"a": f"lr {paper_lr:g}, mean, t={ta}", "loss_a": float(short["mean"].at("loss", ta)),
+                  "b": f"lr {lr:g}, mean, t={tb}", "loss_b": float(hist.at("loss", tb))},
+                 {"a": f"lr {paper_lr:g}, sum/{positions}, t={tc}", "loss_a": float(short["sum"].at("loss", tc) / positions),
+                  "b": f"lr {lr:g}, mean, t={td}", "loss_b": float(hist.at("loss", td))}]
+    rows = [{"run": label, "step": int(t), "eta_eff_t": float(eta * t), "loss_mean_half": float(loss[i] / factor)}
+            for label, (steps, loss, eta, factor) in runs.items() for i, t in enumerate(steps)]
+    return runs, pairs, rows

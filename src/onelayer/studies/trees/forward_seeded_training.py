@@ -44,7 +44,7 @@ from .forward_learned_values import division_of_labour, learned_value_params, lv
 from .stored_study import float64
 
 __all__ = ["stacked_data", "batched_structured_loss", "two_head_seeds", "two_head_summary", "learned_values_seeds",
-           "split_curve", "Settings", "members", "run_member", "summarize", "STUDY"]
+           "split_curve", "theorem5_holds", "specialized", "seed_readings", "split_curves", "Settings", "members", "run_member", "summarize", "STUDY"]
 
 
 def stacked_data(A: torch.Tensor, m: int, batch_size: int, rngs: Sequence[np.random.Generator]) -> dict:
@@ -262,3 +262,56 @@ STUDY = Study(name="trees-forward-training-seeds", stored="trees/data/forward_tr
               quick=Settings(seeds=2, two_head_steps=20, lv_steps=10, lv_record_at=(5, 10), lv_scales=(0.01,)),
               members=members, run_member=run_member, summarize=summarize,
               description="Trees II, Theorem 5: the two-head run and the learned-value-map split over 20 seeds each")
+
+
+def theorem5_holds(run: dict) -> bool:
+    """A stored two-head run (one of ``two_head["runs"]``) has every step type right and every construction sign."""
+    return min(run["final_accuracy"]) == 1.0 and run["signs_agree"] == run["signs_fixed"]  # exact: shares of right steps
+
+
+def specialized(run: dict) -> bool:
+    """A stored two-head run's heads specialize: head 1 takes the traversal role and head 2 the stage role, neither the
+    other's."""
+    e = run["events"]
+    return e["head1 traversal"] is not None and e["head2 stage"] is not None and e["head1 stage"] is None \
+        and e["head2 traversal"] is None
+
+
+def split_curves(blocks: Sequence[dict], thresholds: Sequence[float]) -> list[dict]:
+    """The learned-value-map split over steps: for each stored block (``learned_values`` of the summary, one per
+    initialisation scale) and each threshold of ``thresholds``, the rate of runs in which one head writes at least that
+    share of the node blocks (and of the stage block) at each recorded step, and the share of runs with every chain
+    right."""
+    out = []
+    for block in blocks:
+        steps = block["steps"]
+        for threshold in thresholds:
+            node = split_curve(block["node_share"], threshold=threshold)
+            stage = split_curve(block["stage_share"], threshold=threshold)
+            chain = np.asarray(block["chain"])
+            for i, t in enumerate(steps):
+                if t == 0:
+                    continue
+                out.append({"init": block["init_scale"], "threshold": threshold, "step": int(t),
+                            "node split": node[i], "stage split": stage[i],
+                            "all chains right": rate(int((chain[i] == 1.0).sum()), chain.shape[1])})  # exact: a share of 128 chains
+    return out
+
+
+def seed_readings(runs: Sequence[dict]) -> tuple[dict, dict, list[dict]]:
+    """The stored two-head runs (``two_head["runs"]``, one per data seed) read: the rates over runs of Theorem 5
+    (:func:`theorem5_holds`), of the phase order ``forward < backward < turning`` and of the heads' specialisation
+    (:func:`specialized`); the steps of the role events and phases per run; one table row per run."""
+    n = len(runs)
+    order = "forward < backward < turning"
+    rates = {"theorem 5 (all step types right, all construction signs)": rate(sum(map(theorem5_holds, runs)), n),
+             "phase order " + order: rate(sum(r["phases"]["order"] == order for r in runs), n),
+             "heads specialize (each takes its own role only)": rate(sum(map(specialized, runs)), n)}
+    steps = {"head 1 traversal": [r["events"]["head1 traversal"] for r in runs],
+             "head 2 stage": [r["events"]["head2 stage"] for r in runs],
+             **{f"{k} accuracy 1/2": [r["phases"][k] for r in runs] for k in ("forward", "backward", "turning")}}
+    table = [{"seed": r["seed"], "final accuracy (b, t, f)": [round(v, 4) for v in r["final_accuracy"]],
+              "signs": f"{r['signs_agree']} of {r['signs_fixed']}", "order": r["phases"]["order"],
+              "head 1 traversal": r["events"]["head1 traversal"], "head 2 stage": r["events"]["head2 stage"]}
+             for r in runs]
+    return rates, steps, table
