@@ -65,3 +65,24 @@ def test_shown_depth_bins_hold_enough_goals():
     bins = chapter.depth_bins(chapter.test_set()[0])
     assert len(bins) >= 3 and all(int(sel.sum()) >= chapter.SETTINGS.min_shown_goals for _, _, sel in bins)
     assert [hi for _, hi, _ in bins[:-1]] == [lo - 1 for lo, _, _ in bins[1:]], "bins must tile the depths"
+
+
+def test_the_decoded_model_is_the_run_train_forward_gives():
+    """The chapter decodes the training chapter's stored run (made by ``tracked_training``); at 60 steps that run and
+    ``train_forward`` with the chapter's settings end at the same parameters, and the loaded run has its settings."""
+    import torch
+
+    from onelayer import store
+    from onelayer.studies.runner import Member
+    from onelayer.studies.trees import forward_training_runs as training_runs
+    from onelayer.trees.forward.model import train_forward, two_head
+    from onelayer.trees.shared import embeddings
+
+    s = chapter.SETTINGS
+    short = training_runs.Settings(S=s.S, m=s.m, steps=60, lr=s.lr, scrub_steps=(0, 60))
+    record = store.from_jsonable(store.to_jsonable(training_runs.run_member(short, Member("main", {"run": "main"}))))
+    tracked = stored_study.history(record)  # as the chapter reads it: from the stored JSON values
+    live = train_forward(two_head(), embeddings.one_hot_embeddings(s.S), m=s.m, steps=60, lr=s.lr)
+    assert all(torch.equal(tracked.params[k], live.params[k]) for k in live.params)  # exact: the same float64 steps in the same order
+    _, hist = chapter.trained_two_head()
+    assert int(hist.steps[-1]) == s.steps and set(hist.params) == set(live.params)

@@ -1,8 +1,10 @@
 """Chapter "Theorem 8 and the chain of thought" (``book/trees/forward_cot.ipynb``).
 
 The two-head model trained on perfect trees and decoded on random ones (Theorem 8), and the same models trained
-without a chain of thought. One run of the two-head model is trained live as an illustration; the rates over 20
-seeds come from the stored study ``trees-forward-limit-rates`` (:mod:`onelayer.studies.trees.forward_limit_rates`).
+without a chain of thought. The one trained model the chapter decodes is the training chapter's run, loaded from the
+stored study ``trees-forward-training-runs`` (:mod:`onelayer.studies.trees.forward_training_runs`; bit for bit the run
+``train_forward`` gives with these settings); the rates over 20 seeds come from the stored study
+``trees-forward-limit-rates`` (:mod:`onelayer.studies.trees.forward_limit_rates`).
 """
 
 from __future__ import annotations
@@ -18,9 +20,9 @@ from ...figures.trees_forward import depth_accuracy_figure
 from ...rates import mean_interval, rate
 from ...registry import register
 from ...seeding import numpy_rng
-from ...studies.trees import forward_limit_rates as limit_rates, stored_study
+from ...studies.trees import forward_limit_rates as limit_rates, forward_training_runs as training_runs, stored_study
 from ...studies.trees.forward_readings import merge_bins, pooled, rate_or_none, runs_verdict
-from ...trees.forward.model import loss, train_forward, two_head
+from ...trees.forward.model import loss, two_head
 from ...trees.forward.decoding import ForwardDecodeResult, goal_counts, greedy_decode
 from ...trees.forward.layout import perfect_forward_batch, random_forward_batch
 from ...trees.shared import embeddings
@@ -35,7 +37,7 @@ class Settings:
     """What the chapter shows.
 
     ``S = 25``, ``m = 3``, 1,024 random test trees [summary]; ``lr = 2`` (mean loss), 1,000 steps, the depth cap 6
-    and the seeds [guess] of the one run the chapter trains live. The stored 20-seed study (Theorem 8 and the runs
+    and the seeds [guess] of the one run the chapter decodes (stored in ``trees-forward-training-runs``). The stored 20-seed study (Theorem 8 and the runs
     without a chain of thought) has its own settings in :mod:`~onelayer.studies.trees.forward_limit_rates`.
     """
 
@@ -65,10 +67,11 @@ def limit_rates_stored() -> dict:
 
 @functools.lru_cache(maxsize=1)
 def trained_two_head():
-    """The two-head model trained as in the training chapter (one-hot, from zero, seed 0): ``(A, history)``."""
+    """The two-head model trained as in the training chapter (one-hot, from zero, seed 0): ``(A, history)``, member
+    ``main`` of the stored study ``trees-forward-training-runs`` (refused if it was made with other settings)."""
     s = SETTINGS
-    A = embeddings.one_hot_embeddings(s.S)
-    return A, train_forward(two_head(), A, m=s.m, steps=s.steps, lr=s.lr)
+    runs = training_runs.results(training_runs.Settings(S=s.S, m=s.m, steps=s.steps, lr=s.lr))
+    return embeddings.one_hot_embeddings(s.S), stored_study.history(runs["main"])
 
 
 @functools.lru_cache(maxsize=1)
