@@ -317,10 +317,11 @@ def frozen_glue() -> dict:
 
 def verdict_rows() -> list[dict]:
     """The chapter's verdicts (Section 6, Appendix F.2 and the rebuttal's bias claim). Every claim about training runs
-    is a rate over the stored study's seeds (:func:`seed_rates`; each seed its own training sample and initialisation,
-    accuracies on the exact task), one row per reading (normalisation, bias placement); the rows of Figure 7 and of
-    the bias claim state the frozen-attention control of the same seeds (:func:`frozen_study`) and what training the
-    attention adds (:func:`attention_verdict`)."""
+    is a rate over the stored study's seeds (:func:`~onelayer.studies.walks.qa_readings.seed_rates`; each seed its own
+    training sample and initialisation, accuracies on the exact task), one row per reading (normalisation, bias
+    placement); the rows of Figure 7 and of the bias claim state the frozen-attention control of the same seeds
+    (:func:`~onelayer.studies.walks.qa_readings.frozen_study`) and what training the attention adds
+    (:func:`~onelayer.studies.walks.qa_readings.attention_verdict`)."""
     s = SETTINGS
     gap = qa_tasks.average_gap(2)
     sym = {(r["init"], r["positions"]): r for r in symmetry_rows()}

@@ -56,7 +56,8 @@ def members(settings: Settings) -> list[Member]:
 
 
 def run_member(settings: Settings, member: Member) -> dict:
-    """The member's run in float64, as plain values (:func:`history` reads it back)."""
+    """The member's run in float64, as plain values (:func:`~onelayer.studies.trees.stored_study.history` reads it
+    back)."""
     s = settings
     with float64():
         A = embeddings.one_hot_embeddings(s.S)

@@ -111,9 +111,10 @@ STUDY = Study(name="walks-variations-runs", stored="walks/data/variations_runs.j
 
 def load(settings: Settings, path=None) -> dict:
     """The stored study (``path``: another file of it), refused (``ValueError``) unless run with ``settings``:
-    ``equivalence``, ``logit_scale`` (rows in the order of :func:`logit_scale_table`, curves as arrays) and
-    ``no_position`` (rows in the order of :func:`no_position_table`) and ``chains`` (kind -> the run of
-    :func:`~onelayer.studies.walks.variations.non_circulant.chain_run`, arrays as arrays)."""
+    ``equivalence``, ``logit_scale`` (rows in the order of
+    :func:`~onelayer.studies.walks.variations.logit_scale.logit_scale_table`, curves as arrays) and ``no_position``
+    (rows in the order of :func:`~onelayer.studies.walks.variations.no_positions.no_position_table`) and ``chains``
+    (kind -> the run of :func:`~onelayer.studies.walks.variations.non_circulant.chain_run`, arrays as arrays)."""
     data = load_study(STUDY.name, path=path)
     if Settings(**{k: tuple(v) if isinstance(v, list) else v for k, v in data["settings"].items()}) != settings:
         raise ValueError(f"the stored study {STUDY.name} has settings {data['settings']}, not {settings}: run "
