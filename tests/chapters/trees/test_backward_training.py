@@ -101,6 +101,7 @@ def test_chapter_verdicts_on_the_full_runs():
     assert verdicts[2].startswith("bounded holds")  # our reconstruction: h2 decreases from the first step
 
 
+@pytest.mark.recompute
 def test_stored_runs_are_the_chapters_runs():
     """The stored study ``trees-backward-training-runs`` was made with the chapter's settings and holds every run the
     chapter reads; its cheapest member (population GD over the SGD run's steps) recomputed now is the stored one, bit

@@ -110,6 +110,7 @@ def test_no_turning_rates_key_the_rows_by_construction_change_and_layout():
     assert (rates[("two heads", False, "R-F")].k, rates[("two heads", False, "R-F")].n) == (3, 4)
 
 
+@pytest.mark.recompute
 def test_stored_grids_are_the_chapters_grids(monkeypatch):
     """The stored study ``trees-forward-construction-grids`` was made with the chapter's settings; its first scale of
     the grid recomputed now is the stored row (same float64 evaluation, stored exactly), and the chapter refuses a

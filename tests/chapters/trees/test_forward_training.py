@@ -157,6 +157,7 @@ def test_split_at_reads_one_entry_and_names_a_missing_one():
         chapter.split_at(curves, r["init"], r["threshold"], 7)
 
 
+@pytest.mark.recompute
 def test_stored_runs_are_the_chapters_runs():
     """The stored study ``trees-forward-training-runs`` was made with the chapter's settings; its cheapest member (the
     200-step run at lr 0.2, mean) recomputed now is the stored one, bit for bit (one float64 computation, stored

@@ -175,6 +175,7 @@ def test_variations_player_frames_share_their_axis_limits():
     assert [f["texts"] for f in frames["frames"]] == [[name] for name in names]
 
 
+@pytest.mark.recompute
 def test_stored_variations_are_the_runs_of_the_variations():
     """The stored study ``trees-lab-variations`` holds the chapter's variations; its cheapest member (a 200-step
     default-depth run) recomputed now equals the stored one (same float64 computation, stored exactly); the stored
