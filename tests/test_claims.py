@@ -182,13 +182,14 @@ def test_every_stored_rate_decides_its_rows_class():
 
 
 def test_chapter_modules_class_rates_only_through_rated():
-    """A chapter module that classes a verdict by rates of runs goes through claims.rated (which stores the rates in
-    the row), never through rate_class directly."""
+    """A chapter or verdicts module that classes a verdict by rates of runs goes through claims.rated (which stores
+    the rates in the row), never through rate_class directly."""
     from pathlib import Path
 
-    root = Path(claims.__file__).parent / "chapters"
-    offenders = [str(p.relative_to(root)) for p in sorted(root.rglob("*.py"))
-                 if re.search(r"\brate_class\(", p.read_text())]
+    root = Path(claims.__file__).parent
+    files = sorted((root / "chapters").rglob("*.py")) + sorted((root / "verdicts").rglob("*.py"))
+    assert len(files) > 25
+    offenders = [str(p.relative_to(root)) for p in files if re.search(r"\brate_class\(", p.read_text())]
     assert offenders == []
 
 

@@ -34,7 +34,7 @@ PAPER_THIRD_PARTY = ("torch", "numpy", "scipy")
 #: ... and the shared floor (the trainer's optional progress bar).
 SHARED_THIRD_PARTY = PAPER_THIRD_PARTY + ("tqdm",)
 #: The book side: what the chapters use to show, store and check results. Studies import none of it.
-BOOK = ("onelayer.chapters", "onelayer.chapter", "onelayer.figures", "onelayer.plots", "onelayer.plotted",
+BOOK = ("onelayer.chapters", "onelayer.chapter", "onelayer.figures", "onelayer.verdicts", "onelayer.plots", "onelayer.plotted",
         "onelayer.widgets", "onelayer.scrubber", "onelayer.registry", "onelayer.findings", "onelayer.cli",
         "onelayer.execution", "onelayer.tables", "onelayer.formatting", "onelayer.__main__",
         "matplotlib", "ipywidgets", "IPython")

@@ -24,6 +24,9 @@ from ..walks import ring
 
 __all__ = [
     "figure45_figure",
+    "error_tick",
+    "training_frame",
+    "gram_error_figure",
     "transition_heatmaps",
     "mixing_figure",
     "ring_explorer",
@@ -295,3 +298,32 @@ def figure45_figure(rows: list[dict]):
     for ax in axes:
         ax.legend()
     return fig
+
+
+def error_tick(error: float) -> str:
+    """``0``, ``10^-15`` or ``2*10^-12`` as a figure's tick label (mathtext)."""
+    if error == 0:
+        return "0"
+    mantissa, exponent = f"{error:.0e}".split("e")
+    return (f"${mantissa}\\cdot" if mantissa != "1" else "$") + f"10^{{{int(exponent)}}}$"
+
+
+def gram_error_figure(exact: list[dict], norm_name):
+    """(a) Figure 5 and (b) both figures reproduced against the relative Gram error, one line per squared norm:
+    ``exact`` holds the rates of exactly orthogonal positions per error and norm (in the order of the norms), and
+    ``norm_name`` names a norm (its legend label is the part before the equals sign)."""
+    errors = sorted({r["gram_error"] for r in exact})
+    series = {}
+    for norm in dict.fromkeys(str(r["norm"]) for r in exact):  # in the rates' order: by squared norm
+        sub = {r["gram_error"]: r for r in exact if str(r["norm"]) == norm}
+        series[norm_name(sub[errors[0]]["norm"]).split(" = ")[0]] = [sub[e] for e in errors]
+    return rate_by_level_figure([error_tick(e) for e in errors], series,
+                                {"(a) Figure 5 reproduced": "fig5_rate", "(b) both figures": "both_rate"},
+                                xlabel="relative Gram error", legend_title="squared norm |p_i|^2")
+
+
+def training_frame(hist, exp, step: int, steps):
+    """One frame of a player over the GD steps ``steps`` of a run: :func:`training_figure` at ``step``, marked with
+    the step and the range of ``V`` over all of ``steps`` (:func:`mark_player_frame`), so every frame shares a scale."""
+    V = np.stack([np.asarray(hist.at("V", t)) for t in steps])
+    return mark_player_frame(training_figure(hist, exp, step=step), step, (float(V.min()), float(V.max())))

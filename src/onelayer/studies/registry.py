@@ -17,7 +17,7 @@ from .. import store
 from ..paths import data_path
 from .runner import Study
 
-__all__ = ["MODULES", "studies", "get", "load"]
+__all__ = ["MODULES", "studies", "get", "load", "require_settings"]
 
 #: The study modules, in the order they run.
 MODULES: tuple[str, ...] = (
@@ -92,3 +92,11 @@ def load(name: str, *, path: str | os.PathLike | None = None) -> dict:
     summary and provenance, with the non-finite floats read back (:func:`onelayer.store.from_jsonable`)."""
     study = get(name)
     return store.from_jsonable(store.read_json(path if path is not None else data_path(study.stored), kind=study.kind))
+
+
+def require_settings(name: str, stored, expected) -> None:
+    """Refuse a stored study made with other settings than its reader needs: ``ValueError`` naming the study ``name``,
+    both settings and the command that runs it again, unless ``stored == expected``."""
+    if stored != expected:
+        raise ValueError(f"the stored study {name} was run with {stored}, the chapter needs {expected}: run "
+                         f"'python -m onelayer study {name}'")

@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from onelayer.chapters.walks import theorem31 as chapter
-from onelayer.studies.walks import edge, experiment, first_steps
+from onelayer.verdicts import walks_theorem31 as verdicts
+from onelayer.studies.walks import edge, experiment, first_steps, theorem31_runs
 from onelayer.walks import ring, theory
 
 KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "class", "chapter"}
@@ -77,18 +78,18 @@ def test_parent_log_odds_quick_grow_with_N_under_the_power_rule():
 def test_value_direction_quick_rows_and_the_closed_forms():
     _, numbers = chapter.value_direction(quick=True)
     rows = numbers["table"]
-    assert [r["p"] for r in rows] == list(chapter.SETTINGS.direction_ps)
+    assert [r["p"] for r in rows] == list(chapter.SETTINGS.runs.direction_ps)
     for r in rows:
         assert r["sqrt_odds"] == pytest.approx(np.sqrt(r["p"] / (1 - r["p"])), rel=1e-15)
         assert r["norm_over_sqrt_2t"] == pytest.approx(1.0, abs=0.1)
     assert numbers["loglog_slope_d_empirical_p07"] is None and numbers["loglog_from_step"] is None  # 8 records
     assert set(numbers["reduced_dynamics_ratio"]) == {"0.7", "0.9"}
-    assert set(chapter.DIRECTION_HEADERS) <= set(rows[0]) and set(chapter.RATIO_HEADERS) <= set(rows[0])
+    assert {"d_Pi", "d_sqrt", "d_empirical", "sampling_floor", "ratio", "odds", "norm_over_sqrt_2t"} <= set(rows[0])
 
 
 def test_steps_to_optimal_quick_and_lemma_c5_rows():
     _, numbers = chapter.steps_to_optimal(quick=True)
-    assert [(r["K"], r["N"]) for r in numbers["table"]] == list(chapter.SETTINGS.steps_table_sizes[:2])
+    assert [(r["K"], r["N"]) for r in numbers["table"]] == list(chapter.SETTINGS.runs.steps_table_sizes[:2])
     assert all(r["T0"] <= 4 for r in numbers["table"])
     population, sample = chapter.lemma_c5_rows()
     assert population["q_tok_rel_spread"] < 1e-10 and sample["q_tok_rel_spread"] > 0.1
@@ -147,29 +148,28 @@ def _edge_rows(K, p, good, other, n=40):
 
 def test_share_words_follow_the_interval():
     from onelayer.rates import rate
-    assert [chapter._share(rate(k, 40)) for k in (40, 0, 38, 5, 20)] == ["all", "no", "most", "a minority of",
+    assert [verdicts.share(rate(k, 40)) for k in (40, 0, 38, 5, 20)] == ["all", "no", "most", "a minority of",
                                                                           "about half of"]
 
 
 def test_edge_verdict_follows_the_intervals():
     every = edge.edge_rates(_edge_rows(6, 0.9, 40, 0) + _edge_rows(6, 0.99, 40, 0))
-    assert chapter.edge_verdict(every)["verdict"] == "holds in every run"
+    assert verdicts.edge(chapter.SETTINGS, every)["verdict"] == "holds in every run"
     most = edge.edge_rates(_edge_rows(6, 0.9, 38, 2) + _edge_rows(6, 0.99, 36, 4))
-    assert chapter.edge_verdict(most)["verdict"].startswith("holds in most runs at every p")
+    assert verdicts.edge(chapter.SETTINGS, most)["verdict"].startswith("holds in most runs at every p")
     split = edge.edge_rates(_edge_rows(6, 0.9, 38, 2) + _edge_rows(6, 0.99, 21, 19))
-    v = chapter.edge_verdict(split)
+    v = verdicts.edge(chapter.SETTINGS, split)
     assert v["verdict"].startswith("holds in most runs only for p in {0.9}; at p in {0.99}") and "0.47" in v["verdict"]
     assert "p=0.99: optimal on the parent 21/40 = 0.53 [0.37, 0.67], other lag 19/40" in v["measurement"]
     with pytest.raises(ValueError, match="rates"):
-        chapter.edge_verdict([])
+        verdicts.edge(chapter.SETTINGS, [])
 
 
-def test_small_ring_verdict_compares_k4_with_k6(monkeypatch):
+def test_small_ring_verdict_compares_k4_with_k6():
     def verdict(k4_other, k6_other, k3_good=200):
         rows = _edge_rows(3, 0.9, k3_good, 0, 200) + _edge_rows(4, 0.9, 200 - k4_other, k4_other, 200) \
             + _edge_rows(6, 0.9, 200 - k6_other, k6_other, 200)
-        monkeypatch.setattr(chapter, "seed_study", lambda: {"edge": rows, "meta": {"settings": {"edge_seeds": 40}}})
-        return chapter.small_ring_verdict()["verdict"]
+        return verdicts.small_ring(chapter.SETTINGS, chapter.pooled_edge_rates(rows), 40)["verdict"]
     assert verdict(48, 43).startswith("K=4 locks onto another lag about as often as K=6")
     assert verdict(80, 20).startswith("K=4 locks onto another lag more often than K=6")
     assert verdict(0, 20).startswith("K=4 is learned on the parent in every run")
@@ -254,12 +254,12 @@ def test_the_stored_slopes_contain_the_chapters_one_sample_run():
 def test_the_long_runs_come_from_the_stored_study_which_must_hold_the_chapters_settings(monkeypatch):
     # the direction runs, the direction by loss, Lemma C.7 and the log-odds are the stored study walks-t31-runs
     _, numbers = chapter.value_direction()
-    assert [r["steps"] for r in numbers["table"]] == [chapter.SETTINGS.direction_steps] * 3
+    assert [r["steps"] for r in numbers["table"]] == [chapter.SETTINGS.runs.direction_steps] * 3
     assert numbers["loglog_from_step"] is not None
-    assert chapter.lemma_c7()["steps"][-1] == chapter.SETTINGS.direction_steps
+    assert chapter.lemma_c7()["steps"][-1] == chapter.SETTINGS.runs.direction_steps
     _, odds = chapter.parent_log_odds()
-    assert sorted({r["N"] for r in odds["table"]}) == sorted(chapter.SETTINGS.log_odds_Ns)
-    monkeypatch.setattr(chapter, "SETTINGS", chapter.Settings(direction_steps=500))
+    assert sorted({r["N"] for r in odds["table"]}) == sorted(chapter.SETTINGS.runs.log_odds_Ns)
+    monkeypatch.setattr(chapter, "SETTINGS", chapter.Settings(runs=theorem31_runs.Settings(direction_steps=500)))
     chapter.runs_study.cache_clear()
     try:
         with pytest.raises(ValueError, match="walks-t31-runs"):

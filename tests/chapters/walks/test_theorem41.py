@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from onelayer.chapters.walks import theorem41 as chapter
+from onelayer.verdicts import walks_theorem41 as verdicts
 
 KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "class", "chapter"}
 
@@ -98,17 +99,17 @@ def test_gram_error_verdict_follows_the_intervals():
     zero = {40.0: (7, 40, 7), "M/2": (40, 40, 40)}
     broken = {40.0: (7, 37, 6), "M/2": (40, 0, 0)}
     rows = _rows("exact", zero) + _rows("exact", broken, error=1e-12) + _rows("sin", broken, error=1e-12)
-    row = chapter.gram_error_verdict(chapter.gram_error_rate_rows(rows))
+    row = verdicts.gram_error(chapter.gram_error_rate_rows(rows))
     assert row["verdict"] == ("depends on the error: both figures in most samples only at error 0; from 1*10^-12 on "
                               "Figure 5 fails at the norms where Figure 4 holds")
     assert "sinusoidal ones give the same counts" in row["reading"]
     assert "error 1*10^-12: both at best in 6/40" in row["measurement"] and "M/2 = 500}" in row["measurement"]
     other = _rows("exact", zero) + _rows("exact", broken, error=1e-12) + _rows("sin", zero, error=1e-12)
-    assert "other counts" in chapter.gram_error_verdict(chapter.gram_error_rate_rows(other))["reading"]
+    assert "other counts" in verdicts.gram_error(chapter.gram_error_rate_rows(other))["reading"]
     every = _rows("exact", zero) + _rows("exact", zero, error=1e-12)
-    assert chapter.gram_error_verdict(chapter.gram_error_rate_rows(every))["verdict"] == "holds at every error size tried"
+    assert verdicts.gram_error(chapter.gram_error_rate_rows(every))["verdict"] == "holds at every error size tried"
     with pytest.raises(ValueError, match="rates"):
-        chapter.gram_error_verdict(chapter.gram_error_rate_rows(_rows("sin", zero, error=1e-12)))
+        verdicts.gram_error(chapter.gram_error_rate_rows(_rows("sin", zero, error=1e-12)))
 
 
 @pytest.mark.recompute
@@ -135,16 +136,16 @@ def test_the_gram_error_figure_reads_both_studies():
 
 
 def test_figure45_verdict_follows_the_intervals():
-    holds = chapter.figure45_verdict("exact", _rates("exact", {40.0: (38, 40, 38), "M/2": (40, 40, 40)}))
+    holds = verdicts.figure45("exact", _rates("exact", {40.0: (38, 40, 38), "M/2": (40, 40, 40)}), 40)
     assert holds["verdict"] == "holds at every norm tried"
-    some = chapter.figure45_verdict("exact", _rates("exact", {40.0: (7, 40, 7), "M/2": (40, 40, 40)}))
+    some = verdicts.figure45("exact", _rates("exact", {40.0: (7, 40, 7), "M/2": (40, 40, 40)}), 40)
     assert some["verdict"].startswith("depends on the norm: both in most samples only at |p|^2 in {M/2 = 500}")
-    fails = chapter.figure45_verdict("sin", _rates("sin", {40.0: (7, 37, 6), "M/2": (40, 0, 0)}))
+    fails = verdicts.figure45("sin", _rates("sin", {40.0: (7, 37, 6), "M/2": (40, 0, 0)}), 40)
     assert fails["verdict"] == "fails: at every norm tried most samples miss one figure (best |p|^2 = 40: both in 6/40 = 0.15 [0.07, 0.29])"
     # 20/40 has an interval around 1/2: neither "most" nor "a minority"
-    assert chapter.figure45_verdict("sin", _rates("sin", {40.0: (20, 40, 20)}))["verdict"].startswith("undecided")
+    assert verdicts.figure45("sin", _rates("sin", {40.0: (20, 40, 20)}), 40)["verdict"].startswith("undecided")
     with pytest.raises(ValueError, match="reading"):
-        chapter.figure45_verdict("cos", _rates("sin", {40.0: (1, 1, 1)}))
+        verdicts.figure45("cos", _rates("sin", {40.0: (1, 1, 1)}), 40)
 
 
 def test_figure45_rates_table_reads_the_stored_study():

@@ -18,8 +18,6 @@ from functools import lru_cache
 
 import numpy as np
 
-from ...claims import exact_class, rated
-from ...formatting import near_zero_text, number_text
 from ...paths import data_path
 from ...registry import register
 from ...scrubber import frame_numbers, load_frames, scrub
@@ -27,13 +25,13 @@ from ...studies import registry
 from ...studies.walks import (experiment, gram_errors, seed_rates, sensitivity as sens, t41_exact_runs, t41_fig9,
                                t41_sensitivity, theorem41)
 from ...figures import walks as figures
+from ...verdicts import walks_theorem41 as verdicts
 from ...walks import theory
-from ...walks.data import walk_population
 from ...validation import check_bool
 
 __all__ = ["Settings", "SETTINGS", "PLAYER_FRAMES", "token_averages", "lemma_d1", "exact_runs_study", "symmetry_rows", "symmetry_table", "fig5_runs",
            "fig5", "fig5_sin_positions", "escape_player", "escape_frames", "sensitivity_study", "sensitivity_rows", "sensitivity_exact_rows",
-           "sensitivity", "seed_study", "figure45_rate_rows", "figure45_rates", "figure45_verdict", "gram_error_study", "gram_error_rate_rows",
+           "sensitivity", "seed_study", "figure45_rate_rows", "figure45_rates", "gram_error_study", "gram_error_rate_rows",
            "figure45_gram_errors", "gram_error_verdict", "roundoff_machine", "roundoff_escape", "perturbation_escape", "fig9_runs", "fig9", "verdict_rows"]
 
 
@@ -93,16 +91,9 @@ RECIPES = {
 
 
 def token_averages() -> list[dict]:
-    """The token average of every walk of the exact ``p = 1`` population: for ``N = rK + 1`` its largest distance to
-    ``1/K`` (``max_dev``), for each of ``other_Ns`` the largest spread between walks (``spread``)."""
-    s = SETTINGS
-    N = s.r * s.K + 1
-    pop = walk_population(s.K, 1.0, N)
-    rows = [{"N": N, "walks": pop.B, "max_dev": float((pop.token_average() - 1 / s.K).abs().max())}]
-    for n in s.other_Ns:
-        avg = walk_population(s.K, 1.0, n).token_average()
-        rows.append({"N": n, "walks": avg.shape[0], "spread": float((avg.max(0).values - avg.min(0).values).max())})
-    return rows
+    """:func:`onelayer.studies.walks.theorem41.token_averages` of the exact ``p = 1`` population at ``N = rK + 1``
+    and at ``other_Ns``."""
+    return theorem41.token_averages(SETTINGS.K, SETTINGS.r, SETTINGS.other_Ns)
 
 
 @register("walks-lemma-d1", "Theorem 4.1 (table): V after one step at p=1, N=97, exact population, against Lemma D.1 (three losses)")
@@ -131,9 +122,7 @@ def exact_runs_study() -> dict:
     data, s = t41_exact_runs.load(), SETTINGS
     expected = t41_exact_runs.Settings(losses=s.lemma_d1_losses, symmetry_steps=s.symmetry_steps,
                                        perturbations=s.perturbations, perturbation_steps=s.escape_steps)
-    if data["settings"] != expected:
-        raise ValueError(f"the stored study {t41_exact_runs.STUDY.name} was run with {data['settings']}, the chapter "
-                         f"needs {expected}: run 'python -m onelayer study {t41_exact_runs.STUDY.name}'")
+    registry.require_settings(t41_exact_runs.STUDY.name, data["settings"], expected)
     return data
 
 
@@ -197,8 +186,7 @@ def _escape_steps(quick: bool = False) -> list[int]:
 
 def _draw_escape(step: int, quick: bool = False):
     exp, hist = fig5_runs(quick)[SIN]
-    V = np.stack([np.asarray(hist.at("V", t)) for t in _escape_steps(quick)])
-    return figures.mark_player_frame(figures.training_figure(hist, exp, step=step), step, (float(V.min()), float(V.max())))
+    return figures.training_frame(hist, exp, step, _escape_steps(quick))
 
 
 def escape_player(live: bool = False):
@@ -233,10 +221,8 @@ def _stored_fig9_runs() -> dict:
     s, keys = SETTINGS, {POPULATION: "population", SIN: "sin"}
     data = t41_fig9.load()
     expected = t41_fig9.Settings(K=s.fig9_K, r=s.fig9_r, steps=s.deterministic_steps)
-    if data["settings"] != expected or any(t41_fig9.RECIPES[key] != RECIPES[name] for name, key in keys.items()):
-        raise ValueError(f"the stored study {t41_fig9.STUDY.name} was run with {data['settings']} and the recipes "
-                         f"{t41_fig9.RECIPES}, the chapter needs {expected} and {RECIPES}: run "
-                         f"'python -m onelayer study {t41_fig9.STUDY.name}'")
+    registry.require_settings(t41_fig9.STUDY.name, (data["settings"], {name: t41_fig9.RECIPES[key] for name, key in keys.items()}),
+                              (expected, {name: RECIPES[name] for name in keys}))
     return {name: (theorem41.deterministic_setup(s.fig9_K, s.fig9_r, **RECIPES[name]), data["runs"][key])
             for name, key in keys.items()}
 
@@ -264,11 +250,8 @@ def sensitivity_study() -> dict:
     the rows of :func:`onelayer.studies.walks.sensitivity.figure45_row` on one training sample; cached. ``ValueError``
     when it was run with other norms than the chapter's."""
     data, s = t41_sensitivity.load(), SETTINGS
-    stored = data["settings"]
-    if stored != t41_sensitivity.Settings(norms=s.sensitivity_norms, exact_norms=s.exact_norms):
-        raise ValueError(f"the stored study {t41_sensitivity.STUDY.name} was run with {stored}, the chapter needs the "
-                         f"norms {s.sensitivity_norms} and {s.exact_norms} at the study's defaults: run "
-                         f"'python -m onelayer study {t41_sensitivity.STUDY.name}'")
+    registry.require_settings(t41_sensitivity.STUDY.name, data["settings"],
+                              t41_sensitivity.Settings(norms=s.sensitivity_norms, exact_norms=s.exact_norms))
     return data
 
 
@@ -334,26 +317,6 @@ def gram_error_rate_rows(rows: list[dict] | None = None) -> list[dict]:
     return sens.figure45_rates(rows)
 
 
-def _error_name(error: float) -> str:
-    return "0" if error == 0 else _power(error)
-
-
-def _error_tick(error: float) -> str:
-    """``0``, ``10^-15`` or ``2*10^-12`` as a figure's tick label (mathtext)."""
-    if error == 0:
-        return "0"
-    mantissa, exponent = f"{error:.0e}".split("e")
-    return (f"${mantissa}\\cdot" if mantissa != "1" else "$") + f"10^{{{int(exponent)}}}$"
-
-
-def _same_counts(rates: list[dict]) -> bool:
-    """Whether both positional readings give the same counts at every (error, norm) they share."""
-    by = {(r["positions"], r["gram_error"], str(r["norm"])): tuple(r[f"{k}_rate"].k for k in ("fig4", "fig5", "both"))
-          for r in rates}
-    shared = [(e, n) for (pos, e, n) in by if pos == "sin" and ("exact", e, n) in by]
-    return bool(shared) and all(by[("sin", e, n)] == by[("exact", e, n)] for e, n in shared)
-
-
 @register("walks-figure45-gram-errors", "Theorem 4.1: share of 40 training samples that reproduce Figure 5 and "
                                         "both figures against the size of the seeded Gram error, one line per "
                                         "squared norm of the exactly orthogonal positions, with 95% intervals")
@@ -362,32 +325,14 @@ def figure45_gram_errors(quick: bool = False):
     squared norm, for exactly orthogonal positions; the numbers hold every reading's rates and whether the sinusoidal
     reading gives the same counts (quick mode reads the same stored files)."""
     rates = gram_error_rate_rows()
-    exact = [r for r in rates if r["positions"] == "exact"]
-    errors = sorted({r["gram_error"] for r in exact})
-    series = {}
-    for norm in dict.fromkeys(str(r["norm"]) for r in exact):  # in the rates' order: by squared norm
-        sub = {r["gram_error"]: r for r in exact if str(r["norm"]) == norm}
-        series[_norm_name(sub[errors[0]]["norm"]).split(" = ")[0]] = [sub[e] for e in errors]
-    fig = figures.rate_by_level_figure([_error_tick(e) for e in errors], series,
-                                       {"(a) Figure 5 reproduced": "fig5_rate", "(b) both figures": "both_rate"},
-                                       xlabel="relative Gram error", legend_title="squared norm |p_i|^2")
-    table = [{"positions": r["positions"], "gram_error": _error_name(r["gram_error"]), "norm": str(r["norm"]),
+    fig = figures.gram_error_figure([r for r in rates if r["positions"] == "exact"], verdicts.norm_name)
+    table = [{"positions": r["positions"], "gram_error": verdicts.error_name(r["gram_error"]), "norm": str(r["norm"]),
               "fig4": r["fig4"], "fig5": r["fig5"], "both": r["both"]} for r in rates]
-    return fig, {"sources": [gram_errors.STUDY.stored, seed_rates.STUDY.stored], "same_counts_both_readings": _same_counts(rates),
+    return fig, {"sources": [gram_errors.STUDY.stored, seed_rates.STUDY.stored], "same_counts_both_readings": verdicts.same_counts(rates),
                  "table": table}
 
 
 # -- round-off and perturbations -----------------------------------------------------------------------------------------
-
-def _escape_rows(escape: dict, *, spread: bool = False) -> list[dict]:
-    rows = []
-    for name, h in escape.items():
-        summary = theorem41.escape_summary(h)
-        rows.append({"run": name, "escape_step": summary["escape_step"], "final_test_accuracy": summary["test_accuracy"],
-                     "final_class_mass": summary["class_mass"], "final_top_attention": summary["top_attention"],
-                     **({"max_logit_spread": float(np.max(h["logit_spread"]))} if spread else {})})
-    return rows
-
 
 @register("walks-roundoff-machine", "Theorem 4.1: logit spread at p=1 with round-off alone (one training sample; sin and exact positions, "
                                    "float64 and float32); "
@@ -401,7 +346,7 @@ def roundoff_machine(quick: bool = False):
         for positions in ("sin", "exact"):
             e = theorem41.deterministic_setup(s.K, s.r, train="sample", positions=positions, dtype=dtype)
             escape[f"{positions}, {dtype}"] = theorem41.escape_run(e, steps=steps)
-    return figures.escape_figure(escape), {"steps": steps, "table": _escape_rows(escape, spread=True)}
+    return figures.escape_figure(escape), {"steps": steps, "table": theorem41.escape_rows(escape, spread=True)}
 
 
 @register("walks-roundoff-escape", "Theorem 4.1: logit spread and accuracy at p=1 (one training sample) when a seeded Gram error of the "
@@ -411,7 +356,7 @@ def roundoff_escape(quick: bool = False):
     steps = SETTINGS.quick_escape_steps if quick else SETTINGS.escape_steps
     escape = theorem41.gram_error_escape(theorem41.GRAM_ERROR_SIZES, steps=steps)
     return figures.escape_figure(escape), {"steps": steps, "gram_errors": list(theorem41.GRAM_ERROR_SIZES),
-                                           "table": _escape_rows(escape)}
+                                           "table": theorem41.escape_rows(escape)}
 
 
 @register("walks-perturbation-escape", "Theorem 4.1: escape step of the symmetric state against the size of a perturbation of q")
@@ -431,133 +376,15 @@ def perturbation_escape(quick: bool = False):
 
 # -- verdicts -----------------------------------------------------------------------------------------------------------
 
-def _power(x: float) -> str:
-    """``2*10^-12`` for ``2e-12``: a setting, written so that it does not read as a round-off digit."""
-    mantissa, exponent = f"{x:.0e}".split("e")
-    return f"{mantissa}*10^{int(exponent)}"
-
-
-def _norm_name(norm) -> str:
-    return f"{norm:g}" if isinstance(norm, float) else f"{norm} = {number_text(_NORM2[norm], 3)}"
-
-
-_NORM2 = {"M/16": 62.5, "M/8": 125.0, "M/4": 250.0, "M/2": 500.0, "M": 1000.0}
-
-#: What each positional reading of the seed study is, as the verdict rows name it.
-READING_NAMES = {"sin": ("sinusoidal positions rescaled to |p_i|^2, with the seeded relative Gram error "
-                         f"{_power(sens.RELATIVE_GRAM_ERROR)} standing in for round-off [ours]"),
-                 "exact": "exactly orthogonal positions rescaled to |p_i|^2, no Gram error [ours]"}
-
-
-def figure45_verdict(reading: str, rates: list[dict] | None = None) -> dict:
-    """The verdict row on Figures 4 and 5 together under one positional reading, from the rates over training
-    samples (:func:`figure45_rate_rows`): "holds" at a norm only where the interval of the share of samples that
-    reproduce both lies above 1/2."""
-    rates = [r for r in (figure45_rate_rows() if rates is None else rates) if r["positions"] == reading]
-    if not rates:
-        raise ValueError(f"no rates for the reading {reading!r}")
-    names = [_norm_name(r["norm"]) for r in rates]
-    most = [n for n, r in zip(names, rates) if r["both_rate"].low > 0.5]
-    few = [n for n, r in zip(names, rates) if r["both_rate"].high < 0.5]
-    fig5_all = all(r["fig5_rate"].low > 0.5 for r in rates)
-    best = max(zip(names, rates), key=lambda nr: nr[1]["both_rate"].k)
-    if len(most) == len(rates):
-        verdict = "holds at every norm tried"
-    elif most:
-        verdict = (f"depends on the norm: both in most samples only at |p|^2 in {{{', '.join(most)}}}; "
-                   + ("Figure 5 holds at every norm, Figure 4 needs a large enough norm" if fig5_all else
-                      "elsewhere one of the two fails"))
-    elif len(few) == len(rates):
-        verdict = (f"fails: at every norm tried most samples miss one figure (best |p|^2 = {best[0]}: both in "
-                   f"{best[1]['both']})")
-    else:
-        verdict = "undecided: no norm where most samples reproduce both, but not every interval excludes 1/2"
-    s = seed_study()["meta"]["settings"]
-    return {
-        "claim": "Figures 4 and 5 together (zero init, 50 steps: p=1/2 learned, p=1 stays at 1/6)", "source": "[paper]",
-        "reading": READING_NAMES[reading] + ("; Figure 4 reproduced: every test prediction optimal at step 50 with "
-                                             "attention >= 0.99 on the parent; Figure 5: logit spread < 0.1 and "
-                                             "accuracy < 1/K + 0.05 for 50 steps [ours]"),
-        "settings": (f"K=6, N=97, M=1000, 1000 training and 1000 test walks per sample, float64, "
-                     f"{s['figure45_seeds']} training samples (data seeds) per norm, |p_i|^2 in "
-                     f"{{{', '.join(names)}}} (our guess M/2)"),
-        "measurement": "; ".join(f"|p|^2={n}: Fig. 4 {r['fig4']}, Fig. 5 {r['fig5']}, both {r['both']}"
-                                 for n, r in zip(names, rates)),
-        "verdict": verdict,
-        **rated({f"Figures 4 and 5, |p|^2={n}": r["both_rate"] for n, r in zip(names, rates)}),
-        "chapter": "theorem41",
-    }
-
-
-def gram_error_verdict(rates: list[dict] | None = None) -> dict:
-    """The verdict row on Figures 4 and 5 together against the size of the seeded Gram error, from
-    :func:`gram_error_rate_rows`: an error size reproduces both where the interval of the share of samples that
-    reproduce both lies above 1/2 at some norm."""
-    rates = gram_error_rate_rows() if rates is None else rates
-    exact = [r for r in rates if r["positions"] == "exact"]
-    if not exact:
-        raise ValueError("rates must hold rows of exactly orthogonal positions")
-    errors = sorted({r["gram_error"] for r in exact})
-    parts, good = [], []
-    for e in errors:
-        sub = [r for r in exact if r["gram_error"] == e]
-        most = [_norm_name(r["norm"]) for r in sub if r["both_rate"].low > 0.5]
-        best = max(sub, key=lambda r: r["both_rate"].k)
-        no5 = [_norm_name(r["norm"]) for r in sub if r["fig5_rate"].high < 0.5]
-        good += [e] if most else []
-        parts.append(f"error {_error_name(e)}: both " + (f"in most samples at |p|^2 in {{{', '.join(most)}}}" if most else
-                     f"at best in {best['both']} (|p|^2 = {_norm_name(best['norm'])})")
-                     + (f", Figure 5 in a minority at |p|^2 in {{{', '.join(no5)}}}" if no5 else ", Figure 5 at every norm"))
-    if len(good) == len(errors):
-        verdict = "holds at every error size tried"
-    elif good:
-        verdict = (f"depends on the error: both figures in most samples only at error {', '.join(map(_error_name, good))}; "
-                   f"from {_error_name(min(e for e in errors if e not in good))} on Figure 5 fails at the norms where "
-                   "Figure 4 holds")
-    else:
-        verdict = "fails at every error size tried"
-    same = _same_counts(rates)
-    samples = sorted({r["samples"] for r in rates})
-    return {
-        "claim": "Figures 4 and 5 together (zero init, 50 steps: p=1/2 learned, p=1 stays at 1/6)", "source": "[paper]",
-        "reading": ("the size of the seeded relative Gram error that stands in for round-off [ours], exactly orthogonal "
-                    "positions (sinusoidal ones give " + ("the same counts" if same else "other counts") +
-                    " at every error size and norm both were run at); criteria as in the rows above [ours]"),
-        "settings": (f"K=6, N=97, M=1000, 1000 training and 1000 test walks per sample, float64, "
-                     f"{'/'.join(map(str, samples))} training samples (data seeds) per cell, errors "
-                     f"{', '.join(map(_error_name, errors))}, |p_i|^2 in "
-                     f"{{{', '.join(dict.fromkeys(_norm_name(r['norm']) for r in exact))}}}"),
-        "measurement": "; ".join(parts),
-        "verdict": verdict,
-        **rated({f"Figures 4 and 5, error {_error_name(r['gram_error'])}, |p|^2={_norm_name(r['norm'])}": r["both_rate"]
-                 for r in exact}),
-        "chapter": "theorem41",
-    }
+def gram_error_verdict() -> dict:
+    """:func:`onelayer.verdicts.walks_theorem41.gram_error` of :func:`gram_error_rate_rows` (the row the prose quotes)."""
+    return verdicts.gram_error(gram_error_rate_rows())
 
 
 def verdict_rows() -> list[dict]:
-    """The chapter's verdicts: the exact symmetric state (Theorem 4.1), and Figures 4 and 5 together, one row per
-    positional reading, as rates over training samples."""
-    s, rows = SETTINGS, []
-    sym = symmetry_rows()
-    lo, hi = number_text(min(r["min_accuracy"] for r in sym), 3), number_text(max(r["max_accuracy"] for r in sym), 3)
-    acc = lo if lo == hi else f"from {lo} to {hi}"
-    spread = max(r["max_logit_spread"] for r in sym)
-    exact = spread < 1e-12 and abs(min(r["min_accuracy"] for r in sym) - 1 / s.K) < 1e-12 \
-        and abs(max(r["max_accuracy"] for r in sym) - 1 / s.K) < 1e-12  # tol: round-off of weighted sums
-    rows.append({
-        "claim": "Theorem 4.1: for p=1, N=rK+1, any loss and step size, attention stays uniform, V ~ 11^T, accuracy 1/K",
-        "source": "[paper]", "reading": "the paper's model in exact symmetry (exactly orthogonal positions) [ours]",
-        "settings": (f"exact population (deterministic: no sampling, so no interval), exactly orthogonal positions, "
-                     f"K=6, N=97, {len(s.lemma_d1_losses)} losses x "
-                     f"{len(theorem41.SCHEDULES)} step-size schedules, {s.symmetry_steps} steps"),
-        "measurement": (f"largest real-token logit spread {near_zero_text(spread)}; "
-                        f"accuracy at every step {acc} (1/K = {number_text(1 / s.K, 3)})"),
-        "verdict": "holds exactly" if exact else "fails",
-        "class": exact_class(bool(exact)),
-        "chapter": "theorem41",
-    })
-    for reading in ("sin", "exact"):
-        rows.append(figure45_verdict(reading))
-    rows.append(gram_error_verdict())
-    return rows
+    """The chapter's verdict rows: :func:`onelayer.verdicts.walks_theorem41.rows` of the exact symmetric runs and of
+    the rates over the stored training samples."""
+    return verdicts.rows(SETTINGS, symmetry=symmetry_rows(), schedules=len(theorem41.SCHEDULES),
+                         figure45_rates=figure45_rate_rows(),
+                         samples=seed_study()["meta"]["settings"]["figure45_seeds"],
+                         gram_error_rates=gram_error_rate_rows())

@@ -15,9 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...claims import combine, exact_class, rated
 from ...formatting import near_zero_text, number_text
-from ...rates import rate
 from ...registry import register
 from ...validation import check_choice
 from ...figures import walks_variations as variation_figures
@@ -26,6 +24,7 @@ from ...studies.walks.variations import lag as lag_study, logit_scale as logit_s
 from ...studies.walks.variations import readings, residual as residual_study, runs as variation_runs
 from ...studies import registry
 from ...studies.walks.variations import seeds as variation_seeds
+from ...verdicts import walks_variations as verdicts
 
 __all__ = ["Settings", "SETTINGS", "residual", "logit_scale", "no_position", "no_position_capacity", "no_position_bound",
            "linear_rates", "lag_result",
@@ -339,21 +338,11 @@ def seed_study() -> dict:
     return registry.load(variation_seeds.STUDY.name)
 
 
-def _steps_text(values) -> str:
-    """``"median (min-max)"`` of steps, ``never`` counted separately (a ``nan`` is a run never optimal)."""
-    v = np.asarray(values, dtype=float)
-    done = v[np.isfinite(v)]
-    if done.size == 0:
-        return "never"
-    text = f"{number_text(float(np.median(done)), 3)} ({number_text(float(done.min()), 3)}-{number_text(float(done.max()), 3)})"
-    return text + (f", {v.size - done.size} never" if done.size < v.size else "")
-
-
 def logit_scale_seed_rates(rows: list[dict] | None = None) -> list[dict]:
     """:func:`onelayer.studies.walks.variations.readings.logit_scale_rates` of the stored study (or ``rows``), ``T0``
     of both scales as text."""
     rows = seed_study()["summary"]["logit_scale"] if rows is None else rows
-    return [{**r, "T0_one": _steps_text(r["T0_one"]), "T0_scaled": _steps_text(r["T0_scaled"])}
+    return [{**r, "T0_one": verdicts.steps_text(r["T0_one"]), "T0_scaled": verdicts.steps_text(r["T0_scaled"])}
             for r in readings.logit_scale_rates(rows)]
 
 
@@ -361,7 +350,7 @@ def lag_seed_rates(rows: list[dict] | None = None) -> list[dict]:
     """:func:`onelayer.studies.walks.variations.readings.lag_rates` of the stored study (or ``rows``) above
     ``lag_selected``, ``T0`` as text."""
     rows = seed_study()["summary"]["lag"] if rows is None else rows
-    return [{**r, "T0": _steps_text(r["T0"])} for r in readings.lag_rates(rows, SETTINGS.lag_selected)]
+    return [{**r, "T0": verdicts.steps_text(r["T0"])} for r in readings.lag_rates(rows, SETTINGS.lag_selected)]
 
 
 @register("walks-variations-seed-rates", "Variations (table): the 1/sqrt(d) logit scale and the parent at lag 2 over "
@@ -400,116 +389,11 @@ def seed_rate_glue() -> dict:
 
 
 def verdict_rows() -> list[dict]:
-    """The chapter's verdicts: the residual connection, the logit scale and the lag-2 parent (the authors'
-    expectations), what any model without positions can do, the uniform stationary law, separate ``W_Q`` and ``W_K``
-    from zero, and the linear baseline (reviewers' questions). Claims whose outcome can vary with the draw are rates
-    over 20 chains or seeds with their Wilson intervals (the logit scale and the lag-2 parent from the stored study
-    :mod:`onelayer.studies.walks.variations.seeds`); the others say "one run" (an exact identity) or "one seed"."""
-    def f(x, digits=3):
-        return number_text(x, digits)
-
-    res = _residual()
-    diffs = [res[k] for k in ("output_diff", "grad_V_diff", "grad_W_diff", "V_diff", "W_diff")]
-    scale_rates, lag_rates = logit_scale_seed_rates(), lag_seed_rates()
-    study_settings = seed_study()["settings"]
-    lag2 = lag_result(SETTINGS.lag_ps[0], SETTINGS.lag_steps)
-    lin, n_walks = linear_rates(), SETTINGS.capacity_walks
-    chance = 1.0 / 6
-    bound = {(r["p"], r["N"]): r["bound"] for r in _bound_rows(False)}
-    bound_ps = SETTINGS.bound_ps
-    beats = [p for p in bound_ps if lin[p].low > chance]       # some V beats chance beyond its sampling interval
-    flat = [p for p in bound_ps if bound[p, 97] <= chance + 1e-12]  # tol: the bound is 1/K up to round-off
-    top = max(bound[p, 97] for p in bound_ps)
-    if not beats:
-        nopos_verdict = "holds (no fitted V beats chance)"
-    else:
-        nopos_verdict = (f"false as stated for p = {', '.join(f'{p:g}' for p in beats)}: a fitted V beats chance; "
-                         f"but no model of this form exceeds {f(top)} at N = 97, far below the Bayes accuracy"
-                         + (f"; holds at p = {', '.join(f'{p:g}' for p in flat)}" if flat else ""))
-    ch = chain_table()
-    n = SETTINGS.n_chains
-    ok = {k: sum(r["learned"] for r in ch if r["kind"] == k) for k in ("doubly stochastic", "non-uniform")}
-    learned = {k: rate(v, n) for k, v in ok.items()}
-    qk = rebuttal.separate_qk_run(SETTINGS.qk_p, sigma=0.0, steps=SETTINGS.verdict_qk_steps)
-    base = baseline_rates()
-    small, big = SETTINGS.verdict_baseline_ns
-    n_seeds = len(SETTINGS.verdict_baseline_seeds)
-    return [
-        {"claim": "a residual connection changes nothing", "source": "[review]", "reading": "the literal model (autograd)",
-         "settings": "K=6, N=13, M=100, p=0.7, 300 walks, 5 steps; one run (an exact identity: no seed can change it)",
-         "measurement": f"largest difference of outputs, gradients, V and W after 5 steps: {f(max(diffs))}",
-         "verdict": "holds exactly" if max(diffs) == 0 else "fails",  # exact: the same operations plus zeros
-         "class": exact_class(bool(max(diffs) == 0)), "chapter": "variations"},
-        {"claim": "1/sqrt(d) logit scaling gives the same conclusions, only more iterations", "source": "[review]",
-         "reading": "the scale on the merged W (ours)",
-         "settings": (f"p in {[r['p'] for r in scale_rates]}, {study_settings['scale_steps']} steps, "
-                      f"{'/'.join(str(n) for n in sorted({r['seeds'] for r in scale_rates}))} seeds per p (training and "
-                      f"test walks), both scales on each seed's sample"),
-         "measurement": "; ".join(f"p={r['p']:g}: optimal from step {r['T0_scaled']} with 1/sqrt(d) vs {r['T0_one']} "
-                                  f"with scale 1 (median (min-max)); slower than scale 1 in {r['slower'].text()}; "
-                                  f"same end state (every prediction optimal, parent attention > 0.99) in "
-                                  f"{r['same_end'].text()}" for r in scale_rates),
-         "verdict": readings.logit_scale_verdict(scale_rates),
-         **rated({f"{k.replace('_', ' ')}, p={r['p']:g}": r[k] for r in scale_rates for k in ("slower", "same_end")}),
-         "chapter": "variations"},
-        {"claim": "with a parent at lag 2, the first-step V is circulant and the attention selects x_(N-2)",
-         "source": "[review]", "reading": "s_i = s_(i-2) +- 1 (ours)",
-         "settings": (f"p in {[r['p'] for r in lag_rates]}, K=6, N=97, M=1000, {study_settings['lag_steps']} steps, "
-                      f"{'/'.join(str(n) for n in sorted({r['seeds'] for r in lag_rates}))} seeds per p (training and "
-                      f"test walks); formula on the exact population of N=13"),
-         "measurement": (f"closed form circulant {lag2['closed_form_circulant']}, max error on the population "
-                         f"{number_text(lag2['V1_error'])}; "
-                         + "; ".join(f"p={r['p']:g}: attention on x_(N-2) after step 2 above {SETTINGS.lag_selected:g} in "
-                                     f"{r['selected_2'].text()} (lowest {f(r['lowest_2'])}), every prediction optimal "
-                                     f"at step {study_settings['lag_steps']} in {r['optimal_end'].text()}"
-                                     for r in lag_rates)),
-         "verdict": readings.lag_verdict(lag_rates, bool(lag2["closed_form_circulant"]) and lag2["V1_error"] < 1e-12),
-         **rated({f"lag 2 selected, p={r['p']:g}": r["selected_2"] for r in lag_rates},
-                 checks=[exact_class(bool(lag2["closed_form_circulant"]) and lag2["V1_error"] < 1e-12)]),
-         "chapter": "variations"},
-        {"claim": "without positions no one-layer transformer of this form beats a random guess", "source": "[review]",
-         "reading": "-",
-         "settings": (f"K=6, p in {[p for p in bound_ps]}: a V fitted on {n_walks} walks of length 97, right on k of "
-                      f"{n_walks} fresh walks; exact best function of the histogram at N = 97 (dynamic programme)"),
-         "measurement": ("; ".join(f"p={p:g}: fitted V {lin[p].text()}, bound {f(bound[p, 97])}" for p in bound_ps)
-                         + f"; chance {f(chance)} (95% Wilson intervals over the fresh walks; one fitted V per p)"),
-         "verdict": nopos_verdict,
-         "class": combine("fails" if p in beats else "holds" for p in bound_ps),  # a fitted V above chance refutes it
-         "chapter": "variations"},
-        {"claim": "the mechanism needs a uniform stationary law (non-circulant chains)", "source": "[ours]",
-         "reading": "-",
-         "settings": (f"{n} doubly stochastic and {n} non-uniform-stationary seeded chains (chain seeds 0 to {n - 1}), "
-                      f"20 steps (as in the chapter)"),
-         "measurement": (f"learned (95% Wilson intervals): doubly stochastic {learned['doubly stochastic'].text()}, "
-                         f"non-uniform {learned['non-uniform'].text()}"),
-         "verdict": (f"supported on every chain tried ({n} of each kind)" if ok["doubly stochastic"] == n
-                     and ok["non-uniform"] == 0 else
-                     f"mostly supported: every doubly stochastic chain is learned, and a minority of the non-uniform "
-                     f"ones ({ok['non-uniform']}/{n})" if ok["doubly stochastic"] == n and learned["non-uniform"].high < 0.5
-                     else "not supported on every chain tried"),
-         # learned where the stationary law is uniform, not learned where it is not
-         **rated({"doubly stochastic chains learned": learned["doubly stochastic"],
-                  "non-uniform chains not learned": rate(n - ok["non-uniform"], n)}),
-         "chapter": "variations"},
-        {"claim": "separate W_Q, W_K from zero: both gradients stay zero", "source": "[review]",
-         "reading": "the literal model with separate W_Q, W_K (ours)",
-         "settings": (f"K=6, N=13, M=100, 300 walks, {SETTINGS.verdict_qk_steps} steps, literal model with autograd; "
-                      f"one run (an exact identity: every gradient has a zero factor)"),
-         "measurement": f"max |grad W_Q| = {number_text(qk['max_grad_WQ'])}, max |grad W_K| = {number_text(qk['max_grad_WK'])}",
-         "verdict": ("confirmed: the attention stays uniform" if qk["max_grad_WQ"] == 0 and qk["max_grad_WK"] == 0  # exact: 0 * x
-                     else "fails"),
-         "class": exact_class(bool(qk["max_grad_WQ"] == 0 and qk["max_grad_WK"] == 0)),
-         "chapter": "variations"},
-        {"claim": "a linear autoregressive model f = V x_(N-1) also solves the task", "source": "[review]",
-         "reading": "-",
-         "settings": (f"p={SETTINGS.baseline_p:g}, {small} and {big} training walks, 50 steps from zero, {n_seeds} seeds "
-                      f"(training and test walks); optimal: at least {SETTINGS.baseline_optimal:g} of 1000 test "
-                      f"predictions Bayes-optimal"),
-         "measurement": (f"{big} walks: optimal runs, linear {base[big]['linear'].text()}, transformer "
-                         f"{base[big]['transformer'].text()}; {small} walks: the linear model has the larger share of "
-                         f"optimal predictions in {base[small]['linear_ahead'].text()} (95% Wilson intervals)"),
-         "verdict": (readings.share_text(base[big]["linear"], "linear model optimal")
-                     + (f"; ahead of the transformer with {small} walks in most seeds"
-                        if base[small]["linear_ahead"].low > 0.5 else "")),
-         **rated({"linear model optimal": base[big]["linear"]}), "chapter": "variations"},
-    ]
+    """The chapter's verdict rows: :func:`onelayer.verdicts.walks_variations.rows` of the chapter's checks and runs
+    and of the stored seed, chain and baseline studies."""
+    s = SETTINGS
+    return verdicts.rows(s, residual=_residual(), scale_rates=logit_scale_seed_rates(), lag_rates=lag_seed_rates(),
+                         study_settings=seed_study()["settings"], lag2=lag_result(s.lag_ps[0], s.lag_steps),
+                         linear=linear_rates(), bound_rows=_bound_rows(False), chains=chain_table(),
+                         separate_qk=rebuttal.separate_qk_run(s.qk_p, sigma=0.0, steps=s.verdict_qk_steps),
+                         baseline=baseline_rates())

@@ -31,7 +31,7 @@ from ...training import History
 from ...validation import check_choice, check_float, check_int, check_int_sequence, check_probability
 from ...walks import prediction, ring, theory
 from . import analysis
-from ...walks.data import TokenData, walk_data
+from ...walks.data import TokenData, walk_data, walk_population
 from .first_steps import circulant_deviation, column_max_offsets, maximal_offsets
 from ...walks.model import WalkTransformer
 from .inputs import walk_model
@@ -43,6 +43,9 @@ __all__ = [
     "run",
     "training_numbers",
     "lemma_c1_check",
+    "C1_KEYS",
+    "lemma_c1_cases",
+    "lemma_c5_cases",
     "log_odds_vs_N",
     "steps_to_optimal_table",
     "direction_run",
@@ -174,6 +177,35 @@ def lemma_c1_check(model: WalkTransformer, data: TokenData, p: float, *, lr: flo
         "max_entry": float(closed.max()),
         "max_abs_q1": float(hist.params["q"].abs().max()),
     }
+
+
+#: The keys of a :func:`lemma_c1_check` a table shows (the matrices left out).
+C1_KEYS = ("max_error", "max_entry", "max_abs_q1", "V1_circulant", "V1_circulant_deviation", "V1_column_max_offsets",
+           "closed_form_circulant", "closed_form_max_offsets")
+
+
+def lemma_c1_cases(ps, sample, *, population_N: int, population_M: int) -> tuple:
+    """:func:`lemma_c1_check` for each ``p`` of ``ps`` on the exact population at ``population_N``,
+    ``population_M`` and on the sampled walks of ``sample(p)`` (an :class:`Experiment`): tuples
+    ``(p, "population" or "1000 walks", N, check)``."""
+    out = []
+    for p in ps:
+        small = setup_experiment(p, N=population_N, M=population_M).model
+        population = lemma_c1_check(small, walk_population(small.config.K, p, population_N), p)
+        e = sample(p)
+        out += [(p, "population", population_N, population),
+                (p, "1000 walks", e.model.config.N, lemma_c1_check(e.model, e.train, p))]
+    return tuple(out)
+
+
+def lemma_c5_cases(p: float, sample: Experiment, *, population_N: int, population_M: int) -> list[dict]:
+    """:func:`onelayer.walks.theory.lemma_c5_check` at ``p`` on the exact population (``population_N``,
+    ``population_M``) and on the sampled walks of ``sample``, one row each with its ``data`` name."""
+    small = setup_experiment(p, N=population_N, M=population_M).model
+    cases = ((f"population, N={population_N}, M={population_M}", small,
+              walk_population(small.config.K, p, population_N)),
+             (f"sample,     N={sample.model.config.N}, M={sample.model.config.M}", sample.model, sample.train))
+    return [{"data": name, **theory.lemma_c5_check(model, data)} for name, model, data in cases]
 
 
 def _M_for(N: int, rule: str, M: int) -> int:

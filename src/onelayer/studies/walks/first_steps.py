@@ -48,7 +48,7 @@ from ...walks.data import TokenData, walk_data, walk_population
 
 from .inputs import walk_model
 
-__all__ = ["first_step_from_counts", "column_max_offsets", "maximal_offsets", "circulant_deviation", "first_steps_table",
+__all__ = ["first_step_from_counts", "counting_check", "column_max_offsets", "maximal_offsets", "circulant_deviation", "first_steps_table",
            "first_steps_samples"]
 
 
@@ -58,6 +58,17 @@ def _by_offset(V) -> torch.Tensor:
     if V.ndim != 2 or V.shape[0] != V.shape[1]:
         raise ValueError(f"V must be a square matrix, got shape {V.shape}")
     return torch.from_numpy(np.stack([np.roll(V[:, s], -s) for s in range(V.shape[0])]))
+
+
+def counting_check(V1, data: TokenData) -> dict:
+    """A trained ``V1`` against :func:`first_step_from_counts` on its training ``data``: ``freq`` (the training label
+    frequencies), ``column_max_labels`` (the label at each column's maximum of ``V1``,
+    :func:`column_max_offsets`), ``top_label`` and ``counting_error`` (the largest difference of the two)."""
+    counts = first_step_from_counts(data)
+    K = V1.shape[0]
+    labels = [(s + o) % K for s, o in enumerate(column_max_offsets(V1))]
+    return {"freq": counts["freq"], "column_max_labels": labels, "top_label": int(np.argmax(counts["freq"])),
+            "counting_error": float(np.abs(V1 - counts["V1"]).max())}
 
 
 def column_max_offsets(V) -> list[int]:

@@ -9,7 +9,7 @@ import numpy as np
 
 from ...rates import mean_interval, rate
 
-__all__ = ["first_step_rates", "direction_rates", "slope_rates", "pooled_edge_rates"]
+__all__ = ["first_step_rates", "direction_rates", "slope_rates", "pooled_edge_rates", "edge_seed_comparison", "with_more_seeds"]
 
 
 def first_step_rates(rows: list[dict], *, circulant_tol: float, selected_attention: float) -> dict:
@@ -91,3 +91,33 @@ def pooled_edge_rates(rows: list[dict]) -> dict:
         out[K] = (rate(sum(r["top_lag"] == 1 and not np.isnan(r["T0"]) for r in sub), len(sub)),
                   rate(sum(r["top_lag"] != 1 for r in sub), len(sub)))
     return out
+
+
+def edge_seed_comparison(old: dict, cells: list[dict]) -> list[dict]:
+    """Per ``p`` of the edge study's ``cells`` (:mod:`onelayer.studies.walks.edge_seeds`' summary): optimal on the
+    parent and another lag over the 40 stored samples of ``walks-seed-rates`` (``old``: ``p`` -> its row of
+    :func:`onelayer.studies.walks.edge.edge_rates`), over all 200 samples, and over the 160 new ones (seeds 40-199)
+    alone, each ``k/n = x [95% Wilson interval]``; ``earlier_same``: whether the study's own seeds 0-39 give the old
+    counts (it recomputes them bit for bit: the same batches)."""
+    out = []
+    for p in sorted({c["p"] for c in cells}):
+        by = {c["seeds"]: c for c in cells if c["p"] == p}
+        row = {"p": p, "optimal_parent_40": old[p]["optimal_parent"], "other_lag_40": old[p]["other_lag"]}
+        for label in ("all", "new"):
+            c = by[label]
+            row[f"optimal_parent_{label}"] = rate(c["optimal_parent"], c["runs"]).text(2)
+            row[f"other_lag_{label}"] = rate(c["other_lag"], c["runs"]).text(2)
+            row[f"runs_{label}"] = c["runs"]
+        row["other_lags_all"] = by["all"]["other_lags"]
+        row["earlier_same"] = (by["earlier"]["optimal_parent"], by["earlier"]["other_lag"]) == (
+            old[p]["optimal_parent_rate"].k, old[p]["other_lag_rate"].k)
+        out.append(row)
+    return out
+
+
+def with_more_seeds(rows: list[dict], K: int, members: list[dict]) -> list[dict]:
+    """The edge runs ``rows`` at ring size ``K`` with the runs of the edge study's ``members``
+    (:mod:`onelayer.studies.walks.edge_seeds`) in place of ``rows``' runs at each ``p`` the study has."""
+    more = [row for m in members for row in m["result"]["rows"]]
+    ps = {r["p"] for r in more}
+    return [r for r in rows if r["K"] == K and r["p"] not in ps] + more

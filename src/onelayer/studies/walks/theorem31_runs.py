@@ -21,12 +21,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...training import History
+from ...walks import theory
 from ..registry import load as load_study
 from ..runner import Member, Study
 from .direction import direction_by_loss, lemma_c7_remainder
 from .experiment import direction_run, log_odds_vs_N, run, setup_experiment, steps_to_optimal_table
 
-__all__ = ["Settings", "QUICK", "members", "run_member", "summarize", "STUDY", "load"]
+__all__ = ["Settings", "QUICK", "members", "run_member", "summarize", "STUDY", "load", "direction_table", "direction_slope", "log_odds_rows"]
 
 
 @dataclass(frozen=True)
@@ -130,3 +131,35 @@ def load(path=None) -> dict:
             "log_odds": {rule: _arrays(by_key[f"log-odds-{rule}"]) for rule in M_RULES},
             "steps_to_optimal": by_key["steps-to-optimal"]["rows"],
             "fig8": History(steps=np.asarray(by_key["fig8"]["steps"]), records=_arrays(by_key["fig8"]["records"]))}
+
+
+def direction_table(runs, steps: int) -> tuple[list[dict], dict]:
+    """The final values of each :func:`~onelayer.studies.walks.experiment.direction_run` of ``runs`` (one per ``p``):
+    the distances of ``V``'s direction to ``Pi^T``, ``sqrt(Pi^T)`` and the sample's own target, the sampling floor,
+    the clockwise/counter-clockwise ratio against ``sqrt(p/(1-p))`` and ``p/(1-p)``, ``||V||/sqrt(2t)`` and the
+    output shares; and the reduced scalar dynamics' ratio after ``steps`` steps for every ``p`` but the first."""
+    rows = [{"p": r["p"], "steps": int(r["steps"][-1]), "d_Pi": float(r["d_Pi"][-1]), "d_sqrt": float(r["d_sqrt"][-1]),
+             "d_empirical": float(r["d_empirical"][-1]), "sampling_floor": float(r["sampling_floor"]),
+             "ratio": float(r["ratio"][-1]), "sqrt_odds": float(np.sqrt(r["p"] / (1 - r["p"]))), "odds": r["p"] / (1 - r["p"]),
+             "norm_over_sqrt_2t": float(r["norm"][-1] / np.sqrt(2 * r["steps"][-1])),
+             "out_Pi": float(r["out_Pi"][-1]), "out_sqrt": float(r["out_sqrt"][-1])} for r in runs]
+    reduced = {f"{p:g}": float(theory.reduced_value_dynamics(p, 6, steps)[-1] / theory.reduced_value_dynamics(1 - p, 6, steps)[-1])
+               for p in [r["p"] for r in runs][1:]}
+    return rows, reduced
+
+
+def direction_slope(run: dict, from_record: int) -> tuple[float | None, int | None]:
+    """The log-log slope of the distance of ``V``'s direction to the sample's own target in one direction ``run``,
+    fitted from record ``from_record`` on, and the step of that record (``(None, None)`` with too few records)."""
+    if len(run["steps"]) <= from_record + 2:
+        return None, None
+    return (float(np.polyfit(np.log(run["steps"][from_record:]), np.log(run["d_empirical"][from_record:]), 1)[0]),
+            int(run["steps"][from_record]))
+
+
+def log_odds_rows(odds: dict) -> list[dict]:
+    """One row per rule for ``M`` (``odds``: label -> :func:`~onelayer.studies.walks.experiment.log_odds_vs_N`'s
+    arrays) and length ``N``: ``M``, the median over walks of the smallest log-odds of the parent, its attention."""
+    return [{"M_rule": label, "N": int(N), "M": int(M), "median_min_log_odds": float(lo), "parent_attention": float(pa)}
+            for label, res in odds.items()
+            for N, M, lo, pa in zip(res["N"], res["M"], res["median_min_log_odds"], res["parent_attention"])]

@@ -63,6 +63,8 @@ __all__ = [
     "escape_run",
     "escape_step",
     "escape_summary",
+    "escape_rows",
+    "token_averages",
     "gram_error_escape",
     "perturbation_escape",
     "SCHEDULES",
@@ -214,6 +216,30 @@ def escape_summary(hist: History, threshold: float = 1.0) -> dict:
         "class_mass": float(hist.final("class_mass")),
         "top_attention": float(hist.final("top_attention")),
     }
+
+
+def escape_rows(escape: dict, *, spread: bool = False) -> list[dict]:
+    """One row per run of ``escape`` (name -> :func:`escape_run` history): its :func:`escape_summary` (escape step,
+    final test accuracy, class mass and top attention) and, with ``spread``, the largest real-token logit spread."""
+    rows = []
+    for name, h in escape.items():
+        summary = escape_summary(h)
+        rows.append({"run": name, "escape_step": summary["escape_step"], "final_test_accuracy": summary["test_accuracy"],
+                     "final_class_mass": summary["class_mass"], "final_top_attention": summary["top_attention"],
+                     **({"max_logit_spread": float(np.max(h["logit_spread"]))} if spread else {})})
+    return rows
+
+
+def token_averages(K: int, r: int, other_Ns) -> list[dict]:
+    """The token average of every walk of the exact ``p = 1`` population: for ``N = rK + 1`` its largest distance to
+    ``1/K`` (``max_dev``), for each of ``other_Ns`` the largest spread between walks (``spread``)."""
+    N = r * K + 1
+    pop = walk_population(K, 1.0, N)
+    rows = [{"N": N, "walks": pop.B, "max_dev": float((pop.token_average() - 1 / K).abs().max())}]
+    for n in other_Ns:
+        avg = walk_population(K, 1.0, n).token_average()
+        rows.append({"N": n, "walks": avg.shape[0], "spread": float((avg.max(0).values - avg.min(0).values).max())})
+    return rows
 
 
 def gram_error_escape(sizes=GRAM_ERROR_SIZES, *, K: int = 6, r: int = 16, M: int = 1000, positions: str = "exact",
