@@ -14,6 +14,7 @@ from onelayer.studies.runner import compute
 from onelayer.studies.trees import forward_training_runs as runs_study, stored_study
 from onelayer.rates import rate
 from onelayer.trees.forward.dynamics import SCALAR_NAMES
+from onelayer.verdicts import trees_forward_training as verdicts
 
 KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "class", "chapter"}
 CACHED = (chapter._training_run, chapter._paper_lr_runs, chapter._stored_runs)  # the caches behind training_run and paper_lr_runs
@@ -85,7 +86,7 @@ def test_verdicts_follow_from_their_measurements(monkeypatch):
     runs = stored["two_head"]["runs"]
     k = sum(min(r["final_accuracy"]) == 1.0 and r["signs_agree"] == r["signs_fixed"] for r in runs)  # exact: shares
     assert f"{k}/{len(runs)} = " in rows[0]["measurement"]
-    assert rows[0]["verdict"] == ("fails in every run" if k == 0 else f"holds {chapter._rate_words(rate(k, len(runs)))}")
+    assert rows[0]["verdict"] == ("fails in every run" if k == 0 else f"holds {verdicts.rate_words(rate(k, len(runs)))}")
     assert rows[2]["verdict"] == "by symmetry" and rows[2]["source"] == "[ours]"
     for row, block in zip(rows[3:-1], stored["learned_values"]):
         assert f"sd {block['init_scale']:g}" in row["reading"]
@@ -93,11 +94,11 @@ def test_verdicts_follow_from_their_measurements(monkeypatch):
 
 
 def test_rate_words_follow_the_interval():
-    assert chapter._rate_words(rate(20, 20)) == "in every run"
-    assert chapter._rate_words(rate(0, 20)) == "in no run"
-    assert chapter._rate_words(rate(3, 20)) == "in a minority of runs"
-    assert chapter._rate_words(rate(17, 20)) == "in most runs"
-    assert chapter._rate_words(rate(10, 20)) == "in about half the runs"
+    assert verdicts.rate_words(rate(20, 20)) == "in every run"
+    assert verdicts.rate_words(rate(0, 20)) == "in no run"
+    assert verdicts.rate_words(rate(3, 20)) == "in a minority of runs"
+    assert verdicts.rate_words(rate(17, 20)) == "in most runs"
+    assert verdicts.rate_words(rate(10, 20)) == "in about half the runs"
 
 
 def test_split_curves_recount_the_stored_shares():
