@@ -15,17 +15,17 @@ from pathlib import Path
 
 import torch
 
-from ...claims import rated
 from ...figures.trees_forward import depth_accuracy_figure
 from ...rates import mean_interval, rate
 from ...registry import register
 from ...seeding import numpy_rng
 from ...studies.trees import forward_limit_rates as limit_rates, forward_training_runs as training_runs, stored_study
-from ...studies.trees.forward_readings import merge_bins, pooled, rate_or_none, runs_verdict
+from ...studies.trees.forward_readings import merge_bins, pooled, rate_or_none
 from ...trees.forward.model import loss, two_head
 from ...trees.forward.decoding import ForwardDecodeResult, goal_counts, greedy_decode
 from ...trees.forward.layout import perfect_forward_batch, random_forward_batch
 from ...trees.shared import embeddings
+from ...verdicts import trees_forward_cot as verdicts
 
 __all__ = ["Settings", "SETTINGS", "limit_rates_stored", "trained_two_head", "test_set", "train_eval_batch",
            "test_decoding", "depth_bins", "depth_rows", "goal_depth_rows", "losses", "goal_rates", "theorem8_seeds", "direct_seeds",
@@ -199,42 +199,8 @@ def depth_rates(quick: bool = False):
 
 
 def verdict_rows() -> list[dict]:
-    """The chapter's verdicts, both over 20 seeds (stored): Theorem 8, and no run solving the forward task without the
-    chain of thought."""
-    s = SETTINGS
+    """The chapter's verdict rows: :func:`onelayer.verdicts.trees_forward_cot.rows` of the stored 20-seed study, read
+    by :func:`theorem8_seeds` and :func:`direct_seeds`."""
     data = limit_rates_stored()
-    ls = data["settings"]
-    t8 = theorem8_seeds(data)
-    direct = direct_seeds(data)
-    t8s, ds = ls["theorem8"], ls["direct"]
-    seeds_note = f"{ls['seeds']} seeds trained together (batched)"
-    batch_note = " (the chapter's one-seed illustrations use batch 256; the batch is 32 here)"
-    unsolved = rate(sum(r["runs solving"].n - r["runs solving"].k for r in direct), sum(r["runs solving"].n for r in direct))
-    return [
-        {"claim": "Theorem 8: trained on perfect binary trees, the two-head model solves any tree (any shape, depth "
-                  "and goal)",
-         "source": "[review]", "reading": "R-F layout (ours), structured two heads with fixed value maps",
-         "settings": (f"{seeds_note}: m = {t8s['m']}, S = {t8s['S']}, lr {t8s['lr']:g} (mean loss), batch "
-                      f"{t8s['batch_size']}, {t8s['steps']} steps; each run tested on its own {t8s['test_trees']} random "
-                      f"trees (0-3 children, depth caps 1-{t8s['test_max_depth']}, any non-root goal)" + batch_note),
-         "measurement": (f"runs with at least {s.solved_at:g} of their paths right {t8['paths solved'].text()}, of their "
-                         f"chains {t8['chains solved'].text()}; goals pooled: path accuracy {t8['path'].text()}, chain "
-                         f"accuracy (every token, flags included) {t8['chain'].text()}, goals deeper than any training "
-                         f"goal {t8['deeper'].text()}"),
-         "verdict": runs_verdict(t8["paths solved"], "paths"), **rated({"runs solving their paths": t8["paths solved"]}),
-         "chapter": "forward_cot"},
-        {"claim": "without the chain of thought one layer cannot produce the forward path: the chain of thought does the "
-                  "work of depth",
-         "source": "[paper]", "reading": "R-F layout (ours), answer-only targets (the turning token and the forward steps)",
-         "settings": (f"{seeds_note} per model, from zero: m = {ds['m']}, S = {ds['S']}, lr {ds['lr']:g} (mean loss), "
-                      f"batch {ds['batch_size']}, {ds['steps']} steps; {ds['test_trees']} perfect depth-{ds['m']} "
-                      f"trees per run" + batch_note),
-         "measurement": ("; ".join(f"{r['model']}: runs solving the perfect trees (at least {s.solved_at:g} of the "
-                                   f"paths) {r['runs solving'].text()}, paths right {r['perfect trees'].text()}, random "
-                                   f"trees by goal depth 1 / 2 / 3+: {r['random, depth 1'].value:.2f} / "
-                                   f"{r['random, depth 2'].value:.2f} / {r['random, depth 3+'].value:.2f}" for r in direct)
-                         + f"; with the chain of thought: runs solving {t8['paths solved'].text()}"),
-         "verdict": runs_verdict(unsolved, "no run solves the perfect trees without the chain of thought"),
-         **rated({"runs not solving without the chain of thought": unsolved}),
-         "chapter": "forward_cot"},
-    ]
+    return verdicts.rows(SETTINGS, study_settings=data["settings"], theorem8=theorem8_seeds(data),
+                         direct=direct_seeds(data))
