@@ -7,6 +7,7 @@ import pytest
 
 from onelayer.chapters.trees import forward_heads as chapter
 from onelayer.studies.trees import forward_limits as limits
+from onelayer.verdicts import trees_forward_heads as verdicts
 
 KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "class", "chapter"}
 
@@ -66,13 +67,13 @@ def test_edge_flag_cells_count_rates_and_divergence():
 def test_edge_flag_verdict_follows_the_intervals():
     def verdict(full1, two):
         runs = _runs("s_b", "full1", full1, [0] * len(full1)) + _runs("s_b", "full2", two, [0] * len(two))
-        return chapter.edge_flag_verdict(chapter.edge_flag_cells(runs), "s_b", "sum, 1")
+        return verdicts.edge_flag_verdict(chapter.edge_flag_cells(runs), "s_b", "sum, 1")
     assert verdict([5.0] * 20, [0.1] * 20).startswith("agrees")
     assert verdict([0.1] * 20, [0.1] * 20).startswith("disagrees")
     assert verdict([5.0] * 20, [5.0] * 20).startswith("undecided: one full head stalls")
     assert verdict([5.0] * 2 + [0.1] * 2, [0.1] * 4) == "undecided"  # 2/4: the interval spans 1/2
     with pytest.raises(ValueError, match="full1"):
-        chapter.edge_flag_verdict(chapter.edge_flag_cells(_runs("s_b", "full1", [1.0], [0])), "s_b", "sum, 1")
+        verdicts.edge_flag_verdict(chapter.edge_flag_cells(_runs("s_b", "full1", [1.0], [0])), "s_b", "sum, 1")
 
 
 def test_edge_flag_table_and_the_value_map_check():

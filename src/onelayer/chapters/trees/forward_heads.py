@@ -26,10 +26,11 @@ from ...trees.forward.decoding import accuracy_by_type, block_correct
 from ...trees.forward.layout import perfect_forward_batch
 from ...trees.forward.model import loss, single_head
 from ...trees.shared import embeddings
+from ...verdicts import trees_forward_heads as verdicts
 
 __all__ = ["Settings", "SETTINGS", "stored", "loss_table", "loss_rows", "single_head_blocks", "edge_flag_stored",
-           "edge_flag_minutes", "edge_flag_cells", "edge_flag_table", "value_map_check", "edge_flag_class",
-           "edge_flag_verdict", "verdict_rows"]
+           "edge_flag_minutes", "edge_flag_cells", "edge_flag_table", "value_map_check", "edge_flag_verdict",
+           "verdict_rows"]
 
 
 @dataclass(frozen=True)
@@ -183,61 +184,17 @@ def value_map_check(S: int | None = None) -> list[dict]:
     return [edge_flag.value_map_residual(SETTINGS.S if S is None else S, stage) for stage in EDGE_STAGES]
 
 
-def edge_flag_class(cells: list[dict], edge_stage: str, reduction: str) -> str:
-    """The class of the authors' claim (one full head stalls, two heads converge) in one reading, from the converged
-    rates of ``cells`` (one study part): ``holds`` when one full head's interval lies below 1/2 and some two-head
-    model's (structured or two full heads) above it; ``fails`` when one full head's lies above 1/2; ``undecided``
-    otherwise."""
-    by = {c["arch"]: c["converged"] for c in cells if (c["edge stage"], c["loss"]) == (edge_stage, reduction)}
-    twos = [by[a] for a in ("two_head", "full2") if a in by]
-    if "full1" not in by or not twos:
-        raise ValueError(f"cells must hold full1 and a two-head model for ({edge_stage!r}, {reduction!r})")
-    if by["full1"].low > 0.5:
-        return "fails"
-    if by["full1"].high < 0.5 and any(r.low > 0.5 for r in twos):
-        return "holds"
-    return "undecided"
-
-
 def edge_flag_verdict(cells: list[dict], edge_stage: str, reduction: str) -> str:
-    """The one-against-two verdict of one reading in words (:func:`edge_flag_class`): "agrees", "disagrees" or
-    "undecided", saying so when no model converges."""
-    cls = edge_flag_class(cells, edge_stage, reduction)
-    if cls == "fails":
-        return "disagrees: one full head converges"
-    if cls == "holds":
-        return "agrees: one full head stalls, two heads converge"
-    by = {c["arch"]: c["converged"] for c in cells if (c["edge stage"], c["loss"]) == (edge_stage, reduction)}
-    if by["full1"].high < 0.5 and all(by[a].high < 0.5 for a in ("two_head", "full2") if a in by):
-        return "undecided: one full head stalls, and so do two heads in this budget"
-    return "undecided"
+    """:func:`onelayer.verdicts.trees_forward_heads.edge_flag_verdict` of cells of this chapter (the words the prose
+    quotes)."""
+    return verdicts.edge_flag_verdict(cells, edge_stage, reduction)
 
 
 def verdict_rows() -> list[dict]:
-    """One verdict row per (study part, edge-stage reading, loss reduction) of the stored one-against-two study."""
-    s = SETTINGS
+    """The chapter's verdict rows: :func:`onelayer.verdicts.trees_forward_heads.rows` of the stored one-against-two
+    study's parts, read by :func:`edge_flag_cells`."""
     data = edge_flag_stored()
     parts = [(data["settings"], edge_flag_cells())]
     if "extra" in data:
         parts.append((data["extra"]["settings"], edge_flag_cells(data["extra"]["runs"], data["extra"]["settings"])))
-    rows = []
-    for sweep, cells in parts:
-        for stage, reduction in ((st, red) for st in sweep["edge_stages"] for red in sweep["reductions"]):
-            by = {c["arch"]: c for c in cells if (c["edge stage"], c["loss"]) == (stage, reduction)}
-            rows.append({
-                "claim": ("two heads are needed: the authors' single head with full key-query and value matrices "
-                          "stalls (loss near 10 after 1,500 steps) while two heads converge"),
-                "source": "[review]",
-                "reading": (f"prompt edges {'[a_p; a_c; 0] (empty stage block, R-F)' if stage == 'empty' else '[a_p; a_c; s_b]'}"
-                            f"; loss {reduction}; lr {sweep['lr']:g}"),
-                "settings": (f"m = {sweep['m']}, S = {sweep['S']}, lr {sweep['lr']:g}, batch {sweep['batch_size']}, "
-                             f"{sweep['steps']} steps, {sweep['seeds']} seeds per model; converged: final/initial loss "
-                             f"< {s.converged_below:g}; {sweep['test_trees']} random test goals per run (the authors' "
-                             f"setting and our one-seed loss table: batch 256)"),
-                "measurement": "; ".join(
-                    f"{by[a]['model']}: converged {by[a]['converged'].text()}, chain accuracy {by[a]['chain goals'].text()}, "
-                    f"path accuracy {by[a]['path goals'].text()}" for a in MODELS if a in by),
-                "verdict": edge_flag_verdict(cells, stage, reduction),
-                "class": edge_flag_class(cells, stage, reduction),
-                "chapter": "forward_heads"})
-    return rows
+    return verdicts.rows(SETTINGS, parts=parts)
