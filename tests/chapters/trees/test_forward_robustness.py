@@ -9,6 +9,7 @@ from onelayer.chapters.trees import forward_robustness as chapter
 from onelayer.rates import rate
 from onelayer.studies.trees import forward_beyond
 from onelayer.studies.trees import forward_limit_rates as limit_rates, forward_limits as limits, forward_readings as readings, stored_study
+from onelayer.verdicts import trees_forward_robustness as verdicts
 
 KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "class", "chapter"}
 
@@ -56,7 +57,7 @@ def test_limit_rates_quick_study_feeds_the_chapter():
         regions = chapter.heads_regions(cell, data)
         assert sum(r["goals"] for r in regions if r["arch"] == "full1") == total
         assert sum(r["share of misses"] or 0 for r in regions if r["arch"] == "full2") == pytest.approx(1.0)  # tol: sum of shares
-    assert len(chapter.heads_rows(data)) == 1  # one training depth in the quick study
+    assert len(verdicts.heads_rows(chapter.SETTINGS, data)) == 1  # one training depth in the quick study
 
 
 def test_heads_bins_count_the_stored_runs():
@@ -81,11 +82,11 @@ def test_heads_verdict_reads_the_intervals():
     def rows(one, multi):
         return [{"model": "1 full head", "below 99% on test": rate(one, 20)},
                 {"model": "2-4 full heads", "below 99% on test": rate(multi, 60)}]
-    assert chapter.heads_verdict(rows(0, 50)) == "holds"
-    assert chapter.heads_verdict(rows(0, 5)) == "fails"
-    assert chapter.heads_verdict(rows(3, 25)) == "undecided"
+    assert verdicts.heads_verdict(rows(0, 50)) == "holds"
+    assert verdicts.heads_verdict(rows(0, 5)) == "fails"
+    assert verdicts.heads_verdict(rows(3, 25)) == "undecided"
     with pytest.raises(ValueError, match="rows"):
-        chapter.heads_verdict(rows(0, 5)[:1])
+        verdicts.heads_verdict(rows(0, 5)[:1])
 
 
 def test_gaussian_study_counts_every_goal():
@@ -102,16 +103,16 @@ def test_gaussian_study_counts_every_goal():
 def test_heads_rows_read_each_setting_of_the_stored_study():
     """One row per training depth; a verdict that differs between settings says which, and names the training length
     when the batch size alone never changes it."""
-    rows = chapter.heads_rows()
+    rows = verdicts.heads_rows(chapter.SETTINGS, chapter.limit_rates_stored())
     assert [r["reading"][-5:] for r in rows] == ["m = 2", "m = 3"]
     for row in rows:
         cells = [c for c in readings.heads_settings(chapter.limit_rates_stored()) if f"m = {c[0]}" in row["reading"]]
-        verdicts = [chapter.heads_verdict([r for r in chapter.heads_seeds() if (r["m"], r["batch"], r["steps"]) == c])
-                    for c in cells]
-        if len(set(verdicts)) == 1:
-            assert row["verdict"] == verdicts[0]
+        words = [verdicts.heads_verdict([r for r in chapter.heads_seeds() if (r["m"], r["batch"], r["steps"]) == c])
+                 for c in cells]
+        if len(set(words)) == 1:
+            assert row["verdict"] == words[0]
         else:
-            assert row["verdict"].startswith("depends on") and all(v in row["verdict"] for v in verdicts)
+            assert row["verdict"].startswith("depends on") and all(v in row["verdict"] for v in words)
         assert "[" in row["measurement"] and "Where" in row["measurement"]
 
 
