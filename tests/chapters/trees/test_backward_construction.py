@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 
 from onelayer.chapters.trees import backward_construction as chapter
+from onelayer.rates import rate
 from onelayer.trees.backward import construction, model
+from onelayer.verdicts import trees_backward_construction as verdicts
 
 KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "class", "chapter"}
 
@@ -52,17 +54,18 @@ def test_player_and_frames_show_the_same_lambdas():
     assert len(player) == len(chapter.SETTINGS.scrub_lambdas) and len(frames["frames"]) == 3
 
 
-def test_verdicts_hold_and_follow_the_measurement(monkeypatch):
+def test_verdicts_hold_and_follow_the_measurement():
     rows = chapter.verdict_rows()
     assert all(KEYS <= set(r) <= KEYS | {"rates", "checks"} and r["chapter"] == "backward_construction" for r in rows)
     assert [r["verdict"] for r in rows] == ["holds"] * 4
-    full = chapter.lambda_grids()
-    broken = {name: {**sw, "path_accuracy": sw["path_accuracy"] * 0.5, "max_weight_error": sw["max_weight_error"] + 1e-3}
-              for name, sw in full.items()}
-    monkeypatch.setattr(chapter, "lambda_grids", lambda quick=False: broken)
-    monkeypatch.setattr(chapter, "first_exact_lambda", lambda quick=False: float("nan"))
-    verdicts = [r["verdict"] for r in chapter.verdict_rows()]
-    assert verdicts == ["holds", "fails", "holds", "fails"]
+    # the attention off its closed form by 1e-3 and half the perfect and random trees decoded wrongly
+    (lemma,) = chapter.lemma1()[1]["table"]
+    worst = max(float(sw["max_weight_error"].max()) for sw in chapter.lambda_grids().values())
+    decoded = chapter.decoded_rates()
+    broken = {name: rate(r.k // 2, r.n) if name in (chapter.PERFECT, chapter.RANDOM) else r for name, r in decoded.items()}
+    rows = verdicts.rows(chapter.SETTINGS, lemma=lemma, weight_error=worst + 1e-3, slopes=chapter.slopes(),
+                         first_exact=float("nan"), decoded=broken)
+    assert [r["verdict"] for r in rows] == ["holds", "fails", "holds", "fails"]
 
 
 def test_player_frames_share_one_colour_scale_and_axis_limits():

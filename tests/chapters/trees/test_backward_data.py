@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from onelayer.chapters.trees import backward_data as chapter
+from onelayer.verdicts import trees_backward_data as verdicts
 
 
 def test_train_test_trees_paths_end_at_the_root():
@@ -23,6 +24,8 @@ def test_verdict_holds_and_fails_on_a_broken_chain():
     test_batch.target_second[0, 0] = (test_batch.target_second[0, 0] + 1) % chapter.SETTINGS.S  # one wrong step
     checks = chapter.test_tree_checks(test_batch, test_trees)
     assert checks["path"] == checks["trees"] - 1 and checks["edges"] == checks["trees"]
+    (broken,) = verdicts.rows(chapter.SETTINGS, checks=checks)
+    assert broken["verdict"] == "fails" and broken["class"] == "fails"
 
 
 def test_batch_rows_count_the_padding():

@@ -14,6 +14,7 @@ from onelayer.studies.trees import backward_beyond, stored_study
 from onelayer.studies.trees import backward_generalization_runs as runs_study
 from onelayer.studies.trees import backward_generalization as gen
 from onelayer.trees.backward import model
+from onelayer.verdicts import trees_backward_generalization as verdicts
 
 KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "class", "chapter"}
 
@@ -120,12 +121,9 @@ def _bounds(holds, falls):
     ((20480, 20), (20480, 20), (20, 20), (20, 8000, 8000), (20, 20),
      ["holds", "holds on every run", "learning works; exact on every draw", "holds on every run", "holds on every run"]),
 ])
-def test_verdicts_follow_the_measurement(monkeypatch, oh, ga, own, past, bounds, expected):
-    monkeypatch.setattr(chapter, "seed_rates", lambda data=None: _seed_rates(*oh, *ga))
-    monkeypatch.setattr(chapter, "own_test_rates", lambda data=None: _own(*own))
-    monkeypatch.setattr(chapter, "bound_rates", lambda data=None: _bounds(*bounds))
-    monkeypatch.setattr(chapter, "beyond_rates", lambda data=None: _beyond(*past))
-    rows = chapter.verdict_rows()
+def test_verdicts_follow_the_measurement(oh, ga, own, past, bounds, expected):
+    rows = verdicts.rows(chapter.SETTINGS, seeds=_seed_rates(*oh, *ga), bounds=_bounds(*bounds), past=_beyond(*past),
+                         own=_own(*own))
     assert all(KEYS <= set(r) <= KEYS | {"rates"} and r["chapter"] == "backward_generalization" for r in rows)
     assert [r["verdict"] for r in rows] == expected
     assert f"{oh[0]}/20480 = " in rows[0]["measurement"]
@@ -182,8 +180,8 @@ def test_beyond_rates_on_a_small_stored_study(tmp_path):
 
 @pytest.mark.slow
 def test_chapter_verdicts_on_the_full_runs():
-    verdicts = [r["verdict"] for r in chapter.verdict_rows()]
-    assert verdicts[:2] == ["holds", "holds on every run"]
+    words = [r["verdict"] for r in chapter.verdict_rows()]
+    assert words[:2] == ["holds", "holds on every run"]
 
 
 def test_the_study_records_the_chapter_run_s_test_loss_margin_and_bound():

@@ -11,6 +11,7 @@ from onelayer import store
 from onelayer.chapters.trees import backward_training as chapter
 from onelayer.studies.runner import compute
 from onelayer.studies.trees import backward_training_runs as runs_study, stored_study
+from onelayer.verdicts import trees_backward_training as verdicts
 
 KEYS = {"claim", "source", "reading", "settings", "measurement", "verdict", "class", "chapter"}
 
@@ -67,12 +68,9 @@ def _fake(late_residual, T_off, slope, h1_inc=20, below=20):
     (0.2, 300.0, -0.5, 20, 20, ["fails", "holds", "two phases seen", "fails"]),
     (0.04, 0.0, -1.0, 20, 9, ["holds on average", "holds for population GD; not on every SGD run", "bounded", "holds"]),
 ])
-def test_verdicts_follow_the_measurement(monkeypatch, late, T_off, slope, h1_inc, below, expected):
+def test_verdicts_follow_the_measurement(late, T_off, slope, h1_inc, below, expected):
     seeds, events, rate_ = _fake(late, T_off, slope, h1_inc, below)
-    monkeypatch.setattr(chapter, "seed_summary", lambda data=None: seeds)
-    monkeypatch.setattr(chapter, "phase_events", lambda quick=False: events)
-    monkeypatch.setattr(chapter, "rate_summary", lambda quick=False: rate_)
-    rows = chapter.verdict_rows()
+    rows = verdicts.rows(chapter.SETTINGS, population=events["population"], late_rate=rate_, seeds=seeds)
     assert all(KEYS <= set(r) <= KEYS | {"rates", "checks"} and r["chapter"] == "backward_training" for r in rows)
     assert [r["verdict"][: len(e)] for r, e in zip(rows, expected)] == expected
     assert "20 seeds" in rows[0]["measurement"] and "20 seeds" in rows[0]["settings"]
@@ -96,9 +94,9 @@ def test_seed_summary_on_a_small_recomputed_study(tmp_path):
 
 @pytest.mark.slow
 def test_chapter_verdicts_on_the_full_runs():
-    verdicts = [r["verdict"] for r in chapter.verdict_rows()]
-    assert verdicts[0] == "holds up to sampling noise" and verdicts[3] == "holds"
-    assert verdicts[2].startswith("bounded holds")  # our reconstruction: h2 decreases from the first step
+    words = [r["verdict"] for r in chapter.verdict_rows()]
+    assert words[0] == "holds up to sampling noise" and words[3] == "holds"
+    assert words[2].startswith("bounded holds")  # our reconstruction: h2 decreases from the first step
 
 
 @pytest.mark.recompute

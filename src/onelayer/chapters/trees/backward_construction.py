@@ -16,7 +16,6 @@ import numpy as np
 import torch
 
 from ...plots import new_figure, plot_curves
-from ...claims import exact_class, rated
 from ...rates import Rate, rate
 from ...registry import register
 from ...scrubber import frame_numbers, scrub
@@ -26,6 +25,7 @@ from ...figures.trees_backward import construction_attention_figure, decoded_att
 from ...trees.shared import embeddings
 from ...validation import check_bool
 from ...studies.trees.inputs import gaussian_embeddings
+from ...verdicts import trees_backward_construction as verdicts
 
 __all__ = ["Settings", "SETTINGS", "setting", "lemma1", "lambda_grids", "lambda_rows", "lambda_table", "first_exact_lambda",
            "decoded_rates", "loss_vs_lambda",
@@ -250,45 +250,9 @@ def lambda_frames(quick: bool = False):
 
 
 def verdict_rows() -> list[dict]:
-    """The chapter's verdicts: Lemma 1 for non-orthogonal embeddings, the closed-form attention, the loss rate (exact
-    checks on one draw of embeddings and trees: no training) and the exact decoding of every tree shape (rates over
-    the trees with their Wilson intervals)."""
-    from ...formatting import number_text
-
-    s = SETTINGS
+    """The chapter's verdict rows: :func:`onelayer.verdicts.trees_backward_construction.rows` of Lemma 1's check, the
+    ``lambda`` grids, the deep trees and the decoded trees."""
     (lemma,) = lemma1()[1]["table"]
-    sw, slope = lambda_grids(), slopes()
-    worst = max(float(v["max_weight_error"].max()) for v in sw.values())
-    decoded = decoded_rates()
-    trees = f"{s.train_batch} perfect trees (depth {s.m}) and {s.test_trees} random trees (0-3 children, depth at most {s.test_max_depth})"
-    base = {"source": "[paper]", "reading": "R-B layout and Lemma 1's explicit B = A(A^T A)^-2 A^T (ours)",
-            "chapter": "backward_construction"}
-    return [
-        {**base, "claim": "Lemma 1: for linearly independent embeddings some B gives A^T B A = I",
-         "settings": f"S = {s.S} Gaussian embeddings in d = {s.d} (one draw)",
-         "measurement": f"exact check (one draw of embeddings): max |A^T B A - I| = "
-                        f"{number_text(lemma['max_error_ATBA_minus_I'])} with Gram off-diagonals up to "
-                        f"{number_text(lemma['max_offdiag_gram'])}",
-         "verdict": "holds" if lemma["max_error_ATBA_minus_I"] < 1e-12 else "fails",
-         "class": exact_class(bool(lemma["max_error_ATBA_minus_I"] < 1e-12))},
-        {**base, "claim": "Theorem 1: the attention of lambda B on the correct edge is e^lambda / (e^lambda + N - 1) at every query",
-         "source": "[ours]", "settings": f"{trees}, lambda in {list(s.lambdas)}",
-         "measurement": f"exact check against the closed form (one draw of embeddings and trees, no training): largest "
-                        f"deviation {number_text(worst)} over every query",
-         "verdict": "holds" if worst < 1e-12 else "fails", "class": exact_class(bool(worst < 1e-12))},
-        {**base, "claim": "Theorem 1: the loss of lambda B falls like e^(-2 lambda)",
-         "source": "[ours]", "settings": f"{trees}, lambda >= {s.slope_from:g}",
-         "measurement": "one draw of embeddings and trees (no training): slope of log(loss) against lambda: "
-                        + ", ".join(f"{number_text(v)} ({k})" for k, v in slope.items()),
-         "verdict": "holds" if all(abs(v + 2.0) < 0.05 for v in slope.values()) else "fails",
-         "class": "holds" if all(abs(v + 2.0) < 0.05 for v in slope.values()) else "fails"},
-        {**base, "claim": "Theorem 1: as lambda grows, greedy decoding with lambda B outputs the goal-to-root path on every tree, of any shape and depth",
-         "settings": f"{trees}; {s.deep_count} trees of depth {s.deep_min_depth}-{s.deep_max_depth} over S = {s.S_big} (d = {s.d_big})",
-         "measurement": f"every random tree decoded from lambda = {number_text(first_exact_lambda())} on; trees decoded "
-                        f"exactly at lambda = {number_text(s.lambdas[-1])}: "
-                        + ", ".join(f"{name} {r.text()}" for name, r in list(decoded.items())[:2])
-                        + f"; at lambda = {number_text(s.deep_lambdas[-1])}: "
-                        + ", ".join(f"{name} {r.text()}" for name, r in list(decoded.items())[2:]),
-         "verdict": "holds" if all(r.k == r.n for r in decoded.values()) else "fails",
-         **rated({f"{name} decoded": r for name, r in decoded.items()})},
-    ]
+    return verdicts.rows(SETTINGS, lemma=lemma, slopes=slopes(), first_exact=first_exact_lambda(),
+                         weight_error=max(float(v["max_weight_error"].max()) for v in lambda_grids().values()),
+                         decoded=decoded_rates())

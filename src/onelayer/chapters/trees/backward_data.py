@@ -12,13 +12,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...plots import heatmap, new_figure
-from ...claims import exact_class
 from ...registry import register
 from ...scrubber import frame_numbers, scrub
 from ...seeding import numpy_rng
 from ...trees.backward import layout
 from ...figures.trees_backward import chain_figure, chain_text, draw_tree, sample_chain_figure
 from ...trees.shared import data, embeddings
+from ...verdicts import trees_backward_data as verdicts
 
 __all__ = ["Settings", "SETTINGS", "train_test_trees", "worked_example", "token_matrix", "sample_chain_default",
            "sampler", "samples_player", "samples_frames", "batches", "batch_rows", "test_tree_checks", "verdict_rows"]
@@ -171,17 +171,7 @@ def test_tree_checks(test_batch, test_trees) -> dict:
 
 
 def verdict_rows() -> list[dict]:
-    """The chapter's verdict: the backward chain of thought spells the goal-to-root path on every random test tree
-    (a property of the data format, checked on all of them; deterministic)."""
+    """The chapter's verdict row: :func:`onelayer.verdicts.trees_backward_data.rows` of the checks of the random test
+    batch."""
     _, test_batch, test_trees = batches()
-    c = test_tree_checks(test_batch, test_trees)
-    n = c["trees"]
-    return [{"claim": "the backward chain of thought encodes the goal-to-root path, one edge token per step",
-             "source": "[paper]", "reading": "R-B layout (ours: the tokens are reconstructed)",
-             "settings": f"{n} random test trees (0-3 children, depth at most {SETTINGS.test_max_depth}, S = {SETTINGS.S})",
-             "measurement": f"exact check of the data format on every tree (no training, no sample statistics): "
-                            f"path recovered {c['path']}/{n}, one edge per non-root node {c['edges']}/{n}, "
-                            f"distinct labels {c['labels']}/{n}",
-             "verdict": "holds" if c["path"] == c["edges"] == c["labels"] == n else "fails",
-             "class": exact_class(bool(c["path"] == c["edges"] == c["labels"] == n)),
-             "chapter": "backward_data"}]
+    return verdicts.rows(SETTINGS, checks=test_tree_checks(test_batch, test_trees))

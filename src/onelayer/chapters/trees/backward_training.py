@@ -15,7 +15,6 @@ from dataclasses import asdict, dataclass, fields, replace
 import numpy as np
 
 from ... import store
-from ...claims import exact_class, rated
 from ...formatting import mean_text  # the chapter prints intervals with it
 from ...plots import FONT_SIZE, mark_steps, new_figure, plot_curves
 from ...registry import register
@@ -26,6 +25,7 @@ from ...studies.trees import analysis, stored_study
 from ...studies.trees import backward_training_runs as runs_study
 from ...studies.trees import backward_seeds as seed_study
 from ...validation import check_bool
+from ...verdicts import trees_backward_training as verdicts
 
 __all__ = ["Settings", "SETTINGS", "sgd_run", "population_run", "sgd_vs_population", "h_entries", "phase_run",
            "phase_events", "phases", "rate_runs", "rate_summary", "loss_rate", "seed_summary", "verdict_rows"]
@@ -264,57 +264,7 @@ def seed_summary(data: dict | None = None) -> dict:
 
 
 def verdict_rows() -> list[dict]:
-    """The chapter's verdicts: the symmetry reduction under SGD, the growing diagonal and vanishing loss, the sign-based
-    phases, and the late-time rate (population GD is exact and deterministic; the SGD numbers are over the stored
-    seeds of :func:`seed_summary`)."""
-    from ...formatting import number_text
-
-    s = SETTINGS
-    found, rate_, seeds = phase_events(), rate_summary(), seed_summary()
-    pop, n = found["population"], seeds["runs"]
-    interval = mean_text
-
-    base = {"source": "[review]", "reading": "R-B layout, one-hot embeddings, mean loss with 1/2 (ours)",
-            "chapter": "backward_training"}
-    seeds_setting = (f"S = {s.S}, m = {s.m}, SGD at lr {s.lr:g}, batch {s.batch_size}, {seeds['steps']} steps, "
-                     f"{n} seeds (batched, stored sweep trees-backward-seeds)")
-    pop_setting = f"S = {s.S}, m = {s.m}, population GD at lr {s.lr:g}, {s.phase_steps} steps (deterministic: no seed enters)"
-    return [
-        {**base, "claim": "from B = 0, H = A^T B A stays in the span of I and 11^T - I (the relabelling symmetry)",
-         "source": "[ours]", "settings": seeds_setting,
-         "measurement": f"{n} seeds: largest relative residual of H from step {s.late_from} on, mean "
-                        f"{interval(seeds['late_residual'])}, at most {number_text(seeds['max_late_residual'])}; h1 within "
-                        f"{interval(seeds['h1_gap'])} (mean relative gap) of population GD",
-         "verdict": "holds up to sampling noise" if seeds["max_late_residual"] < 0.05 else
-                    ("holds on average" if seeds["late_residual"][2] < 0.05 else "fails"),
-         "class": ("holds" if seeds["max_late_residual"] < 0.05 else
-                   "most" if seeds["late_residual"][2] < 0.05 else "fails")},
-        {**base, "claim": "Theorem 3: the diagonal of H increases at every step and the training loss tends to zero",
-         "settings": f"{pop_setting}; {seeds_setting}",
-         "measurement": f"population: h1 increasing at every recorded step {pop['h1_increasing']}, loss decreasing at every "
-                        f"step {pop['loss_decreasing']}, {number_text(rate_['final_loss'])} at eta t = "
-                        f"{number_text(rate_['final_eta_t'])} (lr {rate_['lr']:g}); SGD, h1 increasing at every recorded "
-                        f"step: {seeds['h1_increasing'].text()}; batch loss below {s.loss_threshold:g} at step "
-                        f"{seeds['steps']}: {seeds['loss_below'].text()}",
-         "verdict": ("holds" if pop["h1_increasing"] and pop["loss_decreasing"] and seeds["h1_increasing"].low >= 0.8
-                     and seeds["loss_below"].low >= 0.8 else
-                     "holds for population GD; not on every SGD run" if pop["h1_increasing"] and pop["loss_decreasing"]
-                     else "fails"),
-         **rated({"SGD runs with h1 increasing": seeds["h1_increasing"], "SGD runs with a low loss": seeds["loss_below"]},
-                 checks=[exact_class(bool(pop["h1_increasing"] and pop["loss_decreasing"]))])},
-        {**base, "claim": "Theorem 3 (proof outline): phase I, the off-diagonal of H bounded; then phase II, strictly decreasing",
-         "settings": pop_setting,
-         "measurement": f"h2 decreasing from step {number_text(pop['T_offdiag_decreasing'])} on; |h2| at most "
-                        f"{number_text(pop['max_abs_h2_phase1'])} until T_att = {number_text(pop['T_attention'])}",
-         "verdict": ("bounded holds, but the two sign-based phases are not distinguished: h2 decreases from the first step"
-                     if pop["T_offdiag_decreasing"] == 0 else "two phases seen"),
-         # bounded off-diagonal (phase I) holds; phase II only if the off-diagonal starts decreasing after a while
-         "class": "partly" if pop["T_offdiag_decreasing"] == 0 else "exact"},
-        {**base, "claim": "after the transition the loss decays like 1/t (log-log slope -1, margin gain (1/2) log 2 per doubling)",
-         "source": "[ours]", "settings": f"S = {s.S}, m = {s.m}, population GD at lr {rate_['lr']:g}, against eta t "
-                                             "(the deterministic population recursion: no seed enters)",
-         "measurement": f"log-log slope {number_text(rate_['loglog_slope_last_decade'])} over the last decade; margin gain "
-                        f"{number_text(rate_['margin_gain_per_doubling'])} per doubling",
-         "verdict": "holds" if abs(rate_["loglog_slope_last_decade"] + 1.0) < 0.05 else "fails",
-         "class": "holds" if abs(rate_["loglog_slope_last_decade"] + 1.0) < 0.05 else "fails"},
-    ]
+    """The chapter's verdict rows: :func:`onelayer.verdicts.trees_backward_training.rows` of the long population run's
+    phases, the late-time rate and the stored SGD seeds."""
+    return verdicts.rows(SETTINGS, population=phase_events()["population"], late_rate=rate_summary(),
+                         seeds=seed_summary())
