@@ -7,6 +7,7 @@ import pytest
 
 from onelayer import attention
 from onelayer.chapters import selector
+from onelayer.verdicts import selector as selector_verdicts
 
 
 def test_settings_are_frozen_and_the_logits_have_one_maximum():
@@ -55,6 +56,15 @@ def test_verdict_row_holds_and_fails_when_the_bound_is_broken(monkeypatch):
     real = attention.selection_bound
     monkeypatch.setattr(attention, "selection_bound", lambda z, lam: 0.5 * real(z, lam))
     assert selector.verdict_rows()[0]["verdict"] == "fails"
+
+
+def test_verdict_words_follow_the_counts_and_the_attained_gap():
+    s = selector.SETTINGS
+    good = {"holds": 10, "cases": 10, "attained": 0.5 * s.target}
+    (row,) = selector_verdicts.rows(s, check=good)
+    assert (row["verdict"], row["class"]) == ("holds", "exact") and "10/10 cases" in row["measurement"]
+    for bad in ({**good, "holds": 9}, {**good, "attained": 2 * s.target}):
+        assert [selector_verdicts.rows(s, check=bad)[0][k] for k in ("verdict", "class")] == ["fails", "fails"]
 
 
 def test_player_frames_share_their_axis_limits_and_name_their_scale():

@@ -12,12 +12,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import attention
-from ..claims import exact_class
-from ..formatting import number_text
 from ..paths import data_path
 from ..registry import register
 from ..scrubber import frame_numbers, load_frames, scrub
 from ..validation import check_bool
+from ..verdicts import selector as verdicts
 from ..widgets import selection_error_figure, selector_figure, selector_widget
 
 __all__ = ["Settings", "SETTINGS", "PLAYER_FRAMES", "error_rows", "error_vs_lambda", "scale_for_accuracy", "tie_rows", "bound_check",
@@ -166,17 +165,5 @@ def scale_frames(quick: bool = False):
 
 
 def verdict_rows() -> list[dict]:
-    """The chapter's verdict: the bound holds at every scale of both tables, and is attained when the others tie
-    (:func:`bound_check`; an exact check, no seed or sample)."""
-    c = bound_check()
-    return [{
-        "claim": "softmax(lambda z) is within 2(n-k)/k exp(-lambda gap) of the uniform law on the maximal logits",
-        "source": "[ours]",
-        "reading": "-",
-        "settings": f"z = {list(SETTINGS.z)}, lambda in {list(SETTINGS.lams)}; gaps {list(SETTINGS.gaps)} with tied others",
-        "measurement": (f"exact check in float64 (no seed or sample): bound holds in {c['holds']}/{c['cases']} cases; where "
-                        f"the others tie, the error equals the bound to a relative {number_text(c['attained'], 2)}"),
-        "verdict": "holds" if c["holds"] == c["cases"] and c["attained"] <= SETTINGS.target else "fails",
-        "class": exact_class(bool(c["holds"] == c["cases"] and c["attained"] <= SETTINGS.target)),
-        "chapter": "selector",
-    }]
+    """The chapter's verdict row: :func:`onelayer.verdicts.selector.rows` of :func:`bound_check`."""
+    return verdicts.rows(SETTINGS, check=bound_check())

@@ -16,6 +16,7 @@ from onelayer.studies.trees import lab_runs
 from onelayer.trees.forward import dynamics as forward_dynamics
 from onelayer.trees.forward import model as forward_model
 from onelayer.trees.shared import embeddings
+from onelayer.verdicts import trees_lab as lab_verdicts
 from onelayer.widgets import timed
 
 
@@ -150,6 +151,14 @@ def test_chapter_verdict_holds_and_fails_when_the_step_is_not_scaled(monkeypatch
 
     monkeypatch.setattr(lab, "lab_run", unscaled)
     assert lab.verdict_rows()[0]["verdict"] == "fails"
+
+
+def test_verdict_words_follow_the_difference_of_the_heads():
+    run = {"layout": "forward", "m": 2, "steps": 200, "seed": 0}
+    (same,) = lab_verdicts.rows(lab.SETTINGS, run=run, difference=0.0)
+    (other,) = lab_verdicts.rows(lab.SETTINGS, run=run, difference=1e-6)
+    assert (same["verdict"], same["class"]) == ("holds", "exact") and (other["verdict"], other["class"]) == ("fails",) * 2
+    assert "m = 2, 200 SGD steps" in same["settings"] and "(seed 0)" in same["settings"]
 
 
 def test_variations_are_named_overrides_of_the_defaults():

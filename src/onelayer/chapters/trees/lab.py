@@ -23,7 +23,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ... import store
-from ...claims import exact_class
 from ...figures.trees_lab import lab_panels, shared_limits
 from ...registry import register
 from ...scrubber import frame_numbers, scrub
@@ -31,6 +30,7 @@ from ...studies import registry as studies
 from ...studies.trees import lab_runs
 from ...studies.trees.lab_runs import ARCHITECTURES, LAYOUTS, LOSS_NORMS, MAX_DEPTH, MAX_STEPS, check_settings, lab_run
 from ...validation import check_bool
+from ...verdicts import trees_lab as verdicts
 from ...widgets import merged_settings, progress_app, selection_slider
 
 __all__ = [
@@ -197,17 +197,10 @@ def variations_frames(quick: bool = False):
 
 
 def verdict_rows() -> list[dict]:
-    """The chapter's verdict: on the default forward task every chain has ``2m + 1`` positions, so the sum over them
-    with step ``eta / (2m + 1)`` trains the same heads as the default mean with step ``eta`` (a fact about the loss,
-    checked on the default run; deterministic)."""
+    """The chapter's verdict row: :func:`onelayer.verdicts.trees_lab.rows` of the default run (mean loss, step
+    ``eta``) against the same run with the sum over the ``2m + 1`` positions and step ``eta / (2m + 1)``."""
     mean_run = lab_run()
     positions = 2 * mean_run.settings["m"] + 1
     sum_run = lab_run(loss_norm="sum, 1/2", lr=mean_run.settings["lr"] / positions)
-    diff = float(np.abs(mean_run.history["scalars"] - sum_run.history["scalars"]).max())
-    return [{"claim": "the sum over the 2m+1 positions with step eta/(2m+1) trains the same heads as the mean with step eta",
-             "source": "[ours]", "reading": "loss reduction",
-             "settings": f"the lab's default ({mean_run.settings['layout']}, m = {mean_run.settings['m']}, "
-                         f"{mean_run.settings['steps']} SGD steps), one run (seed {mean_run.settings['seed']}): an "
-                         "identity of the loss, not a rate (both runs draw the same batches, so no seed can change it)",
-             "measurement": f"one run: largest difference of the head scalars over the run < 1e-12: {diff < 1e-12}",
-             "verdict": "holds" if diff < 1e-12 else "fails", "class": exact_class(bool(diff < 1e-12)), "chapter": "lab"}]
+    return verdicts.rows(SETTINGS, run=mean_run.settings,
+                         difference=float(np.abs(mean_run.history["scalars"] - sum_run.history["scalars"]).max()))

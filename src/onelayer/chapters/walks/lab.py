@@ -45,7 +45,6 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ...claims import exact_class
 from ...paths import data_path
 from ...registry import register
 from ...scrubber import frame_numbers, load_frames, scrub_grid
@@ -56,6 +55,7 @@ from ...walks import model
 from ...studies.walks import analysis, experiment, theorem41
 from ...walks.positions import M_for
 from ...widgets import merged_settings, progress_app, selection_slider, timed
+from ...verdicts import walks_lab as verdicts
 
 __all__ = [
     "Settings",
@@ -379,16 +379,9 @@ def variations_table() -> list[dict]:
 
 
 def verdict_rows() -> list[dict]:
-    """The chapter's verdict: the mean and the sum over walks train the same ``V`` once the step size is scaled by the
-    number of walks (a fact about the loss, checked on the default run; deterministic)."""
+    """The chapter's verdict row: :func:`onelayer.verdicts.walks_lab.rows` of the default run (mean over the walks,
+    step ``eta``) against the same run with the sum over the ``n`` walks and step ``eta / n``."""
     mean_run = lab_run()
-    n = mean_run.settings["n_train"]
-    sum_run = lab_run(reduction="sum", lr=mean_run.settings["lr"] / n)
-    dV = float(np.abs(mean_run.history["V"] - sum_run.history["V"]).max())
-    return [{"claim": "the mean over walks with step eta trains the same V as the sum with step eta/n",
-             "source": "[ours]", "reading": "loss reduction",
-             "settings": (f"the lab's default (p = {DEFAULTS['p']}, K = {DEFAULTS['K']}, N = {DEFAULTS['N']}), n = {n} walks; "
-                          f"one run (the identity holds for any sample, so no rate is needed)"),
-             "measurement": f"largest |V(sum) - V(mean)| over {mean_run.settings['steps']} steps < 1e-12: {dV < 1e-12}",
-             "verdict": "holds in one run (an identity of the loss)" if dV < 1e-12 else "fails",
-             "class": exact_class(bool(dV < 1e-12)), "chapter": "lab"}]
+    sum_run = lab_run(reduction="sum", lr=mean_run.settings["lr"] / mean_run.settings["n_train"])
+    return verdicts.rows(SETTINGS, run=mean_run.settings,
+                         difference=float(np.abs(mean_run.history["V"] - sum_run.history["V"]).max()))
