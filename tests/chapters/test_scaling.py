@@ -7,6 +7,7 @@ import math
 import pytest
 
 from onelayer.chapters import scaling as chapter
+from onelayer.verdicts import scaling as verdicts
 from onelayer.studies.trees.scaling import runs as ts_runs
 from onelayer.studies.walks.scaling import summary as ws_summary
 
@@ -97,10 +98,10 @@ def test_sgd_follows_counts_every_stored_run():
 def test_constant_verdict_follows_the_interval():
     from onelayer.rates import rate
 
-    assert chapter.constant_verdict({"rate": rate(60, 60), "run_steps": [3]}) == "holds"
-    assert chapter.constant_verdict({"rate": rate(59, 60), "run_steps": [3]}) == "holds in most runs"
-    assert chapter.constant_verdict({"rate": rate(59, 60), "run_steps": [3, 4]}) == "fails"  # not one constant step
-    assert chapter.constant_verdict({"rate": rate(8, 20), "run_steps": [3]}) == "fails"  # interval reaches below 1/2
+    assert verdicts.constant_verdict({"rate": rate(60, 60), "run_steps": [3]}) == "holds"
+    assert verdicts.constant_verdict({"rate": rate(59, 60), "run_steps": [3]}) == "holds in most runs"
+    assert verdicts.constant_verdict({"rate": rate(59, 60), "run_steps": [3, 4]}) == "fails"  # not one constant step
+    assert verdicts.constant_verdict({"rate": rate(8, 20), "run_steps": [3]}) == "fails"  # interval reaches below 1/2
 
 
 def test_constant_steps_counts_the_runs_of_the_curve():

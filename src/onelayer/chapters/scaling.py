@@ -17,8 +17,6 @@ from functools import lru_cache
 import numpy as np
 
 from ..figures import walks_scaling as walk_scaling_figures
-from ..claims import rated
-from ..formatting import number_text
 from ..rates import rate
 from ..registry import register
 from ..studies.trees.scaling import (criteria as ts_criteria, fits as ts_fits, population as ts_population, rows as ts_rows,
@@ -26,11 +24,12 @@ from ..studies.trees.scaling import (criteria as ts_criteria, fits as ts_fits, p
 from ..figures.trees_scaling import scaling_figure
 from ..validation import check_bool
 from ..studies.walks.scaling import critical as ws_critical, runs as ws_runs, seeds as ws_seeds, stored as ws_stored, summary as ws_summary
+from ..verdicts import scaling as verdicts
 from ..walks.positions import M_for
 
 __all__ = ["Settings", "SETTINGS", "walks_study", "walks_table", "walks_reader_tables", "walks_glue", "walks_scaling", "walks_cost",
            "critical_sets", "walks_critical_m", "seed_exponents", "stored_walks_table", "half_p_table", "trees_runs",
-           "constant_verdict", "failed_text", "trees_table", "trees_gaps", "trees_fits", "trees_scaling", "eta_table", "sgd_follows", "constant_steps",
+           "failed_text", "trees_table", "trees_gaps", "trees_fits", "trees_scaling", "eta_table", "sgd_follows", "constant_steps",
            "verdict_rows"]
 
 
@@ -317,17 +316,6 @@ def constant_steps(min_N: int = 49) -> dict:
             "failed": failed}
 
 
-def constant_verdict(const: dict) -> str:
-    """The verdict word of :func:`constant_steps`: ``"holds"`` when every run converges at one step, ``"holds in most
-    runs"`` when the rate's interval lies above 1/2 and the converged runs share one step, else ``"fails"``."""
-    r, one_step = const["rate"], len(const["run_steps"]) == 1
-    if r.k == r.n and one_step:
-        return "holds"
-    if r.low > 0.5 and one_step:
-        return "holds in most runs"
-    return "fails"
-
-
 def failed_text(failed: list[dict]) -> str:
     """The runs of :func:`constant_steps` that never became optimal, in words (``""`` if none)."""
     lags = {1: "x_(N-1)", 2: "x_(N-2)"}
@@ -335,65 +323,10 @@ def failed_text(failed: list[dict]) -> str:
                      for f in failed)
 
 
-def _meets(exponent: dict, claimed: float, tol: float) -> bool:
-    """Whether the interval of a seed-by-seed exponent (:func:`seed_exponents`) reaches ``claimed +- tol``."""
-    return exponent["low"] <= claimed + tol and exponent["high"] >= claimed - tol
-
-
 def verdict_rows() -> list[dict]:
-    """The chapter's verdicts, measured now: the constant step count along ``M = ceil(N^1.5)`` (seeds that converge,
-    a rate), the step-2 log-odds exponents and the exponent of the critical ``M`` under both readings (fitted seed by
-    seed, a mean with its t interval), the trees' linear growth in the number of labels (the population recursion:
-    deterministic, no seed), and SGD following the population recursion (stored runs within 0.1, a rate). An exponent
-    claim holds when its interval reaches the claimed value up to the tolerance the fit of a few sizes allows; the
-    attention reading's exponent must lie below 1.3 (clearly less than 1.5)."""
-    s = SETTINGS
-    n_seeds = len(s.walks_seeds)
+    """The chapter's verdict rows: :func:`onelayer.verdicts.scaling.rows` of the stored walks grids and critical-M
+    sets, the trees' population recursion and the stored SGD runs."""
     const = constant_steps()
-    r_ok, from_49 = const["rate"], const["Ns"]
-    exps = seed_exponents()
-    lo_M, lo_N = exps["log_odds2 vs M"], exps["log_odds2 vs N"]
-    crit_att, crit_lo = exps[s.critical_labels[0]], exps[s.critical_labels[1]]
-    runs = trees_runs()
-    _, glue = trees_fits()
-    follows = sgd_follows()
-    chapter = "scaling"
-    return [
-        {"claim": "Theorem 3.1: along M = Omega(N^1.5), optimal predictions after a constant number of GD steps",
-         "source": "[paper]", "reading": "the paper's model (K=6, 1000 walks, zero init, eta=1); p=0.7",
-         "settings": f"M = ceil(N^1.5), N = {', '.join(map(str, from_49))}, {n_seeds} seeds per size",
-         "measurement": f"runs (seeds x sizes) with every test prediction optimal within "
-                        f"{ws_runs.DEFAULTS['steps']} steps: {r_ok.text()}, each at step "
-                        f"{', '.join(map(str, const['run_steps']))}"
-                        + (f"; never optimal: {failed_text(const['failed'])}" if const["failed"] else ""),
-         "verdict": constant_verdict(const), **rated({"runs optimal": r_ok}), "chapter": chapter},
-        {"claim": "the step-2 log-odds of the parent scale as M^2/N^2", "source": "[ours] (a reading of the proof)",
-         "reading": "the paper's model; orthogonal sinusoidal positions", "settings": f"{n_seeds} seeds per size, p=0.7",
-         "measurement": f"exponents fitted seed by seed: M^{lo_M['text']} at N=97; N^{lo_N['text']} at M=1000",
-         "verdict": "holds" if _meets(lo_M, 2.0, 0.1) and _meets(lo_N, -2.0, 0.3) else "fails",
-         "class": "holds" if _meets(lo_M, 2.0, 0.1) and _meets(lo_N, -2.0, 0.3) else "fails", "chapter": chapter},
-        {"claim": "M = N^1.5 is what the theorem's exponentially small leakage costs; 99% attention needs about M ~ N",
-         "source": "[ours]", "reading": "two readings of 'the parent is selected at step 2'",
-         "settings": f"N = {', '.join(map(str, ws_runs.CRITICAL_N))}, {n_seeds} seeds",
-         "measurement": f"M_crit ~ N^a, a fitted seed by seed: {s.critical_labels[0]}: {crit_att['text']}; "
-                        f"{s.critical_labels[1]}: {crit_lo['text']}",
-         "verdict": "holds" if _meets(crit_lo, 1.5, 0.15) and crit_att["high"] < 1.3 else "fails",
-         "class": "holds" if _meets(crit_lo, 1.5, 0.15) and crit_att["high"] < 1.3 else "fails",
-         "chapter": chapter},
-        {"claim": "trees, backward task: steps to converge grow linearly in the number of labels S",
-         "source": "[ours] (the paper states no rate)", "reading": "R-B layout (ours), population recursion",
-         "settings": f"depth 3, S = {', '.join(str(r['S']) for r in runs['labels'])}",
-         "measurement": f"one deterministic computation (the exact population recursion: no seed, no sample): "
-                        f"fitted exponent S^{glue['t_lab_slope']}",
-         "verdict": "holds" if abs(glue["t_lab_slope"] - 1) < 0.1 else "fails",
-         "class": "holds" if abs(glue["t_lab_slope"] - 1) < 0.1 else "fails", "chapter": chapter},
-        {"claim": "trees, backward task: SGD at batch 256 follows the exact population recursion",
-         "source": "[ours]", "reading": "R-B layout (ours)",
-         "settings": f"stored runs: 8 seeds per depth (depth {min(follows['depths'])}-{max(follows['depths'])}, "
-                     "every label used)",
-         "measurement": f"runs whose attention on the correct edge stays within {follows['threshold']:g} of the "
-                        f"population curve at every recorded step: {follows['rate'].text()}; largest gap "
-                        f"{number_text(follows['largest'], 2)}",
-         "verdict": "holds" if follows["rate"].k == follows["rate"].n else "fails",
-         **rated({"runs following the recursion": follows["rate"]}), "chapter": chapter},
-    ]
+    return verdicts.rows(SETTINGS, constant=const, failed=failed_text(const["failed"]), exponents=seed_exponents(),
+                         label_sizes=[r["S"] for r in trees_runs()["labels"]],
+                         label_slope=trees_fits()[1]["t_lab_slope"], follows=sgd_follows())

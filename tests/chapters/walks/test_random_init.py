@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from onelayer.chapters.walks import random_init as chapter
+from onelayer.verdicts import walks_random_init as verdicts
 from onelayer.rates import rate
 from onelayer.studies.walks.random_init import readings as ri_readings, runs as ri_runs, stored as ri_stored
 
@@ -85,14 +86,14 @@ def test_verdict_rows_have_the_keys_and_follow_from_the_measurements(rows):
         for r in group:  # every setting's own count is in the row
             assert f"{r['reduction']}, {r['lr']:g} (eff. {r['effective_lr']:g}): {r['p=0.5 only'].k}/{r['n']}" in row["measurement"]
             assert r["n"] >= 20
-        verdicts = {chapter._figure6_verdict(r["p=0.5 only"]) for r in group}
+        words = {verdicts.figure6_verdict(r["p=0.5 only"]) for r in group}
         start = next(r for r in chapter.initial_attention_rows() if r["normalize"] == normalize)
         verdict = row["verdict"]
         if not start["small_init"]:  # a start outside the small-initialisation regime is labelled first
             assert verdict.startswith("not a test of the claim: the start is outside the small-initialisation regime")
             assert "OUTSIDE the small-initialisation regime" in row["measurement"]
             verdict = verdict.split("in these runs the pattern ", 1)[1]
-        assert verdict.startswith(verdicts.pop()) if len(verdicts) == 1 else verdict.startswith("depends")
+        assert verdict.startswith(words.pop()) if len(words) == 1 else verdict.startswith("depends")
     literal = [row for row in rows if "the paper's stated numbers" in row["reading"]]
     assert len(literal) == 1 and literal[0]["verdict"] == "fails in every run (0/20) of each of its 6 settings"
     tv = chapter.table_variances()
@@ -107,11 +108,11 @@ def test_verdict_rows_have_the_keys_and_follow_from_the_measurements(rows):
 
 
 def test_figure6_verdict_follows_the_interval():
-    assert chapter._figure6_verdict(rate(0, 20)) == "fails in every run (0/20)"
-    assert chapter._figure6_verdict(rate(20, 20)) == "holds in every run (20/20)"
-    assert chapter._figure6_verdict(rate(3, 20)) == "holds in a minority of runs"  # upper bound 0.36
-    assert chapter._figure6_verdict(rate(17, 20)) == "holds in most runs"  # lower bound 0.64
-    assert chapter._figure6_verdict(rate(10, 20)) == "holds in some runs"
+    assert verdicts.figure6_verdict(rate(0, 20)) == "fails in every run (0/20)"
+    assert verdicts.figure6_verdict(rate(20, 20)) == "holds in every run (20/20)"
+    assert verdicts.figure6_verdict(rate(3, 20)) == "holds in a minority of runs"  # upper bound 0.36
+    assert verdicts.figure6_verdict(rate(17, 20)) == "holds in most runs"  # lower bound 0.64
+    assert verdicts.figure6_verdict(rate(10, 20)) == "holds in some runs"
 
 
 def test_the_tables_read_the_ranking_and_the_authors_table():
@@ -137,7 +138,8 @@ def test_figure6_rows_name_a_step_size_that_differs():
     per = chapter.setting_rates()
     group = [r for r in per if r["normalize"] == per[0]["normalize"]]
     mixed = [dict(r, **{"p=0.5 only": rate(20, 20)}) if i == 0 else r for i, r in enumerate(group)]
-    row = chapter.figure6_rows(mixed)[0]
+    row = verdicts.figure6_rows(chapter.SETTINGS, setting_rates=mixed, initial_attention=chapter.initial_attention_rows(),
+                                normalize_names=chapter.NORMALIZE_NAMES)[0]
     assert row["verdict"].startswith(f"depends on the step size: eff. {group[0]['effective_lr']:g}: holds in every run")
     assert f": 20/{group[0]['n']}" in row["measurement"]
 

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...claims import exact_class
 from ...rates import rate
 from ...paths import data_path
 from ...registry import register
@@ -19,6 +18,7 @@ from ...scrubber import frame_numbers, load_frames, scrub_grid
 from ...validation import check_bool
 from ...figures import walks as figures
 from ...studies.walks import analysis
+from ...verdicts import walks_ring as verdicts
 from ...walks import ring
 
 __all__ = ["Settings", "SETTINGS", "PLAYER_FRAMES", "transition_matrices", "mixing", "bayes_accuracy", "explorer_default", "explorer",
@@ -134,30 +134,9 @@ def explorer_frames(quick: bool = False):
 
 
 def verdict_rows() -> list[dict]:
-    """The chapter's verdicts: ``Pi^R`` stays circulant (exact check), and the Bayes rule is right with probability
-    ``max(p, 1 - p)`` (a rate over simulated walks, whose interval must hold the population value at every ``p``;
-    the intervals are taken at a joint 95% level over the ``p`` values)."""
+    """The chapter's verdict rows: :func:`onelayer.verdicts.walks_ring.rows` of the circulant check of ``Pi^R`` and
+    the simulated Bayes rule."""
     K, R_max = SETTINGS.K, SETTINGS.circulant_R_max
     circulant = all(ring.is_circulant(ring.matrix_power(ring.transition_matrix(K, p), R), tol=1e-14)
                     for p in SETTINGS.circulant_ps for R in range(R_max + 1))
-    table = bayes_accuracy()[1]["table"]
-    # one verdict over several p: each interval at 1 - 0.05/m (Bonferroni), so that all m hold the truth together
-    # with probability at least 95% (at 95% each, one miss in 7 would be no surprise)
-    level = 1 - 0.05 / len(table)
-    joint = [rate(r["right"], r["walks"], confidence=level) for r in table]
-    inside = [r for r, j in zip(table, joint) if j.contains(r["max_p_1_minus_p"])]
-    widest = max(j.high - j.low for j in joint)
-    return [
-        {"claim": "the transition matrix Pi and every power Pi^R are circulant", "source": "[paper]", "reading": "-",
-         "settings": f"K = {K}, p in {list(SETTINGS.circulant_ps)}, R = 0..{R_max}",
-         "measurement": f"circulant (deviation < 1e-14) at every power: {circulant}",
-         "verdict": "holds" if circulant else "fails", "class": exact_class(bool(circulant)), "chapter": "ring"},
-        {"claim": "the Bayes rule predicts the next node with probability max(p, 1-p)", "source": "[paper]",
-         "reading": "-",
-         "settings": (f"K = {K}, N = {SETTINGS.bayes_N}, {SETTINGS.bayes_walks} simulated walks per p, "
-                      f"p in {list(SETTINGS.bayes_ps)}"),
-         "measurement": (f"the Wilson interval of the simulated rate (joint 95%: {level:.4f} each) holds max(p, 1-p) "
-                         f"at {len(inside)}/{len(table)} values of p (widest interval {widest:.3f})"),
-         "verdict": "holds" if len(inside) == len(table) else "fails",
-         "class": "holds" if len(inside) == len(table) else "fails", "chapter": "ring"},
-    ]
+    return verdicts.rows(SETTINGS, circulant=circulant, bayes_table=bayes_accuracy()[1]["table"])
