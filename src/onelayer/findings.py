@@ -1,8 +1,9 @@
 """The book's findings: every chapter's verdict rows, collected and rendered as one HTML table.
 
-Each chapter module of :mod:`onelayer.chapters` defines ``verdict_rows()`` (keys :data:`KEYS`); nothing here types a
-verdict. :func:`collect` imports the chapter modules (the same walk as the figure registry), calls each one's
-``verdict_rows()`` in the book's order and adds the key ``doc`` (the chapter's document, e.g. ``walks/theorem31``).
+Each chapter module of :mod:`onelayer.chapters` defines ``verdict_rows()`` (keys :data:`KEYS`; the claims and their
+rules are in :mod:`onelayer.verdicts`); nothing here types a verdict. :func:`collect` imports the chapter modules
+(the same walk as the figure registry), calls each one's ``verdict_rows()`` in the book's order and adds the key
+``doc`` (the chapter's document, e.g. ``walks/theorem31``).
 :mod:`onelayer.claims` groups the rows into claims and renders them (the Findings page, the parts' grids).
 
 Collecting runs every chapter's deciding experiments (about a minute on one core), too long to repeat on every page

@@ -9,11 +9,10 @@ from ..claims import exact_class
 __all__ = ["rows"]
 
 
-def rows(settings, *, run: dict, difference: float) -> list[dict]:
+def rows(*, run: dict, difference: float) -> list[dict]:
     """The chapter's verdict: on the default forward task every chain has ``2m + 1`` positions, so the sum over them
     with step ``eta / (2m + 1)`` trains the same heads as the default mean with step ``eta`` (a fact about the loss,
-    checked on the default run; deterministic). ``settings``: the chapter's settings (the verdict reads none of them);
-    ``run``: the validated settings of the default run (layout, ``m``, steps, seed); ``difference``: the largest
+    checked on the default run; deterministic). ``run``: the validated settings of the default run (layout, ``m``, steps, seed); ``difference``: the largest
     difference of the head scalars between the mean run and the sum run over the whole run."""
     holds = bool(difference < 1e-12)
     return [{"claim": "the sum over the 2m+1 positions with step eta/(2m+1) trains the same heads as the mean with step eta",

@@ -9,11 +9,11 @@ from ..claims import exact_class
 __all__ = ["rows"]
 
 
-def rows(settings, *, run: dict, difference: float) -> list[dict]:
+def rows(*, run: dict, difference: float) -> list[dict]:
     """The chapter's verdict: the mean and the sum over walks train the same ``V`` once the step size is scaled by the
-    number of walks (a fact about the loss, checked on the default run; deterministic). ``settings``: the chapter's
-    settings (the verdict reads none of them); ``run``: the validated settings of the default run (``p``, ``K``,
-    ``N``, ``n_train``, steps); ``difference``: the largest ``|V(sum) - V(mean)|`` over the run."""
+    number of walks (a fact about the loss, checked on the default run; deterministic). ``run``: the validated
+    settings of the default run (``p``, ``K``, ``N``, ``n_train``, steps); ``difference``: the largest
+    ``|V(sum) - V(mean)|`` over the run."""
     holds = bool(difference < 1e-12)
     return [{"claim": "the mean over walks with step eta trains the same V as the sum with step eta/n",
              "source": "[ours]", "reading": "loss reduction",

@@ -155,8 +155,8 @@ def test_chapter_verdict_holds_and_fails_when_the_step_is_not_scaled(monkeypatch
 
 def test_verdict_words_follow_the_difference_of_the_heads():
     run = {"layout": "forward", "m": 2, "steps": 200, "seed": 0}
-    (same,) = lab_verdicts.rows(lab.SETTINGS, run=run, difference=0.0)
-    (other,) = lab_verdicts.rows(lab.SETTINGS, run=run, difference=1e-6)
+    (same,) = lab_verdicts.rows(run=run, difference=0.0)
+    (other,) = lab_verdicts.rows(run=run, difference=1e-6)
     assert (same["verdict"], same["class"]) == ("holds", "exact") and (other["verdict"], other["class"]) == ("fails",) * 2
     assert "m = 2, 200 SGD steps" in same["settings"] and "(seed 0)" in same["settings"]
 

@@ -135,8 +135,8 @@ def test_chapter_verdict_holds_and_fails_when_the_step_is_not_scaled(monkeypatch
 
 def test_verdict_words_follow_the_difference_of_v():
     run = {"p": 0.7, "K": 6, "N": 25, "n_train": 400, "steps": 30}
-    (same,) = lab_verdicts.rows(lab.SETTINGS, run=run, difference=0.0)
-    (other,) = lab_verdicts.rows(lab.SETTINGS, run=run, difference=1e-6)
+    (same,) = lab_verdicts.rows(run=run, difference=0.0)
+    (other,) = lab_verdicts.rows(run=run, difference=1e-6)
     assert same["class"] == "exact" and (other["verdict"], other["class"]) == ("fails", "fails")
     assert "n = 400 walks" in same["settings"] and "over 30 steps" in same["measurement"]
 

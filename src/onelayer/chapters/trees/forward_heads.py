@@ -29,7 +29,7 @@ from ...trees.shared import embeddings
 from ...verdicts import trees_forward_heads as verdicts
 
 __all__ = ["Settings", "SETTINGS", "stored", "loss_table", "loss_rows", "single_head_blocks", "edge_flag_stored",
-           "edge_flag_minutes", "edge_flag_cells", "edge_flag_table", "value_map_check", "edge_flag_verdict",
+           "edge_flag_minutes", "edge_flag_cells", "edge_flag_table", "value_map_check",
            "verdict_rows"]
 
 
@@ -56,9 +56,6 @@ class Settings:
 
 
 SETTINGS = Settings()
-
-#: The models of the one-against-two study, in the order the chapter shows them.
-MODELS = ("full1", "full2", "two_head", "single_head")
 
 
 @functools.lru_cache(maxsize=1)
@@ -158,7 +155,7 @@ def edge_flag_table(quick: bool = False):
               **{k: c[k].text() for k in ("converged", "chains solved", "paths solved", "chain goals", "path goals")},
               "final/initial loss": interval_text(c["loss ratio"])} for c in cells]
     settings = list(dict.fromkeys(_setting_label(c) for c in cells))
-    archs = [a for a in MODELS if any(c["arch"] == a for c in cells)]
+    archs = [a for a in edge_flag.MODELS if any(c["arch"] == a for c in cells)]
     by = {(_setting_label(c), c["arch"]): c for c in cells}
 
     def grid(key, text):
@@ -182,12 +179,6 @@ def edge_flag_table(quick: bool = False):
 def value_map_check(S: int | None = None) -> list[dict]:
     """The least-squares check of :func:`onelayer.studies.trees.forward_edge_flag.value_map_residual` under both readings."""
     return [edge_flag.value_map_residual(SETTINGS.S if S is None else S, stage) for stage in EDGE_STAGES]
-
-
-def edge_flag_verdict(cells: list[dict], edge_stage: str, reduction: str) -> str:
-    """:func:`onelayer.verdicts.trees_forward_heads.edge_flag_verdict` of cells of this chapter (the words the prose
-    quotes)."""
-    return verdicts.edge_flag_verdict(cells, edge_stage, reduction)
 
 
 def verdict_rows() -> list[dict]:

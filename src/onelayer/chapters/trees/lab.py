@@ -202,5 +202,5 @@ def verdict_rows() -> list[dict]:
     mean_run = lab_run()
     positions = 2 * mean_run.settings["m"] + 1
     sum_run = lab_run(loss_norm="sum, 1/2", lr=mean_run.settings["lr"] / positions)
-    return verdicts.rows(SETTINGS, run=mean_run.settings,
+    return verdicts.rows(run=mean_run.settings,
                          difference=float(np.abs(mean_run.history["scalars"] - sum_run.history["scalars"]).max()))

@@ -383,5 +383,5 @@ def verdict_rows() -> list[dict]:
     step ``eta``) against the same run with the sum over the ``n`` walks and step ``eta / n``."""
     mean_run = lab_run()
     sum_run = lab_run(reduction="sum", lr=mean_run.settings["lr"] / mean_run.settings["n_train"])
-    return verdicts.rows(SETTINGS, run=mean_run.settings,
+    return verdicts.rows(run=mean_run.settings,
                          difference=float(np.abs(mean_run.history["V"] - sum_run.history["V"]).max()))
