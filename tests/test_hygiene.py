@@ -642,3 +642,25 @@ def test_clock_scanner_leaves_stall_guards_alone():
              "    while time.monotonic() < deadline and not ready():\n        sleep(0.1)\n    assert ready()\n")
     assert clock_uses(guard) == []
     assert clock_uses("def test_ran():\n    fig, elapsed = timed(f)\n    assert elapsed > 0\n") == []
+
+
+_GLUE_REF = re.compile(r"\{glue(?::\w+)?\}`(?:[^`:]+::)?([^`:]+)")
+
+
+def test_every_glued_name_is_quoted_by_a_page():
+    """Glue only for named numbers the prose uses: every name a notebook's stored glue records mint is referenced
+    (``{glue:text}`NAME```, ``{glue}`NAME```, ``{glue:md}`...```) by the markdown of some page of the book."""
+    quoted, minted = set(), {}
+    for path in sorted(BOOK.rglob("*.md")):
+        quoted |= set(_GLUE_REF.findall(path.read_text()))
+    for path in notebooks():
+        for cell in json.loads(path.read_text())["cells"]:
+            if cell["cell_type"] == "markdown":
+                quoted |= set(_GLUE_REF.findall("".join(cell["source"])))
+            for out in cell.get("outputs", []):
+                name = out.get("metadata", {}).get("scrapbook", {}).get("name")
+                if name:
+                    minted.setdefault(name, path.relative_to(BOOK).as_posix())
+    assert len(minted) > 500
+    unquoted = sorted(f"{doc}: {name}" for name, doc in minted.items() if name not in quoted)
+    assert not unquoted, f"glued names no page quotes (drop them from glue_numbers): {unquoted}"

@@ -29,7 +29,7 @@ from ...verdicts import trees_forward_training as verdicts
 
 __all__ = ["Settings", "SETTINGS", "training_run", "phase_marks", "scalars", "accuracy_by_type", "roles",
            "paper_lr_runs", "rescaling", "rescaling_runs", "rescaling_seeds", "attention_steps_player",
-           "attention_steps_frames", "seeded_runs", "lv_split", "seed_rates", "split_curves", "split_at", "verdict_rows"]
+           "attention_steps_frames", "seeded_runs", "lv_split", "seed_rates", "split_curves", "step_range", "split_at", "verdict_rows"]
 
 
 @dataclass(frozen=True)
@@ -233,6 +233,16 @@ def split_curves() -> list[dict]:
     """The learned-value-map split over steps of the stored runs at each threshold of ``lv_thresholds``
     (:func:`onelayer.studies.trees.forward_seeded_training.split_curves`)."""
     return seeded_training.split_curves(seeded_runs()["learned_values"], SETTINGS.lv_thresholds)
+
+
+def step_range(table: list[dict], name: str) -> str:
+    """The first and last step in the column ``name`` of :func:`seed_rates`' per-seed table (``"head 1 traversal"``,
+    ``"head 2 stage"``) as ``"a to b"``, or ``"a"`` when every seed has the same step; seeds that never got there are
+    left out."""
+    steps = sorted(int(r[name]) for r in table if r[name] is not None)
+    if not steps:
+        raise ValueError(f"no seed reached {name!r}")
+    return " to ".join(dict.fromkeys(map(str, (steps[0], steps[-1]))))
 
 
 def split_at(curves: list[dict], scale: float, threshold: float, step: int, key: str = "node split"):
